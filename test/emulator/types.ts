@@ -1,0 +1,69 @@
+export interface EmulatorCustomer {
+	serviceId: number;
+	externalId: string | null;
+	name: string;
+}
+
+export interface EmulatorAccount {
+	username: string;
+	password: string;
+	customers: EmulatorCustomer[];
+}
+
+export type EmulatorEnvironment = 'production' | 'test';
+export type ImageUploadLayout = 'objects' | 'strings' | 'text';
+export type ImageFindLayout = 'text' | 'json-string' | 'object';
+export type ListLayout = 'array' | 'single';
+export type ErrorLocation = 'absolute' | 'relative';
+export type RateLimitAnswer = '429-seconds' | '429-date' | '429-none' | '503';
+
+export interface EmulatorOptions {
+	host?: string;
+	port?: number;
+	environment?: EmulatorEnvironment;
+	accounts?: EmulatorAccount[];
+	bucketCapacity?: number;
+	leakIntervalMs?: number;
+	processingMs?: number;
+	now?: () => number;
+	imageUploadLayout?: ImageUploadLayout;
+	imageFindLayout?: ImageFindLayout;
+	listLayout?: ListLayout;
+	errorLocation?: ErrorLocation;
+	rateLimitAnswer?: RateLimitAnswer;
+}
+
+export type ResolvedEmulatorOptions = Required<EmulatorOptions>;
+
+export interface EmulatorStats {
+	/** Requests that reached the service, keyed by `METHOD /route template`. */
+	requests: Record<string, number>;
+	/** Requests refused because the bucket was full, whatever status `rateLimitAnswer` gives them. */
+	rejected429: number;
+	/** Highest bucket level of any account right after a request was let in. */
+	peakBucketLevel: number;
+	/** Documents accepted with 202. */
+	uploads: number;
+	/** Images stored through POST /api/images (one per `file` part, repeats included). */
+	images: number;
+	/** Requests refused with 401. */
+	rejected401: number;
+	/** Requests answered by an injected fault. */
+	faults: number;
+}
+
+export interface ProcessingError {
+	code: string;
+	message: string;
+	element?: string;
+	line?: number;
+}
+
+export type FaultKind = '500' | '503' | 'reset' | 'slow';
+
+export interface FaultRule {
+	kind: FaultKind;
+	remaining: number;
+	delayMs: number;
+	path: string | null;
+}
