@@ -1,8 +1,6 @@
 # Sourced by the other scripts: puts a pinned Node 24 first on PATH (n8n 2.x and n8n-core need it;
 # the published package itself stays loadable on Node 20) and installs the project's dependencies.
 # Everything lands in a per-user cache keyed by version, so a second run reuses it.
-set -euo pipefail
-
 NODE_VERSION=24.21.0
 PROJECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-product-data-integration"
