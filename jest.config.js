@@ -7,6 +7,6 @@ module.exports = {
 	// the end-to-end suite drives a real n8n and has its own config (test/e2e/jest.config.js)
 	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
 	transform: {
-		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json', isolatedModules: true }],
+		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
 	},
 };

@@ -1,0 +1,168 @@
+import type {
+	IAuthenticateGeneric,
+	ICredentialTestRequest,
+	ICredentialType,
+	INodeProperties,
+} from 'n8n-workflow';
+
+export class ProductDataIntegrationApi implements ICredentialType {
+	name = 'productDataIntegrationApi';
+
+	displayName = 'Product Data Integration API';
+
+	icon = {
+		light: 'file:../icons/productDataIntegration.svg',
+		dark: 'file:../icons/productDataIntegration.dark.svg',
+	} as const;
+
+	documentationUrl = 'https://github.com/product-data-integration/n8n-nodes-product-data-integration#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Environment',
+			name: 'environment',
+			type: 'options',
+			options: [
+				{
+					name: 'Production',
+					value: 'production',
+					description: 'Data that end users see',
+				},
+				{
+					name: 'Development/Test',
+					value: 'test',
+					description: 'Separate data, with additional validation of the data format',
+				},
+			],
+			default: 'production',
+			description:
+				'The two environments share no data and each has its own username and password, issued by the support centre',
+		},
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'e.g. https://integration.example.com',
+			description:
+				'Address of the chosen environment, without /api. Must start with https:// (http:// is refused for any host except localhost, 127.0.0.1 and ::1, because the password would travel unencrypted).',
+		},
+		{
+			displayName: 'Username',
+			name: 'username',
+			type: 'string',
+			default: '',
+			required: true,
+		},
+		{
+			displayName: 'Password',
+			name: 'password',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+		},
+		{
+			displayName: 'Customer ID',
+			name: 'customerId',
+			type: 'string',
+			default: '',
+			required: true,
+			description:
+				'Customer node every request acts on, unless a node overrides it. Its kind is set in Customer ID Type.',
+		},
+		{
+			displayName: 'Customer ID Type',
+			name: 'customerIdType',
+			type: 'options',
+			options: [
+				{
+					name: 'Service ID',
+					value: 'ServiceID',
+					description: 'The numeric ID the service assigned to the customer node',
+				},
+				{
+					name: 'External ID',
+					value: 'ExternalID',
+					description: 'Your own ID of the customer node',
+				},
+			],
+			default: 'ServiceID',
+		},
+		{
+			displayName: 'Custom Rate Limit',
+			name: 'customRateLimit',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether this account has other request-limit terms than the standard 50 requests at once, then 1 every 5 seconds',
+		},
+		{
+			displayName: 'Bucket Capacity',
+			name: 'bucketCapacity',
+			type: 'number',
+			typeOptions: { minValue: 1 },
+			default: 50,
+			description: 'How many requests the account may send at once',
+			displayOptions: { show: { customRateLimit: [true] } },
+		},
+		{
+			displayName: 'Leak Interval (Seconds)',
+			name: 'leakIntervalSeconds',
+			type: 'number',
+			typeOptions: { minValue: 0.001, numberPrecision: 3 },
+			default: 5,
+			description: 'After the first burst, one request every this many seconds',
+			displayOptions: { show: { customRateLimit: [true] } },
+		},
+	];
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			auth: {
+				username: '={{$credentials.username}}',
+				password: '={{$credentials.password}}',
+			},
+			headers: {
+				customerId: '={{$credentials.customerId}}',
+				customerIdType: '={{$credentials.customerIdType}}',
+			},
+		},
+	};
+
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl}}',
+			url: '/api/auth/me',
+			method: 'GET',
+		},
+		rules: [
+			{
+				type: 'responseCode',
+				properties: {
+					value: 401,
+					message:
+						'Authorization denied (401): check the username and password, and that they belong to the chosen environment',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 404,
+					message:
+						'No service found at this Base URL (404): use the address in front of /api, without /api itself',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 429,
+					message:
+						'The request limit of this account is used up right now (429): wait a minute and test again',
+				},
+			},
+		],
+	};
+}

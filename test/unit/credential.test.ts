@@ -1,0 +1,165 @@
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialTestRequest,
+	IHttpRequestOptions,
+	IN8nHttpFullResponse,
+	INodeProperties,
+} from 'n8n-workflow';
+import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-execution-context/utils/request-helpers/factory';
+
+import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
+import { bucketTerms, CREDENTIAL_NAME } from '../../nodes/shared/transport';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
+import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../helpers/context';
+
+const credential = new ProductDataIntegrationApi();
+
+function property(name: string): INodeProperties {
+	const found = credential.properties.find((p) => p.name === name);
+	if (!found) throw new Error(`No property ${name}`);
+	return found;
+}
+
+const data: ICredentialDataDecryptedObject = {
+	environment: 'test',
+	baseUrl: 'https://svc.example.com/',
+	username: 'integration-user',
+	password: 'integration-secret',
+	customerId: 'SHOP-NORTH',
+	customerIdType: 'ExternalID',
+};
+
+describe('credential definition', () => {
+	it('is the type the transport asks for', () => {
+		expect(credential.name).toBe(CREDENTIAL_NAME);
+		expect(credential.displayName).toBe('Product Data Integration API');
+		expect(credential.icon).toEqual({
+			light: 'file:../icons/productDataIntegration.svg',
+			dark: 'file:../icons/productDataIntegration.dark.svg',
+		});
+		expect(credential.documentationUrl).toMatch(/^https:\/\//);
+	});
+
+	it('has the fields of the shared contract', () => {
+		expect(credential.properties.map((p) => p.name)).toEqual([
+			'environment',
+			'baseUrl',
+			'username',
+			'password',
+			'customerId',
+			'customerIdType',
+			'customRateLimit',
+			'bucketCapacity',
+			'leakIntervalSeconds',
+		]);
+		expect(property('environment').options?.map((o) => ('value' in o ? o.value : undefined))).toEqual([
+			'production',
+			'test',
+		]);
+		expect(property('customerIdType').options?.map((o) => ('value' in o ? o.value : undefined))).toEqual([
+			'ServiceID',
+			'ExternalID',
+		]);
+		expect(property('password').typeOptions?.password).toBe(true);
+		expect(property('baseUrl').required).toBe(true);
+		expect(property('baseUrl').description).toMatch(/https:\/\//);
+		expect(property('baseUrl').description).toMatch(/localhost/);
+		expect(property('bucketCapacity').default).toBe(50);
+		expect(property('leakIntervalSeconds').default).toBe(5);
+	});
+
+	it('authenticates with Basic auth and the customer headers', async () => {
+		const options = await authenticateRequest(data, { url: 'https://svc.example.com/api/auth/me', headers: {} });
+		expect(options.auth).toEqual({ username: 'integration-user', password: 'integration-secret' });
+		expect(options.headers).toEqual({ customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' });
+	});
+
+	it('tests the connection with GET /api/auth/me below the base URL', () => {
+		const test = credential.test as ICredentialTestRequest;
+		expect(test.request.method).toBe('GET');
+		expect(test.request.url).toBe('/api/auth/me');
+		expect(resolveCredentialExpression(test.request.baseURL as string, data)).toBe('https://svc.example.com/');
+	});
+});
+
+describe('rate-limit terms', () => {
+	it('are the standard ones unless the account has its own', () => {
+		// Hidden fields are dropped by n8n when the toggle is off, whatever was stored before.
+		const standard = resolveCredentialData({ ...data, bucketCapacity: 10, leakIntervalSeconds: 1 });
+		expect(bucketTerms(standard)).toEqual({ capacity: 50, intervalMs: 5000 });
+		const custom = resolveCredentialData({
+			...data,
+			customRateLimit: true,
+			bucketCapacity: 100,
+			leakIntervalSeconds: 2.5,
+		});
+		expect(bucketTerms(custom)).toEqual({ capacity: 100, intervalMs: 2500 });
+		expect(bucketTerms(resolveCredentialData({ ...data, customRateLimit: true }))).toEqual({
+			capacity: 50,
+			intervalMs: 5000,
+		});
+	});
+});
+
+describe('connection test against the emulator', () => {
+	let emulator: Emulator;
+
+	beforeAll(async () => {
+		emulator = await startEmulator();
+	});
+
+	afterAll(async () => {
+		await emulator.close();
+	});
+
+	/**
+	 * What n8n's credential tester does with a declarative test: send the test request with the
+	 * credential applied, then report a matching rule's message for a failed status.
+	 */
+	async function runTest(credentials: ICredentialDataDecryptedObject): Promise<{ status: 'OK' | 'Error'; message: string }> {
+		const test = credential.test as ICredentialTestRequest;
+		const options: IHttpRequestOptions = await authenticateRequest(credentials, {
+			method: test.request.method,
+			baseURL: resolveCredentialExpression(test.request.baseURL as string, credentials),
+			url: test.request.url as string,
+			headers: {},
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+		});
+		const helpers = getRequestHelperFunctions({} as never, {} as never, {} as never);
+		const response = (await helpers.httpRequest(options)) as IN8nHttpFullResponse;
+		if (response.statusCode >= 200 && response.statusCode < 300) return { status: 'OK', message: 'Connection successful!' };
+		for (const rule of test.rules ?? []) {
+			if (rule.type === 'responseCode' && rule.properties.value === response.statusCode) {
+				return { status: 'Error', message: rule.properties.message };
+			}
+		}
+		return { status: 'Error', message: `Received HTTP status code: ${response.statusCode}` };
+	}
+
+	const account = (url: string, overrides: ICredentialDataDecryptedObject = {}) =>
+		resolveCredentialData({
+			baseUrl: url,
+			username: DEFAULT_ACCOUNT.username,
+			password: DEFAULT_ACCOUNT.password,
+			customerId: '1001',
+			customerIdType: 'ServiceID',
+			...overrides,
+		});
+
+	it('succeeds with the right username and password', async () => {
+		expect(await runTest(account(`${emulator.url}/`))).toEqual({ status: 'OK', message: 'Connection successful!' });
+	});
+
+	it('names the likely cause of a 401', async () => {
+		const result = await runTest(account(emulator.url, { password: 'wrong' }));
+		expect(result.status).toBe('Error');
+		expect(result.message).toMatch(/check the username and password/);
+	});
+
+	it('names the likely cause of a 404 (base URL with /api or a wrong path)', async () => {
+		const result = await runTest(account(`${emulator.url}/api`));
+		expect(result.status).toBe('Error');
+		expect(result.message).toMatch(/without \/api/);
+	});
+});

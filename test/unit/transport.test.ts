@@ -1,0 +1,583 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { inspect } from 'node:util';
+
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+
+import {
+	CREDENTIAL_NAME,
+	MAX_FAILURE_ATTEMPTS,
+	MAX_RATE_LIMIT_ATTEMPTS,
+	checkBaseUrl,
+	fetchServiceUrl,
+	serviceRequest,
+	type ServiceRequest,
+	type ServiceResponse,
+} from '../../nodes/shared/transport';
+import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../emulator';
+import { createContext, type TestContext } from '../helpers/context';
+
+const PASSWORD = DEFAULT_ACCOUNT.password;
+const BASIC = Buffer.from(`${DEFAULT_ACCOUNT.username}:${PASSWORD}`).toString('base64');
+const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
+
+function credentialsFor(url: string, overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
+	return {
+		environment: 'production',
+		baseUrl: url,
+		username: DEFAULT_ACCOUNT.username,
+		password: PASSWORD,
+		customerId: '1001',
+		customerIdType: 'ServiceID',
+		...overrides,
+	};
+}
+
+/** The account's own limit terms, fast enough for tests. */
+function fastTerms(intervalMs: number, capacity = 50): ICredentialDataDecryptedObject {
+	return { customRateLimit: true, bucketCapacity: capacity, leakIntervalSeconds: intervalMs / 1000 };
+}
+
+async function call<T = unknown>(context: TestContext, request: ServiceRequest): Promise<ServiceResponse<T>> {
+	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse<T>>>(context, request);
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+	try {
+		await promise;
+	} catch (error) {
+		return error as Error & Record<string, unknown>;
+	}
+	throw new Error('Expected the request to fail');
+}
+
+/** Everything an error shows or stores: message, description, JSON form and a deep inspection. */
+function renderError(error: Error & Record<string, unknown>): string {
+	return [
+		error.message,
+		String(error.description ?? ''),
+		JSON.stringify(error),
+		inspect(error, { depth: 10, showHidden: true }),
+	].join('\n');
+}
+
+function expectNoSecrets(text: string): void {
+	expect(text).not.toContain(PASSWORD);
+	expect(text).not.toContain(BASIC);
+	expect(text.toLowerCase()).not.toContain('authorization: basic');
+}
+
+async function post(emulator: Emulator, route: string, body: unknown): Promise<void> {
+	const response = await fetch(`${emulator.url}/__emulator/${route}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	expect(response.status).toBe(200);
+}
+
+/** A bare HTTP server that records what reached it. */
+async function startCapture(reply: (headers: IncomingHttpHeaders) => { status: number; body: string }) {
+	const seen: Array<{ method: string; url: string; headers: IncomingHttpHeaders }> = [];
+	const server: Server = createServer((req, res) => {
+		seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+		req.resume();
+		req.on('end', () => {
+			const { status, body } = reply(req.headers);
+			res.writeHead(status, { 'content-type': 'text/plain' });
+			res.end(body);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}`,
+		seen,
+		close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+	};
+}
+
+const emulators: Emulator[] = [];
+
+async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
+	const started = await startEmulator(options);
+	emulators.push(started);
+	return started;
+}
+
+afterAll(async () => {
+	await Promise.all(emulators.map((e) => e.close()));
+});
+
+describe('base URL', () => {
+	it('accepts https anywhere and http only to this machine', () => {
+		expect(checkBaseUrl('https://svc.example.com/')).toBe('https://svc.example.com');
+		expect(checkBaseUrl(' https://svc.example.com/prefix// ')).toBe('https://svc.example.com/prefix');
+		expect(checkBaseUrl('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
+		expect(checkBaseUrl('http://127.8.9.10')).toBe('http://127.8.9.10');
+		expect(checkBaseUrl('http://localhost:3000')).toBe('http://localhost:3000');
+		expect(checkBaseUrl('http://[::1]:3000')).toBe('http://[::1]:3000');
+		expect(() => checkBaseUrl('http://svc.example.com')).toThrow(/must start with https:\/\//);
+		expect(() => checkBaseUrl('http://10.0.0.1')).toThrow(/must start with https:\/\//);
+		expect(() => checkBaseUrl('http://localhost.example.com')).toThrow(/must start with https:\/\//);
+		expect(() => checkBaseUrl('ftp://svc.example.com')).toThrow(/https:\/\//);
+		expect(() => checkBaseUrl('svc.example.com')).toThrow(/not a valid URL/);
+		expect(() => checkBaseUrl('')).toThrow(/empty/);
+		expect(() => checkBaseUrl('https://user:secret@svc.example.com')).toThrow(/must not contain a username/);
+	});
+
+	it('an http base URL to another machine is refused before any request is made', async () => {
+		const context = createContext({ credentials: credentialsFor('http://svc.example.com') });
+		const sent = jest.spyOn(context.helpers, 'httpRequestWithAuthentication');
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 2 }));
+		expect(error.message).toMatch(/must start with https:\/\//);
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 2 }));
+		expect(sent).not.toHaveBeenCalled();
+		expectNoSecrets(renderError(error));
+	});
+});
+
+describe('requests against the emulator', () => {
+	let service: Emulator;
+
+	beforeAll(async () => {
+		service = await emulator();
+	});
+
+	beforeEach(() => service.reset());
+
+	it('authenticates with the credential and parses JSON', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const response = await call<{ userName: string }>(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(response.body.userName).toBe(DEFAULT_ACCOUNT.username);
+		expect(response.headers['content-type']).toMatch(/json/);
+	});
+
+	it('sends the credential customer, or the override instead', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const plain = await call<string>(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: XML,
+			headers: { 'Content-Type': 'application/xml' },
+			responseType: 'text',
+		});
+		const overridden = await call<string>(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: Buffer.from(XML),
+			headers: { 'Content-Type': 'application/xml' },
+			customer: { customerId: 'SHOP-SOUTH', customerIdType: 'ExternalID' },
+			responseType: 'text',
+		});
+		expect(plain.statusCode).toBe(202);
+		expect(overridden.statusCode).toBe(202);
+		const uploads = service.uploads();
+		expect(uploads.find((u) => u.id === plain.body.trim())?.customerServiceId).toBe(1001);
+		expect(uploads.find((u) => u.id === overridden.body.trim())?.customerServiceId).toBe(1002);
+	});
+
+	it('401: the service message, a hint, the item, and no secret', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 3 }));
+		expect(error.message).toBe(MESSAGES.denied);
+		expect(error.description).toMatch(/username and password/);
+		expect(error.description).toMatch(/customer ID/);
+		expect(error.httpCode).toBe('401');
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 3 }));
+		const rendered = renderError(error);
+		expect(rendered).not.toContain('wrong-password');
+		expect(rendered).not.toContain(Buffer.from(`${DEFAULT_ACCOUNT.username}:wrong-password`).toString('base64'));
+	});
+
+	it('401 for a customer the user may not act on', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const error = await failure(
+			call(context, {
+				method: 'GET',
+				path: '/api/xml/2025-01-01',
+				customer: { customerId: '999999', customerIdType: 'ServiceID' },
+			}),
+		);
+		expect(error.httpCode).toBe('401');
+		expectNoSecrets(renderError(error));
+	});
+
+	it('400: the service message', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const error = await failure(call(context, { method: 'GET', path: '/api/xml/not-a-date', itemIndex: 0 }));
+		expect(error.message).toBe(MESSAGES.invalid);
+		expect(error.httpCode).toBe('400');
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 0 }));
+	});
+
+	it('404 is handed back when allowed and thrown otherwise', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const allowed = await call(context, {
+			method: 'HEAD',
+			path: '/api/images/unknown-hashcode',
+			allowStatus: [404],
+			responseType: 'none',
+		});
+		expect(allowed.statusCode).toBe(404);
+		const error = await failure(call(context, { method: 'HEAD', path: '/api/images/unknown-hashcode' }));
+		expect(error.httpCode).toBe('404');
+		expect(error.message).toContain('/api/images/unknown-hashcode');
+	});
+
+	it('a 301 is handed back, not followed; its Location is fetched with the credential', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const upload = await call<string>(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: `${XML}<!--emulator:fail-->`,
+			headers: { 'Content-Type': 'application/xml' },
+			responseType: 'text',
+		});
+		const sessionId = upload.body.trim();
+		const result = await call(context, {
+			method: 'GET',
+			path: `/api/status/${sessionId}/result`,
+			allowStatus: [202, 301],
+			responseType: 'text',
+		});
+		expect(result.statusCode).toBe(301);
+		expect(result.headers.location).toContain(sessionId);
+		expect(service.stats().requests['GET /api/status/{id}/errors'] ?? 0).toBe(0);
+
+		const document = await fetchServiceUrl.call(context, result.headers.location, 0);
+		expect(document.statusCode).toBe(200);
+		expect(document.body).toContain('ProcessingFailed');
+		expect(service.stats().requests['GET /api/status/{id}/errors']).toBe(1);
+	});
+
+	it('an unexpected redirect is an error naming its target, not followed', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const upload = await call<string>(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: `${XML}<!--emulator:fail-->`,
+			headers: { 'Content-Type': 'application/xml' },
+			responseType: 'text',
+		});
+		const error = await failure(call(context, { method: 'GET', path: `/api/status/${upload.body.trim()}/result` }));
+		expect(error.message).toMatch(/redirect \(301\), which is not followed/);
+		expect(error.description).toMatch(/Location: /);
+		expect(service.stats().requests['GET /api/status/{id}/errors'] ?? 0).toBe(0);
+	});
+
+	it('GET is retried after a 500', async () => {
+		await post(service, 'faults', { count: 1, kind: '500', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(2);
+	});
+
+	it('GET gives up after a bounded number of 500s', async () => {
+		await post(service, 'faults', { count: 10, kind: '500', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.httpCode).toBe('500');
+		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
+	});
+
+	it('GET is retried after a connection reset', async () => {
+		await post(service, 'faults', { count: 1, kind: 'reset', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(2);
+	});
+
+	it('PUT is not sent again after a connection reset, and says so', async () => {
+		await post(service, 'faults', { count: 1, kind: 'reset', path: '/api/xml' });
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const error = await failure(
+			call(context, {
+				method: 'PUT',
+				path: '/api/xml',
+				body: XML,
+				headers: { 'Content-Type': 'application/xml' },
+				itemIndex: 4,
+			}),
+		);
+		expect(error.message).toMatch(/may or may not have received it/);
+		expect(error.description).toMatch(/not sent again automatically/);
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 4 }));
+		expect(service.stats().requests['PUT /api/xml']).toBe(1);
+		// The emulator did receive it: exactly the case a blind retry would duplicate.
+		expect(service.uploads()).toHaveLength(1);
+		expectNoSecrets(renderError(error));
+	});
+
+	it('PUT is not sent again after a 500', async () => {
+		await post(service, 'faults', { count: 1, kind: '500', path: '/api/xml' });
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const error = await failure(
+			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+		);
+		expect(error.message).toMatch(/may or may not have received it/);
+		expect(service.stats().requests['PUT /api/xml']).toBe(1);
+	});
+
+	it('a streamed body is sent as a stream', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		const response = await call<string>(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: Readable.from([Buffer.from(XML.slice(0, 20)), Buffer.from(XML.slice(20))]),
+			headers: { 'Content-Type': 'application/xml' },
+			responseType: 'text',
+		});
+		expect(response.statusCode).toBe(202);
+		expect(service.uploads()[0].byteLength).toBe(Buffer.byteLength(XML));
+	});
+
+	it('nothing logged carries a secret', async () => {
+		const context = createContext({ credentials: credentialsFor(service.url) });
+		await post(service, 'faults', { count: 1, kind: '500', path: '/api/auth/me' });
+		await call(context, { method: 'GET', path: '/api/auth/me' });
+		await failure(
+			call(createContext({ credentials: credentialsFor(service.url, { password: 'x' }) }), {
+				method: 'GET',
+				path: '/api/auth/me',
+			}),
+		);
+		expectNoSecrets(context.logged.join('\n'));
+	});
+});
+
+describe('rate limit', () => {
+	it('429 with Retry-After seconds: penalised, retried, succeeds', async () => {
+		const service = await emulator({ leakIntervalMs: 50 });
+		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
+		expect(context.logged.some((line) => line.includes('bucket full'))).toBe(true);
+	});
+
+	it('429 with an HTTP date: retried, succeeds', async () => {
+		const service = await emulator({ leakIntervalMs: 50, rateLimitAnswer: '429-date' });
+		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
+	});
+
+	it('503: retried through the limiter, succeeds', async () => {
+		const service = await emulator({ leakIntervalMs: 50, rateLimitAnswer: '503' });
+		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
+	});
+
+	it('an upload refused with 429 is sent again (nothing was stored), exactly once stored', async () => {
+		const service = await emulator({ leakIntervalMs: 50 });
+		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const response = await call(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: XML,
+			headers: { 'Content-Type': 'application/xml' },
+		});
+		expect(response.statusCode).toBe(202);
+		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
+		expect(service.uploads()).toHaveLength(1);
+	});
+
+	it('a stream refused as rate limited is not sent again; a body factory is', async () => {
+		const service = await emulator({ leakIntervalMs: 50 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		await post(service, 'faults', { count: 1, kind: '503', path: '/api/xml' });
+		const error = await failure(
+			call(context, {
+				method: 'PUT',
+				path: '/api/xml',
+				body: Readable.from([Buffer.from(XML)]),
+				headers: { 'Content-Type': 'application/xml' },
+				itemIndex: 1,
+			}),
+		);
+		expect(error.message).toMatch(/cannot be repeated: its body is a stream/);
+		expect(error.description).toMatch(/nothing was stored/);
+		expect(service.stats().requests['PUT /api/xml']).toBe(1);
+
+		await post(service, 'faults', { count: 1, kind: '503', path: '/api/xml' });
+		let created = 0;
+		const response = await call(context, {
+			method: 'PUT',
+			path: '/api/xml',
+			body: () => {
+				created++;
+				return Readable.from([Buffer.from(XML)]);
+			},
+			headers: { 'Content-Type': 'application/xml' },
+		});
+		expect(response.statusCode).toBe(202);
+		expect(created).toBe(2);
+		expect(service.uploads()).toHaveLength(1);
+	});
+
+	it(`gives up after ${MAX_RATE_LIMIT_ATTEMPTS} refusals and says the rate limit was hit`, async () => {
+		const service = await emulator({ leakIntervalMs: 10 });
+		await post(service, 'faults', { count: 50, kind: '503', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10)) });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));
+		expect(error.message).toMatch(/request limit was hit/);
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 5 }));
+		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_RATE_LIMIT_ATTEMPTS);
+	});
+
+	it('requests beyond the burst wait for the limiter instead of bouncing', async () => {
+		const service = await emulator({ bucketCapacity: 5, leakIntervalMs: 40 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(40, 5)) });
+		const responses = await Promise.all(
+			Array.from({ length: 12 }, () => call(context, { method: 'GET', path: '/api/auth/me' })),
+		);
+		expect(responses.every((r) => r.statusCode === 200)).toBe(true);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(12);
+		expect(service.stats().rejected429).toBe(0);
+	});
+
+	it('a cancelled execution stops waiting for the limiter', async () => {
+		const service = await emulator({ bucketCapacity: 1, leakIntervalMs: 60_000 });
+		const controller = new AbortController();
+		const context = createContext({
+			credentials: credentialsFor(service.url, fastTerms(60_000, 1)),
+			signal: controller.signal,
+		});
+		await call(context, { method: 'GET', path: '/api/auth/me' });
+		const waiting = call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 0 });
+		setTimeout(() => controller.abort(), 20);
+		const error = await failure(waiting);
+		expect(error.message).toMatch(/cancelled/);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(1);
+	});
+});
+
+describe('fetchServiceUrl', () => {
+	it('another origin gets neither credentials nor customer headers', async () => {
+		const service = await emulator();
+		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
+		try {
+			const context = createContext({ credentials: credentialsFor(service.url) });
+			const response = await fetchServiceUrl.call(context, `${capture.url}/errors/1`, 0);
+			expect(response.body).toBe('error document');
+			expect(capture.seen).toHaveLength(1);
+			const { headers } = capture.seen[0];
+			expect(headers.authorization).toBeUndefined();
+			expect(headers.customerid).toBeUndefined();
+			expect(headers.customeridtype).toBeUndefined();
+		} finally {
+			await capture.close();
+		}
+	});
+
+	it('the base URL origin gets the credential; a relative URL is read against it', async () => {
+		const capture = await startCapture(() => ({ status: 200, body: 'ok' }));
+		try {
+			const context = createContext({ credentials: credentialsFor(capture.url) });
+			await fetchServiceUrl.call(context, '/api/status/abc/errors', 0);
+			expect(capture.seen[0].url).toBe('/api/status/abc/errors');
+			expect(capture.seen[0].headers.authorization).toBe(`Basic ${BASIC}`);
+			expect(capture.seen[0].headers.customerid).toBe('1001');
+			expect(capture.seen[0].headers.customeridtype).toBe('ServiceID');
+		} finally {
+			await capture.close();
+		}
+	});
+
+	it('does not follow a redirect', async () => {
+		const capture = await startCapture(() => ({ status: 302, body: '' }));
+		try {
+			const context = createContext({ credentials: credentialsFor('http://127.0.0.1:1') });
+			const error = await failure(fetchServiceUrl.call(context, `${capture.url}/elsewhere`, 0));
+			expect(error.message).toMatch(/redirect \(302\)/);
+			expect(capture.seen).toHaveLength(1);
+		} finally {
+			await capture.close();
+		}
+	});
+});
+
+describe('streaming', () => {
+	it('a stream body reaches the service while it is still being produced (never buffered first)', async () => {
+		let firstChunkArrived: () => void = () => undefined;
+		const arrived = new Promise<void>((resolve) => {
+			firstChunkArrived = resolve;
+		});
+		let received = 0;
+		const server = createServer((req, res) => {
+			req.on('data', (chunk: Buffer) => {
+				received += chunk.length;
+				firstChunkArrived();
+			});
+			req.on('end', () => {
+				res.writeHead(202, { 'content-type': 'text/plain' });
+				res.end('session');
+			});
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const { port } = server.address() as AddressInfo;
+		try {
+			// The second half exists only once the first half has reached the server: a client that
+			// read the whole stream before sending would wait forever.
+			async function* body() {
+				yield Buffer.alloc(64 * 1024, 'a');
+				await arrived;
+				yield Buffer.alloc(64 * 1024, 'b');
+			}
+			const context = createContext({ credentials: credentialsFor(`http://127.0.0.1:${port}`) });
+			const timeout = new Promise<never>((_, reject) =>
+				setTimeout(() => reject(new Error('The stream was buffered before sending')), 5000).unref(),
+			);
+			const response = await Promise.race([
+				call<string>(context, {
+					method: 'PUT',
+					path: '/api/xml',
+					body: Readable.from(body()),
+					headers: { 'Content-Type': 'application/xml' },
+					responseType: 'text',
+				}),
+				timeout,
+			]);
+			expect(response.statusCode).toBe(202);
+			expect(received).toBe(128 * 1024);
+		} finally {
+			server.closeAllConnections();
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		}
+	});
+});
+
+describe('credential headers', () => {
+	it('Basic auth and the customer headers of the credential are sent', async () => {
+		const capture = await startCapture(() => ({ status: 200, body: '{"ok":true}' }));
+		try {
+			const context = createContext({
+				credentials: credentialsFor(capture.url, { customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' }),
+			});
+			const response = await call<{ ok: boolean }>(context, { method: 'GET', path: '/api/xml/2025-01-01' });
+			expect(response.body).toEqual({ ok: true });
+			const { headers } = capture.seen[0];
+			expect(headers.authorization).toBe(`Basic ${BASIC}`);
+			expect(headers.customerid).toBe('SHOP-NORTH');
+			expect(headers.customeridtype).toBe('ExternalID');
+		} finally {
+			await capture.close();
+		}
+	});
+
+	it('uses the credential type name the package registers', () => {
+		expect(CREDENTIAL_NAME).toBe('productDataIntegrationApi');
+	});
+});
