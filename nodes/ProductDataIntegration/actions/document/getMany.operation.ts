@@ -1,0 +1,126 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import { serviceRequest } from '../../../shared/transport';
+import { customerOption, getCustomerOverride } from '../common';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Date',
+		name: 'date',
+		type: 'dateTime',
+		default: '',
+		description: 'Day whose uploads to list, in the workflow’s time zone. Leave empty for today.',
+		hint: 'A date such as 2024-05-31, or a date and time in ISO 8601 (e.g. 2024-05-31T08:00:00+02:00)',
+	},
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		description: 'Max number of results to return',
+		displayOptions: { show: { returnAll: [false] } },
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [customerOption],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['document'], operation: ['getMany'] } },
+	properties,
+);
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+function isCalendarDate(text: string): boolean {
+	const match = DATE_ONLY.exec(text);
+	if (!match) return false;
+	const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+	const date = new Date(Date.UTC(year, month - 1, day));
+	return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+function dayInZone(instant: Date, timeZone: string): string {
+	const parts = new Intl.DateTimeFormat('en-US', {
+		timeZone,
+		year: 'numeric',
+		month: '2-digit',
+		day: '2-digit',
+	}).formatToParts(instant);
+	const part = (type: string) => parts.find((entry) => entry.type === type)?.value ?? '';
+	return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
+/**
+ * The day to list as yyyy-MM-dd. A bare date or a date and time without offset is a day of the
+ * workflow's time zone as written; an instant (offset, Z, epoch milliseconds, a Date) is converted
+ * to that time zone. Undefined when the value is no date.
+ */
+export function listDate(value: unknown, timeZone: string, now = new Date()): string | undefined {
+	if (value === undefined || value === null || value === '') return dayInZone(now, timeZone);
+	if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : dayInZone(value, timeZone);
+	if (typeof value === 'number') return Number.isFinite(value) ? dayInZone(new Date(value), timeZone) : undefined;
+	// Luxon DateTime values of expressions ($now, $today) turn into ISO text.
+	const text =
+		typeof value === 'object' && typeof (value as { toISO?: unknown }).toISO === 'function'
+			? String((value as { toISO: () => string }).toISO())
+			: String(value).trim();
+	if (isCalendarDate(text)) return text;
+	const match = DATE_TIME.exec(text);
+	if (!match || !isCalendarDate(match[1])) return undefined;
+	if (!match[2]) return match[1];
+	const instant = new Date(text.replace(' ', 'T'));
+	return Number.isNaN(instant.getTime()) ? undefined : dayInZone(instant, timeZone);
+}
+
+export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const rawDate = this.getNodeParameter('date', itemIndex, '') as unknown;
+	const date = listDate(rawDate, this.getTimezone());
+	if (date === undefined) {
+		throw new NodeOperationError(this.getNode(), `The Date of item ${itemIndex} is not a valid date: "${String(rawDate)}"`, {
+			itemIndex,
+			description: 'Give a date such as 2024-05-31, or a date and time in ISO 8601 such as 2024-05-31T08:00:00+02:00',
+		});
+	}
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	const limit = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
+
+	const response = await serviceRequest.call(this, {
+		method: 'GET',
+		path: `/api/xml/${date}`,
+		customer: getCustomerOverride.call(this, itemIndex),
+		itemIndex,
+	});
+	return toRecords(this, response.body, itemIndex).slice(0, limit);
+}
+
+/** The spec leaves open whether the list is an array or one record; no body means no records. */
+function toRecords(context: IExecuteFunctions, body: unknown, itemIndex: number): IDataObject[] {
+	if (body === undefined || body === null || body === '') return [];
+	if (Array.isArray(body)) {
+		return body.map((entry) =>
+			typeof entry === 'object' && entry !== null ? (entry as IDataObject) : { value: entry as IDataObject[string] },
+		);
+	}
+	if (typeof body === 'object') return [body as IDataObject];
+	throw new NodeApiError(
+		context.getNode(),
+		{ message: 'The service answered the list of uploads with something other than records' },
+		{ itemIndex, description: `It answered: ${String(body).slice(0, 200)}` },
+	);
+}

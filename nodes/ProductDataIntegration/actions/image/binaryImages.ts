@@ -1,0 +1,174 @@
+import { createHash, type Hash } from 'crypto';
+import { Readable } from 'stream';
+import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+/** One image of an input item: a binary property and what is known about its bytes. */
+export interface BinaryImage {
+	binaryProperty: string;
+	fileName: string;
+	mimeType: string;
+	/** Set when n8n keeps the data in its binary store (filesystem, S3): read as a stream. */
+	binaryDataId?: string;
+	/** Byte length when known before reading (the store's metadata, or the buffer). */
+	size?: number;
+	/** Data kept inline in the item, read once and reused for the md5 and the upload. */
+	buffer?: Buffer;
+	md5?: string;
+	bytes?: number;
+}
+
+/** The binary properties of an item that hold its images, in the order the user gave them. */
+export function selectBinaryImages(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	source: 'all' | 'named',
+	names: string,
+): BinaryImage[] {
+	let properties: Array<[string, IBinaryData]>;
+	if (source === 'all') {
+		const binary = context.getInputData()[itemIndex]?.binary ?? {};
+		properties = Object.entries(binary);
+		if (properties.length === 0) {
+			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} has no binary data`, {
+				itemIndex,
+				description: 'Images From is "All Binary Fields", so the input item must hold at least one binary field',
+			});
+		}
+	} else {
+		const wanted = [
+			...new Set(
+				names
+					.split(',')
+					.map((name) => name.trim())
+					.filter((name) => name !== ''),
+			),
+		];
+		if (wanted.length === 0) {
+			throw new NodeOperationError(context.getNode(), `Input Binary Fields is empty in item ${itemIndex}`, {
+				itemIndex,
+				description: 'Give the names of the binary fields that hold the images, separated by commas (e.g. data, image2)',
+			});
+		}
+		properties = wanted.map((name) => [name, context.helpers.assertBinaryData(itemIndex, name)]);
+	}
+	return properties.map(([binaryProperty, binary]) => ({
+		binaryProperty,
+		fileName: binary.fileName || defaultFileName(binaryProperty, binary),
+		mimeType: binary.mimeType || 'application/octet-stream',
+		binaryDataId: binary.id || undefined,
+	}));
+}
+
+function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
+	return binary.fileExtension ? `${binaryProperty}.${binary.fileExtension}` : binaryProperty;
+}
+
+/**
+ * Prepares an image for being read: stored data gets its size from the store (so the multipart
+ * body has a known length), inline data is decoded once.
+ */
+export async function prepareImage(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	image: BinaryImage,
+): Promise<void> {
+	if (image.binaryDataId !== undefined) {
+		if (image.size !== undefined) return;
+		try {
+			const metadata = await context.helpers.getBinaryMetadata(image.binaryDataId);
+			const size = Number(metadata?.fileSize);
+			if (Number.isSafeInteger(size) && size > 0) image.size = size;
+		} catch {
+			// The length only saves chunked transfer encoding; without it the body still streams.
+		}
+		return;
+	}
+	if (image.buffer === undefined) {
+		image.buffer = await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty);
+		image.size = image.buffer.length;
+		image.md5 = createHash('md5').update(image.buffer).digest('hex');
+		image.bytes = image.buffer.length;
+	}
+}
+
+/** Reads a stored image once to learn its md5 and length (inline images know them already). */
+export async function measureImage(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	image: BinaryImage,
+): Promise<void> {
+	await prepareImage(context, itemIndex, image);
+	if (image.md5 !== undefined || image.binaryDataId === undefined) return;
+	const id = image.binaryDataId;
+	const meter = new MeteredStream(async () => await context.helpers.getBinaryStream(id));
+	meter.resume();
+	await new Promise<void>((resolve, reject) => {
+		meter.once('end', resolve);
+		meter.once('error', reject);
+	});
+	image.md5 = meter.md5();
+	image.bytes = meter.bytes;
+}
+
+/**
+ * A stored image as a stream that opens n8n's binary stream only when it is first read (a
+ * multipart body with many parts does not hold all files open at once) and hashes what passes.
+ */
+export class MeteredStream extends Readable {
+	bytes = 0;
+
+	private complete = false;
+
+	private readonly hash: Hash = createHash('md5');
+
+	private source?: Readable;
+
+	private opening = false;
+
+	constructor(private readonly open: () => Promise<Readable>) {
+		super();
+	}
+
+	/** The md5 of the whole image, or undefined while it has not been read to its end. */
+	md5(): string | undefined {
+		return this.complete ? this.hash.copy().digest('hex') : undefined;
+	}
+
+	override _read(): void {
+		if (this.source) {
+			this.source.resume();
+			return;
+		}
+		if (this.opening) return;
+		this.opening = true;
+		this.open().then(
+			(source) => this.attach(source),
+			(error: Error) => this.destroy(error),
+		);
+	}
+
+	override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+		this.source?.destroy();
+		callback(error);
+	}
+
+	private attach(source: Readable): void {
+		if (this.destroyed) {
+			source.destroy();
+			return;
+		}
+		this.source = source;
+		source.on('data', (chunk: Buffer | string) => {
+			const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+			this.hash.update(data);
+			this.bytes += data.length;
+			if (!this.push(data)) source.pause();
+		});
+		source.once('end', () => {
+			this.complete = true;
+			this.push(null);
+		});
+		source.once('error', (error) => this.destroy(error));
+	}
+}

@@ -1,0 +1,65 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+} from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import * as account from './account/Account.resource';
+import * as document from './document/Document.resource';
+import * as image from './image/Image.resource';
+import * as uploadSession from './uploadSession/UploadSession.resource';
+import { asNodeError, itemFailure } from './itemErrors';
+import type { ResourceOperations } from './types';
+
+const resources: Record<string, ResourceOperations> = {
+	account: account.operations,
+	document: document.operations,
+	image: image.operations,
+	uploadSession: uploadSession.operations,
+};
+
+export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const resource = this.getNodeParameter('resource', 0) as string;
+	const operation = this.getNodeParameter('operation', 0) as string;
+	const module = resources[resource]?.[operation];
+	if (!module) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operation}" of the resource "${resource}" is not supported`,
+		);
+	}
+
+	if ('executeBatch' in module) {
+		return [await module.executeBatch.call(this, items)];
+	}
+
+	const output: INodeExecutionData[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		try {
+			const result = await module.executeItem.call(this, itemIndex);
+			output.push(...toExecutionData(result, itemIndex));
+		} catch (error) {
+			if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
+			output.push(itemFailure(this, error, itemIndex));
+		}
+	}
+	return [output];
+}
+
+function toExecutionData(
+	result: IDataObject | IDataObject[] | INodeExecutionData[],
+	itemIndex: number,
+): INodeExecutionData[] {
+	const entries = Array.isArray(result) ? result : [result];
+	return entries.map((entry) =>
+		isExecutionData(entry)
+			? { ...entry, pairedItem: entry.pairedItem ?? { item: itemIndex } }
+			: { json: entry, pairedItem: { item: itemIndex } },
+	);
+}
+
+function isExecutionData(entry: IDataObject | INodeExecutionData): entry is INodeExecutionData {
+	return typeof entry.json === 'object' && entry.json !== null && !Array.isArray(entry.json);
+}

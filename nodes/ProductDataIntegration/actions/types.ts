@@ -1,0 +1,32 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
+
+/**
+ * Most operations are a function of one input item: the router runs them item by item and owns
+ * `continueOnFail`, `pairedItem` and error wrapping for them.
+ */
+export interface ItemOperation {
+	description: INodeProperties[];
+	executeItem(
+		this: IExecuteFunctions,
+		itemIndex: number,
+	): Promise<IDataObject | IDataObject[] | INodeExecutionData[]>;
+}
+
+/**
+ * Operations that need the whole batch at once (one document built from many items, uploads whose
+ * sessions are then awaited together). They set `pairedItem` themselves and use `itemFailure` for
+ * items that fail under `continueOnFail`.
+ */
+export interface BatchOperation {
+	description: INodeProperties[];
+	executeBatch(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]>;
+}
+
+export type OperationModule = ItemOperation | BatchOperation;
+
+export type ResourceOperations = Record<string, OperationModule>;

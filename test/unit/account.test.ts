@@ -1,0 +1,95 @@
+import type { INodeParameters } from 'n8n-workflow';
+
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { DEFAULT_ACCOUNT, SERVICE_VERSION, startEmulator, type Emulator } from '../emulator';
+import { emulatorCredentials, runNode } from '../helpers/n8n';
+
+const node = new ProductDataIntegration();
+const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
+
+function getEnvironmentInfo(options: INodeParameters = {}): INodeParameters {
+	return { resource: 'account', operation: 'getEnvironmentInfo', options };
+}
+
+describe('Account: Get Environment Info', () => {
+	let emulator: Emulator;
+	const credentials = (overrides = {}) => emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+
+	beforeAll(async () => {
+		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+	});
+
+	afterAll(async () => {
+		await emulator.close();
+	});
+
+	beforeEach(() => {
+		emulator.reset();
+	});
+
+	it('returns the environment information without the auth token', async () => {
+		const { output, error } = await runNode({ node, parameters: getEnvironmentInfo(), credentials: credentials() });
+
+		expect(error).toBeUndefined();
+		expect(output[0]).toHaveLength(1);
+		const [{ json, pairedItem }] = output[0];
+		expect(pairedItem).toEqual({ item: 0 });
+		expect(json).toMatchObject({
+			userName: DEFAULT_ACCOUNT.username,
+			customerId: 1001,
+			availableCustomers: { '1001': 'North Shop', '1002': 'South Shop', '1003': 'Head Office' },
+			versions: { service: SERVICE_VERSION },
+		});
+		expect(json).not.toHaveProperty('authToken');
+		expect(json).not.toHaveProperty('authTokenBytes');
+		expect(emulator.stats().requests['GET /api/auth/me']).toBe(1);
+	});
+
+	it('includes the auth token when asked', async () => {
+		const { output, error } = await runNode({
+			node,
+			parameters: getEnvironmentInfo({ includeAuthToken: true }),
+			credentials: credentials(),
+		});
+
+		expect(error).toBeUndefined();
+		const { json } = output[0][0];
+		expect(json.authToken).toMatchObject({ userName: DEFAULT_ACCOUNT.username, customerId: 1001 });
+		expect(typeof json.authTokenBytes).toBe('string');
+	});
+
+	it('describes the customer the credential names', async () => {
+		const { output } = await runNode({
+			node,
+			parameters: getEnvironmentInfo(),
+			credentials: credentials({ customerId: 'SHOP-SOUTH', customerIdType: 'ExternalID' }),
+		});
+
+		expect(output[0][0].json).toMatchObject({ customerId: 1002, isHeadOffice: false });
+	});
+
+	it('fails with the service’s message on a wrong password, without showing the password', async () => {
+		const password = 'not-the-password-123';
+
+		const { error } = await runNode({ node, parameters: getEnvironmentInfo(), credentials: credentials({ password }) });
+
+		expect(error?.message).toBe('Authorization has been denied for this request.');
+		expect(JSON.stringify(error)).not.toContain(password);
+	});
+
+	it('pairs each failure with its item under continue on fail', async () => {
+		const { output, error } = await runNode({
+			node,
+			parameters: getEnvironmentInfo(),
+			items: [{ json: { n: 1 } }, { json: { n: 2 } }],
+			credentials: credentials({ password: 'wrong' }),
+			continueOnFail: true,
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0].map(({ json, pairedItem }) => [json.error, pairedItem])).toEqual([
+			['Authorization has been denied for this request.', { item: 0 }],
+			['Authorization has been denied for this request.', { item: 1 }],
+		]);
+	});
+});

@@ -1,0 +1,522 @@
+import { randomUUID } from 'node:crypto';
+
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
+import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../helpers/n8n';
+
+const node = new ProductDataIntegration();
+const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const GOOD = '<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku></Product></Products>';
+const BROKEN = '<Products>\n  <Product>\n    <Sku>A-1</Sku>\n  </Products>';
+const FAILING = '<Products><!--emulator:fail--><Product><Sku>F-1</Sku></Product></Products>';
+
+function upload(parameters: IDataObject, operation = 'upload'): INodeParameters {
+	return { resource: 'document', operation, ...parameters } as INodeParameters;
+}
+
+function textItems(...documents: string[]): INodeExecutionData[] {
+	return documents.map((xml) => ({ json: { xml } }));
+}
+
+const TEXT_SOURCE = { source: 'text', xml: '={{ $json.xml }}' };
+
+describe('Document: Upload and Upload Custom XML', () => {
+	let emulator: Emulator;
+	const credentials = (overrides: IDataObject = {}) =>
+		emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+
+	async function uploadedFile(sessionId: string): Promise<{ contentType: string | null; text: string }> {
+		const response = await fetch(`${emulator.url}/api/files/${sessionId}`, {
+			headers: {
+				authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
+				customerId: '1001',
+				customerIdType: 'ServiceID',
+			},
+		});
+		expect(response.status).toBe(200);
+		return { contentType: response.headers.get('content-type'), text: await response.text() };
+	}
+
+	function putRequests(): number {
+		const { requests } = emulator.stats();
+		return (requests['PUT /api/xml'] ?? 0) + (requests['PUT /api/xml/custom'] ?? 0);
+	}
+
+	beforeAll(async () => {
+		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+	});
+
+	afterAll(async () => {
+		await emulator.close();
+	});
+
+	beforeEach(async () => {
+		emulator.reset();
+		await setBinaryDataMode('default');
+	});
+
+	describe('sources', () => {
+		it('uploads text to /api/xml and outputs the session with what was sent', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toHaveLength(1);
+			const [{ json, pairedItem }] = output[0];
+			expect(pairedItem).toEqual({ item: 0 });
+			expect(json).toEqual({
+				sessionId: expect.stringMatching(GUID),
+				fileName: null,
+				bytes: Buffer.byteLength(GOOD),
+				validation: 'passed',
+				contentType: 'application/xml',
+				endpoint: 'xml',
+				customerId: '1001',
+				uploadedAt: expect.any(String),
+			});
+			expect(Number.isNaN(Date.parse(json.uploadedAt as string))).toBe(false);
+			const [record] = emulator.uploads();
+			expect(record).toMatchObject({ id: json.sessionId, route: 'xml', byteLength: Buffer.byteLength(GOOD) });
+			expect(await uploadedFile(json.sessionId as string)).toEqual({ contentType: 'application/xml', text: GOOD });
+		});
+
+		it('uploads custom XML to /api/xml/custom with the chosen content type and customer', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { contentType: 'text/xml', customer: '1002' } }, 'uploadCustom'),
+				items: textItems(GOOD),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			const [{ json }] = output[0];
+			expect(json).toMatchObject({ endpoint: 'xml/custom', contentType: 'text/xml', customerId: '1002' });
+			const [record] = emulator.uploads();
+			expect(record).toMatchObject({ id: json.sessionId, route: 'custom', customerServiceId: 1002 });
+			expect(emulator.stats().requests['PUT /api/xml/custom']).toBe(1);
+			expect((await uploadedFile(json.sessionId as string)).contentType).toBe('text/xml');
+		});
+
+		it('uploads the binary file of each item, named by its file name', async () => {
+			const items = [
+				await binaryItem(GOOD, 'first.xml', 'application/xml'),
+				await binaryItem(GOOD.replace('A-1', 'B-2'), 'second.xml', 'application/xml'),
+			];
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ source: 'binary', binaryPropertyName: 'data' }),
+				items,
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map(({ json, pairedItem }) => [json.fileName, pairedItem])).toEqual([
+				['first.xml', { item: 0 }],
+				['second.xml', { item: 1 }],
+			]);
+			expect(emulator.stats().uploads).toBe(2);
+			expect((await uploadedFile(output[0][1].json.sessionId as string)).text).toContain('B-2');
+		});
+
+		it('streams a large file from the filesystem binary store and checks it on the way', async () => {
+			await setBinaryDataMode('filesystem');
+			const products = Array.from(
+				{ length: 40_000 },
+				(_, index) => `\t<Product id="${index}"><Sku>SKU-${index}</Sku><Name>Name &amp; more ${index}</Name></Product>\n`,
+			);
+			const large = `<?xml version="1.0" encoding="UTF-8"?>\n<Products>\n${products.join('')}</Products>\n`;
+			const item = await binaryItem(large, 'catalogue.xml', 'application/xml');
+			expect(item.binary?.data.id).toBeTruthy();
+
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ source: 'binary' }),
+				items: [item],
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			const [{ json }] = output[0];
+			expect(json).toMatchObject({ bytes: Buffer.byteLength(large), validation: 'passed', fileName: 'catalogue.xml' });
+			const [record] = emulator.uploads();
+			expect(record.byteLength).toBe(Buffer.byteLength(large));
+			expect((await uploadedFile(json.sessionId as string)).text).toBe(large);
+		});
+
+		it('finds a problem deep inside a stored file with its line and column, before any request', async () => {
+			await setBinaryDataMode('filesystem');
+			const lines = Array.from({ length: 20_000 }, (_, index) => `<Product><Sku>${index}</Sku></Product>`);
+			lines[15_000] = '<Product><Sku>15000</Sku></Prodcut>';
+			const item = await binaryItem(`<Products>\n${lines.join('\n')}\n</Products>`, 'broken.xml', 'application/xml');
+
+			const { error } = await runNode({
+				node,
+				parameters: upload({ source: 'binary' }),
+				items: [item],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toContain('not well-formed');
+			expect(error?.message).toContain("found 'Prodcut'");
+			expect(error?.message).toContain('line 15002, column 26');
+			expect(putRequests()).toBe(0);
+		});
+	});
+
+	describe('checks before any request', () => {
+		it('fails a broken document with its line and column and sends nothing, not even the good ones', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD, BROKEN),
+				credentials: credentials(),
+			});
+
+			expect(output).toEqual([]);
+			expect(error?.message).toBe(
+				"The XML document of item 1 is not well-formed: Expected the closing tag 'Product' (opened at line 2, column 3), found 'Products' (line 4, column 3)",
+			);
+			expect(emulator.stats().uploads).toBe(0);
+			expect(putRequests()).toBe(0);
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('names the item and the field when the binary field is missing', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ source: 'binary', binaryPropertyName: 'file' }),
+				items: [await binaryItem(GOOD, 'a.xml', 'application/xml')],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('Item 0 has no binary field "file" (Input Binary Field)');
+			expect(error?.description).toContain('Binary fields of this item: data');
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('names the item when the XML field is empty', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD, '  '),
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('The XML field of item 1 is empty');
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('sends a broken document when validation is off, and says the check was skipped', async () => {
+			const first = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { validate: false } }),
+				items: textItems(GOOD),
+				credentials: credentials(),
+			});
+			expect(first.output[0][0].json.validation).toBe('skipped: Validate Before Upload is off');
+
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { validate: false } }),
+				items: textItems(BROKEN),
+				credentials: credentials(),
+			});
+			expect(error?.message).toBe(emulatorInvalidMessage);
+			expect(putRequests()).toBe(2);
+		});
+	});
+
+	describe('continue on fail', () => {
+		it('turns failed items into error items and uploads the others', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD, BROKEN, GOOD.replace('A-1', 'C-3')),
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toHaveLength(3);
+			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+			expect(output[0][0].json.sessionId).toMatch(GUID);
+			expect(output[0][1].json.error).toContain('The XML document of item 1 is not well-formed');
+			expect(output[0][1].json).not.toHaveProperty('sessionId');
+			expect(output[0][2].json.sessionId).toMatch(GUID);
+			expect(emulator.stats().uploads).toBe(2);
+		});
+
+		it('keeps the session IDs of uploads that happened when the service refuses a later one', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { validate: false } }),
+				items: textItems(GOOD, BROKEN),
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0][0].json.sessionId).toBe(emulator.uploads()[0].id);
+			expect(output[0][1]).toEqual({
+				json: expect.objectContaining({ error: emulatorInvalidMessage }),
+				pairedItem: { item: 1 },
+			});
+		});
+	});
+
+	describe('nothing is lost', () => {
+		it('lists the sessions already uploaded when a later item stops the node', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { validate: false } }),
+				items: textItems(GOOD, GOOD.replace('A-1', 'B-2'), BROKEN),
+				credentials: credentials(),
+			});
+
+			const [first, second] = emulator.uploads();
+			expect(error?.message).toBe(emulatorInvalidMessage);
+			expect(error?.description).toContain(
+				`Already uploaded in this run (input item -> session ID): item 0 -> ${first.id}; item 1 -> ${second.id}`,
+			);
+		});
+
+		it('hands back the same session when the node runs again within the execution', async () => {
+			const executionId = randomUUID();
+			const run = async () =>
+				await runNode({
+					node,
+					parameters: upload(TEXT_SOURCE),
+					items: textItems(GOOD),
+					credentials: credentials(),
+					executionId,
+				});
+
+			const first = await run();
+			const second = await run();
+
+			expect(emulator.stats().uploads).toBe(1);
+			expect(first.output[0][0].json).not.toHaveProperty('reused');
+			expect(second.output[0][0].json).toMatchObject({
+				sessionId: first.output[0][0].json.sessionId,
+				uploadedAt: first.output[0][0].json.uploadedAt,
+				reused: true,
+			});
+
+			const other = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials() });
+			expect(other.output[0][0].json.sessionId).not.toBe(first.output[0][0].json.sessionId);
+			expect(emulator.stats().uploads).toBe(2);
+		});
+
+		it('does not upload twice when n8n retries the node after a failure', async () => {
+			const { error, run } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { validate: false } }),
+				items: textItems(GOOD, BROKEN),
+				credentials: credentials(),
+				retryOnFail: { maxTries: 3 },
+			});
+
+			expect(error?.message).toBe(emulatorInvalidMessage);
+			// Three tries of the node; the good document reached the service once.
+			expect(emulator.stats().requests['PUT /api/xml']).toBe(4);
+			expect(emulator.stats().uploads).toBe(1);
+			expect(error?.description).toContain(`item 0 -> ${emulator.uploads()[0].id}`);
+			expect(run.data.resultData.runData['Node Under Test']).toHaveLength(1);
+		});
+
+		it('uploads again when the document of an item changed between runs', async () => {
+			const executionId = randomUUID();
+			await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
+			const { output } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD.replace('A-1', 'Z-9')),
+				credentials: credentials(),
+				executionId,
+			});
+
+			expect(output[0][0].json).not.toHaveProperty('reused');
+			expect(emulator.stats().uploads).toBe(2);
+		});
+	});
+
+	describe('Build From Items', () => {
+		const products = [
+			{ sku: 'A-1', name: 'Chair & table', '@id': '1', price: 10 },
+			{ sku: 'A-2', name: 'Lamp', tags: ['new', 'sale'] },
+			{ sku: 'A-3', name: 'Desk', size: { width: 120, depth: 60 } },
+			{ sku: 'A-4', name: 'Shelf' },
+			{ sku: 'A-5', name: 'Rug' },
+		];
+		const build = (extra: IDataObject = {}) =>
+			upload({ source: 'items', rootElement: 'Products', itemElement: 'Product', ...extra });
+
+		it('builds one document from all items and pairs it with every item', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: build(),
+				items: products.map((json) => ({ json })),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toHaveLength(1);
+			expect(output[0][0].pairedItem).toEqual(products.map((_, item) => ({ item })));
+			expect(emulator.stats().uploads).toBe(1);
+			const { text } = await uploadedFile(output[0][0].json.sessionId as string);
+			expect(text.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<Products>')).toBe(true);
+			expect(text).toContain('<Product id="1">');
+			expect(text).toContain('<name>Chair &amp; table</name>');
+			expect(text).toContain('<tags>new</tags>');
+			expect(text).toContain('<tags>sale</tags>');
+			expect(text).toContain('<width>120</width>');
+			expect(text.match(/<Product[ >]/g)).toHaveLength(5);
+		});
+
+		it('sends one document per group of N items', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: build({ itemsPerDocument: 2, xmlDeclaration: false }),
+				items: products.map((json) => ({ json })),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+				[{ item: 0 }, { item: 1 }],
+				[{ item: 2 }, { item: 3 }],
+				{ item: 4 },
+			]);
+			expect(emulator.stats().uploads).toBe(3);
+			const { text } = await uploadedFile(output[0][2].json.sessionId as string);
+			expect(text.startsWith('<Products>')).toBe(true);
+			expect(text).toContain('<sku>A-5</sku>');
+			expect(text).not.toContain('A-4');
+		});
+
+		it('names the item and field that cannot become XML, before any request', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: build({ itemsPerDocument: 2 }),
+				items: [{ json: { sku: 'A' } }, { json: { sku: 'B' } }, { json: { sku: 'C', 'bad name': 1 } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe("Item 2 cannot become XML: The field name 'bad name' is not a valid XML element name");
+			expect(error?.description).toContain('Rename or remove the field "bad name"');
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('refuses an element name that is no XML name', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: build({ rootElement: 'My Products' }),
+				items: [{ json: { sku: 'A' } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('Root Element "My Products" of item 0 is not a valid XML element name');
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('fails only the group of a bad item under continue on fail', async () => {
+			const { output } = await runNode({
+				node,
+				parameters: build({ itemsPerDocument: 2 }),
+				items: [{ json: { sku: 'A' } }, { json: { sku: 'B\u0001' } }, { json: { sku: 'C' } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(output[0]).toHaveLength(2);
+			expect(output[0][0]).toEqual({
+				json: expect.objectContaining({ error: expect.stringContaining("Item 1 cannot become XML: The field 'sku' holds the character U+0001") }),
+				pairedItem: [{ item: 0 }, { item: 1 }],
+			});
+			expect(output[0][1].json.sessionId).toMatch(GUID);
+			expect(emulator.stats().uploads).toBe(1);
+		});
+	});
+
+	describe('Wait for Completion', () => {
+		it('waits for all uploads together and outputs their status', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, includeErrorMessage: true } }),
+				items: textItems(GOOD, FAILING),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			const [succeeded, failed] = output[0].map(({ json }) => json);
+			expect(succeeded).toMatchObject({ status: 'succeeded' });
+			expect(succeeded).not.toHaveProperty('errorUrl');
+			expect(failed).toMatchObject({
+				status: 'failed',
+				errorUrl: `${emulator.url}/api/status/${String(failed.sessionId)}/errors`,
+			});
+			expect(JSON.parse(failed.errorMessage as string)).toMatchObject({ id: failed.sessionId });
+			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBe(2);
+		});
+
+		it('reports sessions still in the queue at the timeout as processing', async () => {
+			const slow = '<Products><!--emulator:processing-ms=600000--><Product/></Products>';
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, timeout: 0 } }),
+				items: textItems(slow, GOOD),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map(({ json }) => [json.status, json.timedOut])).toEqual([
+				['processing', true],
+				['succeeded', undefined],
+			]);
+		});
+
+		it('fails the item of a failed document when asked, keeping its session', async () => {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true } }),
+				items: textItems(GOOD, FAILING),
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0][0].json.status).toBe('succeeded');
+			expect(output[0][1]).toEqual({
+				json: expect.objectContaining({
+					sessionId: emulator.uploads()[1].id,
+					status: 'failed',
+					error: `Processing of the document of item 1 ended with errors (session ${emulator.uploads()[1].id})`,
+				}),
+				pairedItem: { item: 1 },
+			});
+		});
+
+		it('stops on a failed document without continue on fail, listing every session', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true } }),
+				items: textItems(FAILING, GOOD),
+				credentials: credentials(),
+			});
+
+			const [failed, succeeded] = emulator.uploads();
+			expect(error?.message).toBe(`Processing of the document of item 0 ended with errors (session ${failed.id})`);
+			expect(error?.description).toContain(`item 0 -> ${failed.id}; item 1 -> ${succeeded.id}`);
+		});
+	});
+});
+
+const emulatorInvalidMessage = 'The request is invalid.';

@@ -1,0 +1,271 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { listDate } from '../../nodes/ProductDataIntegration/actions/document/getMany.operation';
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { startEmulator, type Emulator, type ListLayout } from '../emulator';
+import { emulatorCredentials, runNode } from '../helpers/n8n';
+
+const node = new ProductDataIntegration();
+const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
+const DAY = '2024-05-31';
+
+function getMany(parameters: IDataObject): INodeParameters {
+	return { resource: 'document', operation: 'getMany', ...parameters } as INodeParameters;
+}
+
+function uploadText(xml: string, customer?: string): INodeParameters {
+	return {
+		resource: 'document',
+		operation: 'upload',
+		source: 'text',
+		xml,
+		options: customer ? { customer } : {},
+	} as INodeParameters;
+}
+
+describe('Document: Get Many', () => {
+	const emulators = new Map<ListLayout, Emulator>();
+
+	async function emulatorWith(layout: ListLayout): Promise<Emulator> {
+		let emulator = emulators.get(layout);
+		if (!emulator) {
+			emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20, listLayout: layout });
+			emulators.set(layout, emulator);
+		}
+		emulator.reset();
+		emulator.clock.set(Date.parse(`${DAY}T12:00:00Z`));
+		return emulator;
+	}
+
+	async function uploadDocuments(emulator: Emulator, count: number, customer?: string): Promise<string[]> {
+		const ids: string[] = [];
+		for (let index = 0; index < count; index++) {
+			const { output, error } = await runNode({
+				node,
+				parameters: uploadText(`<Products><Product><Sku>${index}</Sku></Product></Products>`, customer),
+				credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			});
+			expect(error).toBeUndefined();
+			ids.push(output[0][0].json.sessionId as string);
+		}
+		return ids;
+	}
+
+	afterAll(async () => {
+		for (const emulator of emulators.values()) await emulator.close();
+	});
+
+	it('outputs one item per uploaded document of the day, fields as the service sends them', async () => {
+		const emulator = await emulatorWith('array');
+		const ids = await uploadDocuments(emulator, 3);
+
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true }),
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0].map(({ json }) => json.id)).toEqual(ids);
+		expect(output[0].every(({ pairedItem }) => JSON.stringify(pairedItem) === '{"item":0}')).toBe(true);
+		expect(output[0][0].json).toEqual({
+			id: ids[0],
+			receivedAt: '2024-05-31T12:00:00.000+00:00',
+			fileLenght: expect.any(Number),
+			sentBy: { name: 'North Shop', serviceId: 1001, externalId: 'SHOP-NORTH' },
+			file: expect.stringContaining(ids[0]),
+			result: `${emulator.url}/api/status/${ids[0]}/result`,
+			errors: [],
+		});
+		expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(1);
+	});
+
+	it('stops at the limit', async () => {
+		const emulator = await emulatorWith('array');
+		const ids = await uploadDocuments(emulator, 3);
+
+		const { output } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: false, limit: 2 }),
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(output[0].map(({ json }) => json.id)).toEqual(ids.slice(0, 2));
+	});
+
+	it('accepts a single record instead of a list', async () => {
+		const emulator = await emulatorWith('single');
+		const [id] = await uploadDocuments(emulator, 1);
+
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true }),
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0]).toHaveLength(1);
+		expect(output[0][0].json.id).toBe(id);
+	});
+
+	it('outputs nothing for a day without uploads', async () => {
+		const emulator = await emulatorWith('array');
+		await uploadDocuments(emulator, 1);
+
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: '2024-05-30', returnAll: true }),
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output).toEqual([[]]);
+	});
+
+	it('lists the uploads of the chosen customer', async () => {
+		const emulator = await emulatorWith('array');
+		await uploadDocuments(emulator, 1);
+		const [south] = await uploadDocuments(emulator, 1, '1002');
+
+		const { output } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true, options: { customer: '1002' } }),
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(output[0].map(({ json }) => json.id)).toEqual([south]);
+	});
+
+	it('lists per input item, each with its own date', async () => {
+		const emulator = await emulatorWith('array');
+		const [id] = await uploadDocuments(emulator, 1);
+
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: '={{ $json.day }}', returnAll: true }),
+			items: [{ json: { day: '2024-05-30' } }, { json: { day: `${DAY}T23:30:00` } }],
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0]).toEqual([{ json: expect.objectContaining({ id }), pairedItem: { item: 1 } }]);
+		expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(2);
+	});
+
+	it('names the field and the item of an invalid date before any request', async () => {
+		const emulator = await emulatorWith('array');
+
+		const { error } = await runNode({
+			node,
+			parameters: getMany({ date: '={{ $json.day }}', returnAll: true }),
+			items: [{ json: { day: '2024-05-31' } }, { json: { day: '31.05.2024' } }],
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(error?.message).toBe('The Date of item 1 is not a valid date: "31.05.2024"');
+		expect(error?.description).toContain('2024-05-31');
+		expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(1);
+	});
+
+	it('turns an invalid date into an error item under continue on fail', async () => {
+		const emulator = await emulatorWith('array');
+
+		const { output } = await runNode({
+			node,
+			parameters: getMany({ date: '2024-02-30', returnAll: true }),
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			continueOnFail: true,
+		});
+
+		expect(output[0]).toEqual([
+			{ json: expect.objectContaining({ error: 'The Date of item 0 is not a valid date: "2024-02-30"' }), pairedItem: { item: 0 } },
+		]);
+		expect(emulator.stats().requests).toEqual({});
+	});
+});
+
+describe('Document: Get Many, answers the emulator does not give', () => {
+	let server: Server;
+	let reply: { status: number; body: string } = { status: 200, body: '' };
+	let url = '';
+
+	beforeAll(async () => {
+		server = createServer((_req, res) => {
+			res.writeHead(reply.status, { 'Content-Type': 'application/json' });
+			res.end(reply.status === 204 ? undefined : reply.body);
+		});
+		server.listen(0, '127.0.0.1');
+		await once(server, 'listening');
+		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+	});
+
+	afterAll(async () => {
+		server.close();
+		await once(server, 'close');
+	});
+
+	it.each([
+		['204 without a body', { status: 204, body: '' }, 0],
+		['200 with an empty body', { status: 200, body: '' }, 0],
+		['null', { status: 200, body: 'null' }, 0],
+		['one record', { status: 200, body: '{"id":"x"}' }, 1],
+	])('reads %s', async (_, answer, count) => {
+		reply = answer;
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true }),
+			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0]).toHaveLength(count);
+	});
+
+	it('fails on text that is no record', async () => {
+		reply = { status: 200, body: 'maintenance' };
+		const { error } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true }),
+			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+		});
+
+		expect(error?.message).toBe('The service answered the list of uploads with something other than records');
+	});
+});
+
+describe('listDate', () => {
+	it('keeps a calendar date as it is', () => {
+		expect(listDate('2024-05-31', 'Europe/Oslo')).toBe('2024-05-31');
+		expect(listDate(' 2024-02-29 ', 'UTC')).toBe('2024-02-29');
+	});
+
+	it('takes the date of a date and time without offset as written (the picker’s form)', () => {
+		expect(listDate('2024-05-31T23:30:00', 'Pacific/Auckland')).toBe('2024-05-31');
+		expect(listDate('2024-05-31 00:10', 'America/New_York')).toBe('2024-05-31');
+	});
+
+	it('converts an instant to the day of the workflow’s time zone', () => {
+		expect(listDate('2024-05-31T23:30:00Z', 'Europe/Oslo')).toBe('2024-06-01');
+		expect(listDate('2024-05-31T01:00:00+02:00', 'UTC')).toBe('2024-05-30');
+		expect(listDate('2024-05-31T01:00:00.123-0300', 'UTC')).toBe('2024-05-31');
+		expect(listDate(new Date('2024-05-31T22:00:00Z'), 'Asia/Tokyo')).toBe('2024-06-01');
+		expect(listDate(Date.parse('2024-05-31T22:00:00Z'), 'UTC')).toBe('2024-05-31');
+		expect(listDate({ toISO: () => '2024-05-31T23:00:00.000-04:00' }, 'Europe/Berlin')).toBe('2024-06-01');
+	});
+
+	it('means today in the workflow’s time zone when empty', () => {
+		const now = new Date('2024-05-31T23:30:00Z');
+		expect(listDate('', 'Europe/Oslo', now)).toBe('2024-06-01');
+		expect(listDate(undefined, 'America/New_York', now)).toBe('2024-05-31');
+	});
+
+	it('refuses what is no date', () => {
+		for (const value of ['31.05.2024', '2024-13-01', '2024-02-30', 'yesterday', '2024-05-31T25:00:00Z', NaN, new Date('x'), {}]) {
+			expect(listDate(value, 'UTC')).toBeUndefined();
+		}
+	});
+});

@@ -1,0 +1,291 @@
+import type { INode } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import {
+	getSessionOutcome,
+	normalizeSessionId,
+	waitForSessions,
+} from '../../nodes/shared/sessions';
+import * as transport from '../../nodes/shared/transport';
+import type { ServiceContext, ServiceRequest, ServiceResponse } from '../../nodes/shared/transport';
+
+jest.mock('../../nodes/shared/transport', () => ({
+	...jest.requireActual('../../nodes/shared/transport'),
+	serviceRequest: jest.fn(),
+	fetchServiceUrl: jest.fn(),
+}));
+
+const serviceRequest = transport.serviceRequest as unknown as jest.Mock<Promise<ServiceResponse>, [ServiceRequest]>;
+const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<Promise<ServiceResponse<string>>, [string, number?]>;
+
+const NODE: INode = {
+	id: 'node',
+	name: 'Node',
+	type: 'n8n-nodes-product-data-integration.productDataIntegration',
+	typeVersion: 1,
+	position: [0, 0],
+	parameters: {},
+};
+
+const A = '11111111-1111-4111-a111-111111111111';
+const B = '22222222-2222-4222-a222-222222222222';
+const C = '33333333-3333-4333-a333-333333333333';
+
+let abort: AbortController;
+
+function context(): ServiceContext {
+	return {
+		getNode: () => NODE,
+		getCredentials: async () => ({ baseUrl: 'https://service.example/base/' }),
+		getExecutionCancelSignal: () => abort.signal,
+	} as unknown as ServiceContext;
+}
+
+function answer(statusCode: number, headers: Record<string, string> = {}): ServiceResponse {
+	return { statusCode, headers, body: statusCode === 202 ? 'The request is still being processed.' : '' };
+}
+
+function serverError(status: number): NodeApiError {
+	return new NodeApiError(NODE, { message: 'failed' }, { httpCode: String(status) });
+}
+
+/** The session ID a /result request was for. */
+function sessionOf(request: ServiceRequest): string {
+	return decodeURIComponent(request.path.split('/')[3]);
+}
+
+/**
+ * Answers /result from a script per session: each entry is the answer of one poll, the last one
+ * repeats. Records when (fake clock) each session was asked.
+ */
+function script(answers: Record<string, Array<number | Error>>): Record<string, number[]> {
+	const asked: Record<string, number[]> = {};
+	serviceRequest.mockImplementation(async (request) => {
+		const id = sessionOf(request);
+		asked[id] = [...(asked[id] ?? []), Date.now()];
+		const list = answers[id];
+		const next = list[Math.min(asked[id].length - 1, list.length - 1)];
+		if (next instanceof Error) throw next;
+		return next === 301 ? answer(301, { location: `https://service.example/errors/${id}` }) : answer(next);
+	});
+	return asked;
+}
+
+/** Runs the promise to its end on the fake clock. */
+async function settle<T>(promise: Promise<T>): Promise<T> {
+	let done = false;
+	promise.then(
+		() => (done = true),
+		() => (done = true),
+	);
+	for (let step = 0; step < 1000 && !done; step++) await jest.advanceTimersByTimeAsync(1000);
+	return await promise;
+}
+
+beforeEach(() => {
+	jest.useFakeTimers({ now: 0 });
+	abort = new AbortController();
+	serviceRequest.mockReset();
+	fetchServiceUrl.mockReset();
+});
+
+afterEach(() => {
+	jest.useRealTimers();
+});
+
+describe('normalizeSessionId', () => {
+	it('accepts GUID-like text, trimmed and unquoted', () => {
+		expect(normalizeSessionId(A)).toBe(A);
+		expect(normalizeSessionId(`  ${A.toUpperCase()}\n`)).toBe(A.toUpperCase());
+		expect(normalizeSessionId(`"${A}"`)).toBe(A);
+		expect(normalizeSessionId(`{${A}}`)).toBe(`{${A}}`);
+		expect(normalizeSessionId(A.replace(/-/g, ''))).toBe(A.replace(/-/g, ''));
+	});
+
+	it('refuses anything else', () => {
+		for (const value of ['', 'abc', `{${A}`, `${A}}`, `${A}x`, `${A}/../x`, A.slice(1), 42, null, undefined, ['a']]) {
+			expect(normalizeSessionId(value)).toBeUndefined();
+		}
+	});
+});
+
+describe('getSessionOutcome', () => {
+	it('asks /result once and reads 202 as processing and 200 as succeeded', async () => {
+		serviceRequest.mockResolvedValueOnce(answer(202)).mockResolvedValueOnce(answer(200));
+		const customer = { customerId: '1002', customerIdType: 'ServiceID' as const };
+
+		await expect(getSessionOutcome.call(context(), A, { itemIndex: 3, customer })).resolves.toEqual({
+			sessionId: A,
+			status: 'processing',
+		});
+		await expect(getSessionOutcome.call(context(), A)).resolves.toEqual({ sessionId: A, status: 'succeeded' });
+
+		expect(serviceRequest.mock.calls[0][0]).toEqual({
+			method: 'GET',
+			path: `/api/status/${A}/result`,
+			responseType: 'text',
+			allowStatus: expect.arrayContaining([202, 301]),
+			itemIndex: 3,
+			customer,
+		});
+	});
+
+	it('reads a redirect as failed, with the Location resolved against the base URL', async () => {
+		serviceRequest
+			.mockResolvedValueOnce(answer(301, { location: 'https://elsewhere.example/e/1' }))
+			.mockResolvedValueOnce(answer(301, { location: '/api/status/x/errors' }))
+			.mockResolvedValueOnce(answer(301, { location: 'errors/2' }))
+			.mockResolvedValueOnce(answer(301));
+
+		const outcomes = [];
+		for (let call = 0; call < 4; call++) outcomes.push(await getSessionOutcome.call(context(), A));
+
+		expect(outcomes).toEqual([
+			{ sessionId: A, status: 'failed', errorUrl: 'https://elsewhere.example/e/1' },
+			{ sessionId: A, status: 'failed', errorUrl: 'https://service.example/api/status/x/errors' },
+			{ sessionId: A, status: 'failed', errorUrl: 'https://service.example/base/errors/2' },
+			{ sessionId: A, status: 'failed' },
+		]);
+		expect(fetchServiceUrl).not.toHaveBeenCalled();
+	});
+
+	it('fetches the error message through the transport when asked', async () => {
+		serviceRequest.mockResolvedValueOnce(answer(301, { location: '/api/status/x/errors' }));
+		fetchServiceUrl.mockResolvedValueOnce({ statusCode: 200, headers: {}, body: '  {"message":"bad"}\n' });
+
+		const outcome = await getSessionOutcome.call(context(), A, { includeErrorMessage: true, itemIndex: 1 });
+
+		expect(outcome).toEqual({
+			sessionId: A,
+			status: 'failed',
+			errorUrl: 'https://service.example/api/status/x/errors',
+			errorMessage: '{"message":"bad"}',
+		});
+		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
+	});
+});
+
+describe('waitForSessions', () => {
+	it('polls every session at once, then backs off from the initial delay up to the maximum', async () => {
+		const asked = script({ [A]: [202, 202, 202, 202, 202, 200], [B]: [200] });
+
+		const outcomes = await settle(
+			waitForSessions.call(context(), [A, B], { timeoutMs: 600_000, initialDelayMs: 5_000, maxDelayMs: 12_000 }),
+		);
+
+		expect(outcomes).toEqual(
+			new Map([
+				[A, { sessionId: A, status: 'succeeded' }],
+				[B, { sessionId: B, status: 'succeeded' }],
+			]),
+		);
+		expect(asked[B]).toEqual([0]);
+		// 5 s, 8 s, then capped at 12 s.
+		expect(asked[A]).toEqual([0, 5_000, 13_000, 25_000, 37_000, 49_000]);
+	});
+
+	it('uses 5 s growing to 60 s by default', async () => {
+		const asked = script({ [A]: [202] });
+
+		await settle(waitForSessions.call(context(), [A], { timeoutMs: 200_000 }));
+
+		const gaps = asked[A].slice(1).map((time, index) => time - asked[A][index]);
+		expect(gaps.slice(0, 3)).toEqual([5_000, 8_000, 12_800]);
+		expect(Math.max(...gaps)).toBeLessThanOrEqual(60_000);
+		expect(gaps).toContain(60_000);
+	});
+
+	it('asks once more at the deadline and reports unfinished sessions as processing', async () => {
+		const asked = script({ [A]: [202], [B]: [202, 301] });
+
+		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 12_000, initialDelayMs: 5_000 }));
+
+		expect(asked[A]).toEqual([0, 5_000, 12_000]);
+		expect(outcomes.get(A)).toEqual({ sessionId: A, status: 'processing' });
+		expect(outcomes.get(B)).toEqual({ sessionId: B, status: 'failed', errorUrl: `https://service.example/errors/${B}` });
+	});
+
+	it('asks every session once even with no time to wait', async () => {
+		const asked = script({ [A]: [202], [B]: [200] });
+
+		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 0 }));
+
+		expect(asked).toEqual({ [A]: [0], [B]: [0] });
+		expect(outcomes.get(A)?.status).toBe('processing');
+		expect(outcomes.get(B)?.status).toBe('succeeded');
+	});
+
+	it('asks for each session once per round, however often it is named', async () => {
+		const asked = script({ [A]: [200] });
+
+		const outcomes = await settle(waitForSessions.call(context(), [A, A, A], { timeoutMs: 1_000 }));
+
+		expect(asked[A]).toHaveLength(1);
+		expect([...outcomes.keys()]).toEqual([A]);
+	});
+
+	it('keeps at most four polls in flight', async () => {
+		let inFlight = 0;
+		let most = 0;
+		serviceRequest.mockImplementation(async () => {
+			inFlight++;
+			most = Math.max(most, inFlight);
+			await new Promise((resolve) => setTimeout(resolve, 100));
+			inFlight--;
+			return answer(200);
+		});
+		const ids = Array.from({ length: 10 }, (_, index) => `${String(index).padStart(8, '0')}-0000-4000-a000-000000000000`);
+
+		const outcomes = await settle(waitForSessions.call(context(), ids, { timeoutMs: 1_000 }));
+
+		expect(most).toBe(4);
+		expect(serviceRequest).toHaveBeenCalledTimes(10);
+		expect([...outcomes.values()].every((outcome) => outcome.status === 'succeeded')).toBe(true);
+	});
+
+	it('asks again in the next round after a server error', async () => {
+		const asked = script({ [A]: [serverError(500), 200], [B]: [200] });
+
+		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 60_000, initialDelayMs: 5_000 }));
+
+		expect(asked[A]).toEqual([0, 5_000]);
+		expect(outcomes.get(A)?.status).toBe('succeeded');
+	});
+
+	it('gives up after three server errors in a row for one session', async () => {
+		script({ [A]: [serverError(502)] });
+
+		await expect(settle(waitForSessions.call(context(), [A], { timeoutMs: 600_000 }))).rejects.toThrow('failed');
+		expect(serviceRequest).toHaveBeenCalledTimes(3);
+	});
+
+	it('stops at once on an answer that will not change', async () => {
+		script({ [A]: [202], [B]: [serverError(404)], [C]: [202] });
+
+		await expect(settle(waitForSessions.call(context(), [A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({
+			httpCode: '404',
+		});
+		expect(serviceRequest.mock.calls.length).toBeLessThanOrEqual(3);
+	});
+
+	it('ends the wait on an error that is no answer of the service', async () => {
+		script({ [A]: [new NodeOperationError(NODE, 'The execution was cancelled')] });
+
+		await expect(settle(waitForSessions.call(context(), [A], { timeoutMs: 600_000 }))).rejects.toThrow(
+			'The execution was cancelled',
+		);
+		expect(serviceRequest).toHaveBeenCalledTimes(1);
+	});
+
+	it('stops waiting when the execution is cancelled', async () => {
+		script({ [A]: [202] });
+
+		const waiting = waitForSessions.call(context(), [A], { timeoutMs: 600_000 });
+		const outcome = waiting.catch((error: Error) => error);
+		await jest.advanceTimersByTimeAsync(1_000);
+		abort.abort();
+
+		expect(await outcome).toMatchObject({ name: 'AbortError' });
+		expect(serviceRequest).toHaveBeenCalledTimes(1);
+	});
+});

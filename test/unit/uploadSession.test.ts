@@ -1,0 +1,294 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { startEmulator, type Emulator } from '../emulator';
+import { emulatorCredentials, runNode } from '../helpers/n8n';
+
+const node = new ProductDataIntegration();
+const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
+const UNKNOWN_SESSION = '00000000-0000-4000-a000-000000000000';
+
+function session(operation: string, parameters: IDataObject): INodeParameters {
+	return { resource: 'uploadSession', operation, ...parameters } as INodeParameters;
+}
+
+describe('Upload Session', () => {
+	let emulator: Emulator;
+	let relative: Emulator;
+	const credentials = (target: Emulator = emulator) => emulatorCredentials(target, FAST_CREDENTIAL);
+
+	async function uploadText(xml: string, target: Emulator = emulator): Promise<string> {
+		const { output, error } = await runNode({
+			node,
+			parameters: { resource: 'document', operation: 'upload', source: 'text', xml },
+			credentials: credentials(target),
+		});
+		expect(error).toBeUndefined();
+		return output[0][0].json.sessionId as string;
+	}
+
+	const succeeding = async () => await uploadText('<Products><Product/></Products>');
+	const failing = async (target?: Emulator) =>
+		await uploadText('<Products><!--emulator:fail--><Product/></Products>', target);
+	const slow = async () => await uploadText('<Products><!--emulator:processing-ms=600000--><Product/></Products>');
+
+	beforeAll(async () => {
+		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+		relative = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20, errorLocation: 'relative' });
+	});
+
+	afterAll(async () => {
+		await emulator.close();
+		await relative.close();
+	});
+
+	beforeEach(() => {
+		emulator.reset();
+		relative.reset();
+	});
+
+	describe('Is Done', () => {
+		it('tells whether processing has finished, per item', async () => {
+			const done = await succeeding();
+			const pending = await slow();
+
+			const { output, error } = await runNode({
+				node,
+				parameters: session('isDone', { sessionId: '={{ $json.id }}' }),
+				items: [{ json: { id: done } }, { json: { id: ` ${pending.toUpperCase()} ` } }],
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toEqual([
+				{ json: { sessionId: done, done: true }, pairedItem: { item: 0 } },
+				{ json: { sessionId: pending.toUpperCase(), done: false }, pairedItem: { item: 1 } },
+			]);
+		});
+
+		it('names the item and the field of an invalid session ID before any request', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: session('isDone', { sessionId: '={{ $json.id }}' }),
+				items: [{ json: { id: 'not-a-session' } }, { json: { id: UNKNOWN_SESSION } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('The Session ID of item 0 is not a session ID: "not-a-session"');
+			expect(error?.description).toContain('GUID');
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('reports an unknown session, and continues on fail', async () => {
+			const done = await succeeding();
+			const { output, error } = await runNode({
+				node,
+				parameters: session('isDone', { sessionId: '={{ $json.id }}' }),
+				items: [{ json: { id: UNKNOWN_SESSION } }, { json: { id: '' } }, { json: { id: done } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0][0]).toEqual({
+				json: expect.objectContaining({ error: expect.stringContaining('Not found') }),
+				pairedItem: { item: 0 },
+			});
+			expect(output[0][1]).toEqual({
+				json: expect.objectContaining({ error: 'The Session ID of item 1 is empty' }),
+				pairedItem: { item: 1 },
+			});
+			expect(output[0][2].json).toEqual({ sessionId: done, done: true });
+		});
+	});
+
+	describe('Get Result', () => {
+		it('gives succeeded, processing and failed with the URL of the error message', async () => {
+			const ids = [await succeeding(), await slow(), await failing()];
+
+			const { output, error } = await runNode({
+				node,
+				parameters: session('getResult', { sessionId: '={{ $json.id }}' }),
+				items: ids.map((id) => ({ json: { id } })),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toEqual([
+				{ json: { sessionId: ids[0], status: 'succeeded' }, pairedItem: { item: 0 } },
+				{ json: { sessionId: ids[1], status: 'processing' }, pairedItem: { item: 1 } },
+				{
+					json: { sessionId: ids[2], status: 'failed', errorUrl: `${emulator.url}/api/status/${ids[2]}/errors` },
+					pairedItem: { item: 2 },
+				},
+			]);
+			expect(emulator.stats().requests['GET /api/status/{id}/errors']).toBeUndefined();
+		});
+
+		it('fetches the error message when asked, also behind a relative Location', async () => {
+			const id = await failing(relative);
+
+			const { output, error } = await runNode({
+				node,
+				parameters: session('getResult', { sessionId: id, options: { includeErrorMessage: true } }),
+				credentials: credentials(relative),
+			});
+
+			expect(error).toBeUndefined();
+			const { json } = output[0][0];
+			expect(json.errorUrl).toBe(`${relative.url}/api/status/${id}/errors`);
+			expect(JSON.parse(json.errorMessage as string)).toMatchObject({
+				id,
+				errors: [expect.objectContaining({ code: 'ProcessingFailed' })],
+			});
+		});
+	});
+
+	describe('Wait for Completion', () => {
+		it('waits for the sessions of all items together, one output item per session', async () => {
+			const first = await succeeding();
+			const second = await failing();
+			const third = await succeeding();
+
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.ids }}', options: { timeout: 30 } }),
+				items: [{ json: { ids: `${first}, ${second}` } }, { json: { ids: [third] } }],
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toEqual([
+				{ json: { sessionId: first, status: 'succeeded' }, pairedItem: { item: 0 } },
+				{
+					json: { sessionId: second, status: 'failed', errorUrl: `${emulator.url}/api/status/${second}/errors` },
+					pairedItem: { item: 0 },
+				},
+				{ json: { sessionId: third, status: 'succeeded' }, pairedItem: { item: 1 } },
+			]);
+			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBe(3);
+		});
+
+		it('outputs sessions still processing at the timeout', async () => {
+			const pending = await slow();
+			const done = await succeeding();
+
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', {
+					sessionIds: `${pending}\n${done}`,
+					options: { timeout: 0, includeErrorMessage: true },
+				}),
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map(({ json }) => json)).toEqual([
+				{ sessionId: pending, status: 'processing', timedOut: true },
+				{ sessionId: done, status: 'succeeded' },
+			]);
+		});
+
+		it('checks every item before the first request', async () => {
+			const done = await succeeding();
+			const { error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.ids }}' }),
+				items: [{ json: { ids: done } }, { json: { ids: `${done}, 12345` } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('The Session IDs of item 1 is not a session ID: "12345"');
+			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBeUndefined();
+		});
+
+		it('fails bad items and waits for the others under continue on fail', async () => {
+			const done = await succeeding();
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.ids }}' }),
+				items: [{ json: { ids: '' } }, { json: { ids: done } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toEqual([
+				{ json: expect.objectContaining({ error: 'The Session IDs of item 0 is empty' }), pairedItem: { item: 0 } },
+				{ json: { sessionId: done, status: 'succeeded' }, pairedItem: { item: 1 } },
+			]);
+		});
+
+		it('turns every waiting item into an error item when the service refuses, under continue on fail', async () => {
+			const { output } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: [{ json: { id: UNKNOWN_SESSION } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(output[0]).toEqual([
+				{ json: expect.objectContaining({ error: expect.stringContaining('Not found') }), pairedItem: { item: 0 } },
+			]);
+		});
+	});
+});
+
+describe('Upload Session: answers the emulator does not give', () => {
+	let server: Server;
+	let doneBody = '';
+	let url = '';
+
+	beforeAll(async () => {
+		server = createServer((req, res) => {
+			if (req.url?.endsWith('/done')) {
+				res.writeHead(200, { 'Content-Type': 'text/plain' });
+				res.end(doneBody);
+				return;
+			}
+			res.writeHead(404).end();
+		});
+		server.listen(0, '127.0.0.1');
+		await once(server, 'listening');
+		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+	});
+
+	afterAll(async () => {
+		server.close();
+		await once(server, 'close');
+	});
+
+	it.each([
+		['true', true],
+		['"true"', true],
+		['True', true],
+		[' FALSE\n', false],
+		['"false"', false],
+	])('reads %j as done = %s', async (body, done) => {
+		doneBody = body;
+		const { output, error } = await runNode({
+			node,
+			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
+			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0][0].json).toEqual({ sessionId: UNKNOWN_SESSION, done });
+	});
+
+	it('fails on an answer that is no boolean', async () => {
+		doneBody = 'maybe';
+		const { error } = await runNode({
+			node,
+			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
+			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+		});
+
+		expect(error?.message).toBe('The service answered neither true nor false to whether the session is done');
+	});
+});
