@@ -1,0 +1,218 @@
+/**
+ * A simulated day of the polling trigger against the emulator: uploads arrive at random times
+ * (some failing), the trigger is polled every minute as an active n8n workflow would poll it (the
+ * in-process harness runs n8n-core's poll executor), its static data goes through JSON between
+ * polls, and twice a day n8n "restarts" from the static data it last saved. Prints one JSON line:
+ *   {"sessions","events","duplicates","missed","requests","requests_per_session"}
+ * where requests are the trigger's own requests (lists, status checks), not the uploads.
+ *
+ * Time is simulated: Date.now is replaced by a clock that the bench moves, and the emulator reads
+ * the same clock. So the trigger's dates, the emulator's receivedAt and processing times, and both
+ * leaky buckets (the emulator's and the node's limiter) all run on simulated time, with the
+ * service's real terms (50 requests at once, then 1 per 5 s): whatever the trigger asks of the
+ * bucket over a simulated minute is what it would ask of the real service. The clock does not move
+ * during a poll, so a poll that had to wait for the limiter would wait forever; a watchdog reports
+ * that instead (it would mean the trigger spends more than the bucket holds).
+ *
+ * Listing costs one request per poll whatever happens, so requests per session depend on how many
+ * uploads one poll interval sees. The defaults model a busy day (2000 uploads, about 1.4 per poll);
+ * with fewer uploads the list requests dominate (e.g. BENCH_SESSIONS=200: about 8 per session).
+ *   BENCH_SESSIONS (2000)  BENCH_HOURS (24)  BENCH_POLL_SECONDS (60)  BENCH_FAIL_RATE (0.2)
+ *   BENCH_MAX_PROCESSING_SECONDS (50, keep it below the poll interval)  BENCH_SEED (1)
+ */
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+// '.node.js' because tsx would resolve '.node' to the codex file next to it (.node.json).
+import { ProductDataIntegrationTrigger } from '../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node.js';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../test/emulator';
+import { emulatorCredentials, runPoll } from '../test/helpers/n8n';
+
+function setting(name: string, fallback: number): number {
+	const raw = process.env[name];
+	const value = raw === undefined || raw.trim() === '' ? fallback : Number(raw);
+	if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number >= 0`);
+	return value;
+}
+
+const SESSIONS = Math.floor(setting('BENCH_SESSIONS', 2000));
+const HOURS = setting('BENCH_HOURS', 24);
+const POLL_MS = setting('BENCH_POLL_SECONDS', 60) * 1000;
+const FAIL_RATE = setting('BENCH_FAIL_RATE', 0.2);
+const MAX_PROCESSING_MS = setting('BENCH_MAX_PROCESSING_SECONDS', 50) * 1000;
+const SEED = Math.floor(setting('BENCH_SEED', 1));
+/** Polls after the day for the last sessions to finish. */
+const DRAIN_POLLS = 30;
+const WATCHDOG_MS = 60_000;
+
+// The day starts at noon, so that midnight (UTC, the service's dates) falls in the middle of it.
+const START = Date.parse('2025-03-10T12:00:00Z');
+let simulated = START;
+Date.now = () => simulated;
+
+const UPLOAD = 'PUT /api/xml';
+const RESULT = 'GET /api/status/{id}/result';
+
+function random(): number {
+	// A small LCG: the same seed gives the same day.
+	randomState = (randomState * 1103515245 + 12345) % 2 ** 31;
+	return randomState / 2 ** 31;
+}
+let randomState = SEED;
+
+interface PlannedUpload {
+	at: number;
+	processingMs: number;
+	fail: boolean;
+}
+
+function planDay(): PlannedUpload[] {
+	const span = HOURS * 3_600_000;
+	const plan: PlannedUpload[] = [];
+	for (let i = 0; i < SESSIONS; i++) {
+		plan.push({
+			at: START + 1 + Math.floor(random() * (span - 1)),
+			processingMs: Math.floor(random() * MAX_PROCESSING_MS),
+			fail: random() < FAIL_RATE,
+		});
+	}
+	return plan.sort((a, b) => a.at - b.at);
+}
+
+async function upload(emulator: Emulator, planned: Omit<PlannedUpload, 'at'>): Promise<string> {
+	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64');
+	const markers = `<!--emulator:processing-ms=${planned.processingMs}-->${planned.fail ? '<!--emulator:fail-->' : ''}`;
+	const response = await fetch(`${emulator.url}/api/xml`, {
+		method: 'PUT',
+		headers: {
+			Authorization: `Basic ${auth}`,
+			customerId: '1001',
+			customerIdType: 'ServiceID',
+			'Content-Type': 'application/xml',
+		},
+		body: `<?xml version="1.0" encoding="UTF-8"?>${markers}<Products><Product><Id>1</Id></Product></Products>`,
+	});
+	const text = (await response.text()).trim();
+	if (response.status !== 202) throw new Error(`Upload refused (${response.status}): ${text}`);
+	return text;
+}
+
+function trackedRequests(emulator: Emulator): number {
+	const { requests } = emulator.stats();
+	return Object.entries(requests).reduce((sum, [key, count]) => (key === UPLOAD ? sum : sum + count), 0);
+}
+
+async function withWatchdog<T>(work: Promise<T>): Promise<T> {
+	let timer: NodeJS.Timeout | undefined;
+	const watchdog = new Promise<never>((_, reject) => {
+		timer = setTimeout(
+			() => reject(new Error('A poll did not finish: it waited for the rate limit on a stopped clock')),
+			WATCHDOG_MS,
+		);
+	});
+	try {
+		return await Promise.race([work, watchdog]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+async function main(): Promise<void> {
+	const emulator = await startEmulator({ now: () => Date.now() });
+	const trigger = new ProductDataIntegrationTrigger();
+	const credentials = emulatorCredentials(emulator);
+	const parameters: INodeParameters = { events: ['uploadFinished'], status: 'any' };
+	const realStart = performance.now();
+	try {
+		// Uploads from before the trigger was activated: history, never to be reported.
+		simulated = START - 3_600_000;
+		for (let i = 0; i < 5; i++) await upload(emulator, { processingMs: 0, fail: false });
+		simulated = START;
+
+		const plan = planDay();
+		const expected = new Map<string, 'succeeded' | 'failed'>();
+		const emitted = new Map<string, number>();
+		let events = 0;
+		let wrongStatus = 0;
+		let maxPerPoll = 0;
+		let maxChecksPerPoll = 0;
+		let polls = 0;
+
+		const pollOnce = async (staticData: IDataObject) => {
+			const before = trackedRequests(emulator);
+			const checksBefore = emulator.stats().requests[RESULT] ?? 0;
+			const result = await withWatchdog(runPoll(trigger, parameters, credentials, staticData));
+			if (result.error) throw result.error;
+			polls++;
+			maxPerPoll = Math.max(maxPerPoll, trackedRequests(emulator) - before);
+			maxChecksPerPoll = Math.max(maxChecksPerPoll, (emulator.stats().requests[RESULT] ?? 0) - checksBefore);
+			for (const item of result.output?.[0] ?? []) {
+				const id = String(item.json.id);
+				events++;
+				emitted.set(id, (emitted.get(id) ?? 0) + 1);
+				if (expected.get(id) !== item.json.status) wrongStatus++;
+			}
+			return result;
+		};
+
+		let staticData = (await pollOnce({})).staticData;
+		let savedByN8n = staticData;
+		const restarts = [START + (HOURS * 3_600_000) / 4, START + (HOURS * 3_600_000 * 3) / 4];
+		const end = START + HOURS * 3_600_000;
+		let next = 0;
+		for (let pollAt = START + POLL_MS; pollAt <= end + DRAIN_POLLS * POLL_MS; pollAt += POLL_MS) {
+			for (; next < plan.length && plan[next].at < pollAt; next++) {
+				simulated = plan[next].at;
+				expected.set(await upload(emulator, plan[next]), plan[next].fail ? 'failed' : 'succeeded');
+			}
+			simulated = pollAt;
+			// n8n 1.x saves static data only along with an emitted execution; after a restart the
+			// trigger reads back that copy, not the newest.
+			if (restarts.length > 0 && pollAt >= restarts[0]) {
+				restarts.shift();
+				staticData = savedByN8n;
+			}
+			const result = await pollOnce(staticData);
+			staticData = result.staticData;
+			if (result.output !== null) savedByN8n = staticData;
+			if (pollAt >= end && [...expected.keys()].every((id) => emitted.has(id))) break;
+		}
+
+		const duplicates = [...emitted.values()].reduce((sum, count) => sum + count - 1, 0);
+		const unexpected = [...emitted.keys()].filter((id) => !expected.has(id)).length;
+		const missed = [...expected.keys()].filter((id) => !emitted.has(id)).length;
+		const requests = trackedRequests(emulator);
+		const sessions = expected.size;
+		process.stdout.write(
+			`${JSON.stringify({
+				sessions,
+				events,
+				duplicates: duplicates + unexpected,
+				missed,
+				requests,
+				requests_per_session: sessions === 0 ? 0 : Math.round((requests / sessions) * 1000) / 1000,
+			})}\n`,
+		);
+		const stats = emulator.stats();
+		process.stderr.write(
+			`${JSON.stringify({
+				polls,
+				list_requests: stats.requests['GET /api/xml/{date}'] ?? 0,
+				status_requests: stats.requests[RESULT] ?? 0,
+				max_requests_per_poll: maxPerPoll,
+				max_status_requests_per_poll: maxChecksPerPoll,
+				wrong_status: wrongStatus,
+				rejected429: stats.rejected429,
+				peak_bucket_level: stats.peakBucketLevel,
+				real_seconds: Math.round((performance.now() - realStart) / 100) / 10,
+			})}\n`,
+		);
+		if (duplicates + unexpected > 0 || missed > 0 || wrongStatus > 0) process.exitCode = 1;
+	} finally {
+		await emulator.close();
+	}
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+	process.exit(1);
+});

@@ -1,0 +1,296 @@
+import { createHash } from 'crypto';
+import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import type { SessionOutcome, SessionStatus } from '../shared/sessions';
+import { getSessionOutcome } from '../shared/sessions';
+import type { CustomerOverride } from '../shared/transport';
+import { CREDENTIAL_NAME, serviceRequest } from '../shared/transport';
+import type { TriggerState, UploadRecord } from './state';
+import {
+	DAY_MS,
+	dueSessions,
+	newState,
+	PENDING_MAX_AGE_MS,
+	planListing,
+	prune,
+	readState,
+	reportsErrors,
+	serviceDay,
+	takeListing,
+	toRecords,
+	writeState,
+} from './state';
+
+export type StatusFilter = 'any' | 'succeeded' | 'failed';
+
+export interface TriggerSettings {
+	/** Emit an item for each upload when it first appears in a listing. */
+	uploadReceived: boolean;
+	/** Emit an item for each upload session when it has finished (and matches `status`). */
+	uploadFinished: boolean;
+	status: StatusFilter;
+	includeErrorMessage: boolean;
+	/** Status requests (GET .../result) one poll may send at most. */
+	maxChecks: number;
+	customer?: CustomerOverride;
+}
+
+/** Share of n8n's time budget for one poll after which no further status checks are started. */
+const POLL_BUDGET_SHARE = 0.5;
+const DEFAULT_POLL_BUDGET_MS = 5 * 60_000;
+
+export const NOTHING_FINISHED_MESSAGE =
+	'No finished upload session found today or yesterday - upload a document and try again';
+export const NOTHING_RECEIVED_MESSAGE =
+	'No upload found today or yesterday - upload a document and try again';
+
+// Polls of one trigger can overlap when one takes longer than the poll interval (e.g. while the
+// rate limit holds its requests back); two polls working on the same state would emit twice.
+const running = new Set<string>();
+
+export async function pollUploads(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][] | null> {
+	if (this.getMode() === 'manual') return await sampleEvent.call(this, settings);
+	const key = `${this.getWorkflow().id ?? ''}\n${this.getNode().id || this.getNode().name}`;
+	if (running.has(key)) {
+		this.logger.debug('Skipping a poll: the previous poll of this trigger is still running');
+		return null;
+	}
+	running.add(key);
+	try {
+		return await pollOnce.call(this, settings);
+	} finally {
+		running.delete(key);
+	}
+}
+
+async function pollOnce(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][] | null> {
+	const now = Date.now();
+	const staticData = this.getWorkflowStaticData('node');
+	const scope = await scopeOf.call(this, settings.customer);
+	const previous = readState(staticData, scope);
+	const state: TriggerState = previous ?? newState(scope, now);
+	const plan = planListing(previous?.listedAt, now);
+	if (previous && plan.skippedFrom) {
+		this.logger.warn(
+			`Uploads of ${plan.skippedFrom} up to the day before yesterday were not looked at: polling paused for more than a day`,
+		);
+	}
+
+	const items: INodeExecutionData[] = [];
+	for (const day of plan.days) {
+		const records = await listDay.call(this, day, settings.customer);
+		// On the first poll everything listed is history: remembered as known, never emitted.
+		const fresh = takeListing(state, day, records, now, previous !== undefined && settings.uploadFinished);
+		if (previous && settings.uploadReceived) items.push(...fresh.map(receivedItem));
+	}
+	state.listedAt = now;
+
+	if (!previous) {
+		writeState(staticData, state);
+		this.logger.debug('Trigger started: uploads listed so far are taken as already known');
+		return null;
+	}
+
+	for (const { id, reason } of prune(state, now).dropped) {
+		this.logger.warn(
+			reason === 'age'
+				? `Upload session ${id} is still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`
+				: `Too many unfinished upload sessions: ${id}, the oldest, is no longer followed`,
+		);
+	}
+
+	const failures = settings.uploadFinished
+		? await checkPending.call(this, state, now, settings, items)
+		: [];
+	writeState(staticData, state);
+	if (failures.length > 0) {
+		if (items.length === 0) throw failures[0];
+		this.logger.warn(
+			`${failures.length} status check(s) failed; those sessions are checked again on the next poll: ${failures[0].message}`,
+		);
+	}
+	return items.length > 0 ? [items] : null;
+}
+
+/**
+ * Checks due pending sessions, up to the per-poll limit, and adds an item for each finished one
+ * that matches the status filter. A finished session leaves the state whether or not it matched,
+ * so it is never reported twice. Returns the errors of checks that failed.
+ */
+async function checkPending(
+	this: IPollFunctions,
+	state: TriggerState,
+	now: number,
+	settings: TriggerSettings,
+	items: INodeExecutionData[],
+): Promise<Error[]> {
+	const failures: Error[] = [];
+	const deadline = now + pollBudgetMs(this) * POLL_BUDGET_SHARE;
+	let checks = 0;
+	for (const [id, session] of dueSessions(state, now)) {
+		if (checks >= settings.maxChecks) break;
+		if (Date.now() > deadline) {
+			this.logger.debug('Leaving further status checks to the next poll: this poll took long');
+			break;
+		}
+		checks++;
+		let outcome: SessionOutcome;
+		try {
+			outcome = await getSessionOutcome.call(this, id, {
+				includeErrorMessage: settings.includeErrorMessage,
+				customer: settings.customer,
+			});
+		} catch (error) {
+			if (isUnknownSession(error, id)) {
+				delete state.pending[id];
+				this.logger.warn(`Upload session ${id} is unknown to the service: no longer followed`);
+				continue;
+			}
+			session.lastChecked = now;
+			failures.push(error as Error);
+			continue;
+		}
+		if (outcome.status === 'processing') {
+			session.lastChecked = now;
+			continue;
+		}
+		delete state.pending[id];
+		if (matches(settings.status, outcome.status)) {
+			items.push(finishedItem(session.record, outcome, settings.includeErrorMessage));
+		}
+	}
+	return failures;
+}
+
+/**
+ * "Fetch Test Event": the most recent upload that fits the settings, found without touching the
+ * trigger's state. Finished sessions are looked for newest first, today then yesterday, within the
+ * per-poll limit of status checks.
+ */
+async function sampleEvent(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][]> {
+	const now = Date.now();
+	let checks = 0;
+	for (const day of [serviceDay(now), serviceDay(now - DAY_MS)]) {
+		if (settings.uploadFinished && checks >= settings.maxChecks) break;
+		const newestFirst = (await listDay.call(this, day, settings.customer)).reverse();
+		if (!settings.uploadFinished) {
+			if (newestFirst.length > 0) return [[receivedItem(newestFirst[0])]];
+			continue;
+		}
+		for (const record of sampleOrder(newestFirst, settings.status)) {
+			if (checks >= settings.maxChecks) break;
+			checks++;
+			const outcome = await getSessionOutcome.call(this, record.id, {
+				includeErrorMessage: settings.includeErrorMessage,
+				customer: settings.customer,
+			});
+			if (outcome.status !== 'processing' && matches(settings.status, outcome.status)) {
+				return [[finishedItem(record, outcome, settings.includeErrorMessage)]];
+			}
+		}
+	}
+	if (!settings.uploadFinished) throw new NodeOperationError(this.getNode(), NOTHING_RECEIVED_MESSAGE);
+	throw new NodeOperationError(this.getNode(), NOTHING_FINISHED_MESSAGE, {
+		description:
+			checks >= settings.maxChecks
+				? `The ${checks} most recent uploads were checked (the limit of Max Status Checks per Poll)`
+				: undefined,
+	});
+}
+
+/** Records that report errors are failed ones: looked at first when failures are wanted, last otherwise. */
+function sampleOrder(newestFirst: UploadRecord[], status: StatusFilter): UploadRecord[] {
+	if (status === 'any') return newestFirst;
+	const failing = newestFirst.filter(reportsErrors);
+	const others = newestFirst.filter((record) => !reportsErrors(record));
+	return status === 'failed' ? [...failing, ...others] : [...others, ...failing];
+}
+
+async function listDay(
+	this: IPollFunctions,
+	day: string,
+	customer: CustomerOverride | undefined,
+): Promise<UploadRecord[]> {
+	const { body } = await serviceRequest.call(this, {
+		method: 'GET',
+		path: `/api/xml/${day}`,
+		customer,
+	});
+	// Taking an unexpected answer for "no uploads" would make the trigger silently blind.
+	if (typeof body === 'string' && body.trim() !== '') {
+		throw new NodeApiError(
+			this.getNode(),
+			{ message: 'The service answered the list of uploads with something other than records' },
+			{ description: `GET /api/xml/${day} answered: ${body.slice(0, 200)}` },
+		);
+	}
+	return toRecords(body);
+}
+
+/**
+ * Identifies the account and customer node the stored ids belong to: when either changes, the
+ * trigger starts afresh instead of taking another node's uploads for new ones.
+ */
+async function scopeOf(this: IPollFunctions, customer: CustomerOverride | undefined): Promise<string> {
+	const credentials = await this.getCredentials(CREDENTIAL_NAME);
+	const parts = [
+		String(credentials.baseUrl ?? '').trim().replace(/\/+$/, ''),
+		String(credentials.username ?? ''),
+		customer?.customerIdType ?? String(credentials.customerIdType ?? ''),
+		customer?.customerId ?? String(credentials.customerId ?? ''),
+	];
+	return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
+}
+
+function pollBudgetMs(context: IPollFunctions): number {
+	// n8n 1.x has no poll budget.
+	const candidate = context as Partial<Pick<IPollFunctions, 'getPollBudgetMs'>>;
+	return typeof candidate.getPollBudgetMs === 'function'
+		? candidate.getPollBudgetMs()
+		: DEFAULT_POLL_BUDGET_MS;
+}
+
+/**
+ * A 404 of the status route itself: the service does not know the session, asking again will not
+ * change that. (A 404 of the error document behind a failed session is not this case.)
+ */
+function isUnknownSession(error: unknown, id: string): boolean {
+	return (
+		error instanceof NodeApiError &&
+		String(error.httpCode) === '404' &&
+		error.message.includes(`/api/status/${encodeURIComponent(id)}/result`)
+	);
+}
+
+function matches(filter: StatusFilter, status: SessionStatus): boolean {
+	return filter === 'any' || filter === status;
+}
+
+function receivedItem(record: UploadRecord): INodeExecutionData {
+	return { json: { ...record, event: 'uploadReceived' } };
+}
+
+function finishedItem(
+	record: UploadRecord,
+	outcome: SessionOutcome,
+	includeErrorMessage: boolean,
+): INodeExecutionData {
+	const json: IDataObject = {
+		...record,
+		event: 'uploadFinished',
+		status: outcome.status,
+		errorUrl: outcome.errorUrl ?? null,
+	};
+	if (includeErrorMessage) json.errorMessage = outcome.errorMessage ?? null;
+	return { json };
+}
