@@ -7,9 +7,12 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { customerOption } from '../ProductDataIntegration/actions/common';
+import {
+	customerOption,
+	getCustomerOverride,
+	includeErrorMessageOption,
+} from '../ProductDataIntegration/actions/common';
 import { getCustomers } from '../ProductDataIntegration/methods/loadOptions';
-import type { CustomerOverride } from '../shared/transport';
 import type { StatusFilter } from './poll';
 import { pollUploads } from './poll';
 
@@ -67,6 +70,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 					},
 				],
 				default: ['uploadFinished'],
+				description: 'What starts the workflow; with both, an upload can start it twice',
 			},
 			{
 				displayName: 'Status',
@@ -101,14 +105,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 				default: {},
 				options: [
 					customerOption,
-					{
-						displayName: 'Include Error Message',
-						name: 'includeErrorMessage',
-						type: 'boolean',
-						default: false,
-						description:
-							'Whether to fetch the error message of a failed upload into errorMessage (one more request per failed upload)',
-					},
+					includeErrorMessageOption,
 					{
 						displayName: 'Max Status Checks per Poll',
 						name: 'maxChecks',
@@ -135,9 +132,6 @@ export class ProductDataIntegrationTrigger implements INodeType {
 			throw new NodeOperationError(this.getNode(), 'Choose at least one event to trigger on');
 		}
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		const customer = String(options.customer ?? '').trim();
-		const override: CustomerOverride | undefined =
-			customer === '' ? undefined : { customerId: customer, customerIdType: 'ServiceID' };
 		const maxChecks = Math.floor(Number(options.maxChecks ?? DEFAULT_MAX_CHECKS));
 		return await pollUploads.call(this, {
 			uploadReceived: events.includes('uploadReceived'),
@@ -145,7 +139,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 			status: this.getNodeParameter('status', 'any') as StatusFilter,
 			includeErrorMessage: options.includeErrorMessage === true,
 			maxChecks: Number.isFinite(maxChecks) && maxChecks >= 1 ? maxChecks : DEFAULT_MAX_CHECKS,
-			customer: override,
+			customer: getCustomerOverride.call(this),
 		});
 	}
 }

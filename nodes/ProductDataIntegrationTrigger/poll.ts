@@ -5,11 +5,13 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { SessionOutcome, SessionStatus } from '../shared/sessions';
 import { getSessionOutcome } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
-import { CREDENTIAL_NAME, serviceRequest } from '../shared/transport';
+import { CREDENTIAL_NAME } from '../shared/transport';
+import { listUploads } from '../shared/uploads';
 import type { TriggerState, UploadRecord } from './state';
 import {
 	DAY_MS,
 	dueSessions,
+	followableRecords,
 	newState,
 	PENDING_MAX_AGE_MS,
 	planListing,
@@ -18,7 +20,6 @@ import {
 	reportsErrors,
 	serviceDay,
 	takeListing,
-	toRecords,
 	writeState,
 } from './state';
 
@@ -148,7 +149,7 @@ async function checkPending(
 				customer: settings.customer,
 			});
 		} catch (error) {
-			if (isUnknownSession(error, id)) {
+			if (isUnknownSession(error)) {
 				delete state.pending[id];
 				this.logger.warn(`Upload session ${id} is unknown to the service: no longer followed`);
 				continue;
@@ -221,20 +222,7 @@ async function listDay(
 	day: string,
 	customer: CustomerOverride | undefined,
 ): Promise<UploadRecord[]> {
-	const { body } = await serviceRequest.call(this, {
-		method: 'GET',
-		path: `/api/xml/${day}`,
-		customer,
-	});
-	// Taking an unexpected answer for "no uploads" would make the trigger silently blind.
-	if (typeof body === 'string' && body.trim() !== '') {
-		throw new NodeApiError(
-			this.getNode(),
-			{ message: 'The service answered the list of uploads with something other than records' },
-			{ description: `GET /api/xml/${day} answered: ${body.slice(0, 200)}` },
-		);
-	}
-	return toRecords(body);
+	return followableRecords(await listUploads.call(this, day, { customer }));
 }
 
 /**
@@ -261,15 +249,12 @@ function pollBudgetMs(context: IPollFunctions): number {
 }
 
 /**
- * A 404 of the status route itself: the service does not know the session, asking again will not
- * change that. (A 404 of the error document behind a failed session is not this case.)
+ * A 404 of the status route: the service does not know the session, and asking again will not
+ * change that. (An error document that cannot be fetched does not fail the check: the outcome
+ * comes back with a warning.)
  */
-function isUnknownSession(error: unknown, id: string): boolean {
-	return (
-		error instanceof NodeApiError &&
-		String(error.httpCode) === '404' &&
-		error.message.includes(`/api/status/${encodeURIComponent(id)}/result`)
-	);
+function isUnknownSession(error: unknown): boolean {
+	return error instanceof NodeApiError && String(error.httpCode) === '404';
 }
 
 function matches(filter: StatusFilter, status: SessionStatus): boolean {
@@ -292,5 +277,6 @@ function finishedItem(
 		errorUrl: outcome.errorUrl ?? null,
 	};
 	if (includeErrorMessage) json.errorMessage = outcome.errorMessage ?? null;
+	if (outcome.warning !== undefined) json.warning = outcome.warning;
 	return { json };
 }

@@ -1,5 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { formatDay } from '../shared/uploads';
+
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
  * survives restarts. Everything here is plain JSON: n8n stores it in its database and reads it back.
@@ -55,28 +57,19 @@ export interface TriggerState {
 	pending: Record<string, PendingSession>;
 }
 
+/** The date the trigger lists for the moment `ms` (dates are named in UTC, see above). */
 export function serviceDay(ms: number): string {
-	return new Date(ms).toISOString().slice(0, 10);
+	return formatDay(ms, 'UTC');
 }
 
-function isRecord(value: unknown): value is UploadRecord {
-	return (
-		typeof value === 'object' &&
-		value !== null &&
-		!Array.isArray(value) &&
-		typeof (value as IDataObject).id === 'string' &&
-		(value as IDataObject).id !== ''
-	);
+function hasSessionId(record: IDataObject): record is UploadRecord {
+	return typeof record.id === 'string' && record.id !== '';
 }
 
-/**
- * The records of a list-by-date answer, oldest first. The spec leaves open whether one record comes
- * as an array of one or as the record itself; both are read, anything without an id is ignored.
- */
-export function toRecords(body: unknown): UploadRecord[] {
-	const list: unknown[] = Array.isArray(body) ? body : [body];
-	const records = list.filter(isRecord);
-	return records
+/** The records of a date's listing that the trigger can follow (those with a session id), oldest first. */
+export function followableRecords(listing: IDataObject[]): UploadRecord[] {
+	return listing
+		.filter(hasSessionId)
 		.map((record, index) => ({ record, index, at: receivedAtMs(record) }))
 		.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || a.index - b.index)
 		.map(({ record }) => record);

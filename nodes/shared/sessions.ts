@@ -1,7 +1,14 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import type { CustomerOverride, ServiceContext } from './transport';
-import { CREDENTIAL_NAME, checkBaseUrl, fetchServiceUrl, serviceRequest } from './transport';
+import {
+	CREDENTIAL_NAME,
+	cancelSignal,
+	checkBaseUrl,
+	fetchServiceUrl,
+	serviceRequest,
+	sleepOrCancel,
+} from './transport';
 
 export type SessionStatus = 'processing' | 'succeeded' | 'failed';
 
@@ -10,6 +17,8 @@ export interface SessionOutcome {
 	status: SessionStatus;
 	errorUrl?: string;
 	errorMessage?: string;
+	/** Why the error message was asked for but is missing; the session's status stands. */
+	warning?: string;
 }
 
 export interface SessionOutcomeOptions {
@@ -25,6 +34,8 @@ export interface WaitForSessionsOptions {
 	initialDelayMs?: number;
 	maxDelayMs?: number;
 	customer?: CustomerOverride;
+	/** The input item of each session, named in the errors of its polls. */
+	itemIndexes?: ReadonlyMap<string, number>;
 }
 
 const DEFAULT_INITIAL_DELAY_MS = 5_000;
@@ -74,13 +85,21 @@ export async function getSessionOutcome(
 	if (response.statusCode === 202) return { sessionId, status: 'processing' };
 	if (!REDIRECT_STATUSES.includes(response.statusCode)) return { sessionId, status: 'succeeded' };
 
-	const location = headerValue(response.headers, 'location');
+	const location = response.headers.location;
 	const outcome: SessionOutcome = { sessionId, status: 'failed' };
 	if (location) {
 		outcome.errorUrl = await resolveServiceUrl(this, location);
 		if (options.includeErrorMessage) {
-			const errorDocument = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex);
-			outcome.errorMessage = String(errorDocument.body ?? '').trim();
+			try {
+				const errorDocument = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex);
+				outcome.errorMessage = String(errorDocument.body ?? '').trim();
+			} catch (error) {
+				if (cancelSignal(this)?.aborted) throw error;
+				// The session has finished, whatever became of its error document (gone, or on a host
+				// that wants other credentials): failing here would make every later check fail the same
+				// way, and a trigger would never report the session.
+				outcome.warning = `The error message could not be fetched: ${(error as Error).message}`;
+			}
 		}
 	}
 	return outcome;
@@ -101,8 +120,11 @@ export async function waitForSessions(
 ): Promise<Map<string, SessionOutcome>> {
 	const initialDelayMs = Math.max(0, options.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS);
 	const maxDelayMs = Math.max(initialDelayMs, options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
-	const deadline = Date.now() + Math.max(0, options.timeoutMs);
+	// A deadline that is no number would never pass: the wait would poll for as long as a session runs.
+	const timeoutMs = Number.isFinite(options.timeoutMs) ? Math.max(0, options.timeoutMs) : 0;
+	const deadline = Date.now() + timeoutMs;
 	const signal = cancelSignal(this);
+	const node = this.getNode();
 
 	const outcomes = new Map<string, SessionOutcome>();
 	const failures = new Map<string, number>();
@@ -111,7 +133,7 @@ export async function waitForSessions(
 	let firstRound = true;
 
 	while (pending.length > 0) {
-		await sleep(Math.min(delayMs, Math.max(0, deadline - Date.now())), signal);
+		await sleepOrCancel(Math.min(delayMs, Math.max(0, deadline - Date.now())), signal, node);
 		const stillPending: string[] = [];
 		const queue = [...pending];
 		let stopped = false;
@@ -121,6 +143,7 @@ export async function waitForSessions(
 					const outcome = await getSessionOutcome.call(this, id, {
 						includeErrorMessage: options.includeErrorMessage,
 						customer: options.customer,
+						itemIndex: options.itemIndexes?.get(id),
 					});
 					failures.delete(id);
 					if (outcome.status === 'processing') stillPending.push(id);
@@ -150,11 +173,53 @@ export async function waitForSessions(
 	return result;
 }
 
-function headerValue(headers: Record<string, string>, name: string): string | undefined {
-	for (const [key, value] of Object.entries(headers ?? {})) {
-		if (key.toLowerCase() === name) return Array.isArray(value) ? String(value[0]) : String(value);
+/** One session of a node run to wait for, with how to ask about it. */
+export interface SessionToAwait {
+	sessionId: string;
+	/** The input item the session belongs to, named in errors. */
+	itemIndex: number;
+	/** The customer node the session was uploaded for: its status is asked for with it. */
+	customer?: CustomerOverride;
+	includeErrorMessage: boolean;
+}
+
+/**
+ * Waits for all sessions of a node run together, sharing one timeout. Sessions asked about with
+ * other customer headers, or with and without their error message, cannot share a waitForSessions;
+ * one runs per kind, all at once. Returns the outcomes in the order of `sessions`.
+ */
+export async function waitForAllSessions(
+	this: ServiceContext,
+	sessions: SessionToAwait[],
+	timeoutMs: number,
+): Promise<SessionOutcome[]> {
+	const kinds = new Map<string, SessionToAwait[]>();
+	for (const session of sessions) {
+		const kind = JSON.stringify([session.customer?.customerIdType, session.customer?.customerId, session.includeErrorMessage]);
+		kinds.set(kind, [...(kinds.get(kind) ?? []), session]);
 	}
-	return undefined;
+	const outcomes = new Map<SessionToAwait, SessionOutcome>();
+	await Promise.all(
+		[...kinds.values()].map(async (kind) => {
+			const itemIndexes = new Map<string, number>();
+			// A session named by several items is polled once; its errors name the first of them.
+			for (const { sessionId, itemIndex } of kind) {
+				if (!itemIndexes.has(sessionId)) itemIndexes.set(sessionId, itemIndex);
+			}
+			const result = await waitForSessions.call(
+				this,
+				kind.map(({ sessionId }) => sessionId),
+				{
+					timeoutMs,
+					includeErrorMessage: kind[0].includeErrorMessage,
+					customer: kind[0].customer,
+					itemIndexes,
+				},
+			);
+			for (const session of kind) outcomes.set(session, result.get(session.sessionId) as SessionOutcome);
+		}),
+	);
+	return sessions.map((session) => outcomes.get(session) as SessionOutcome);
 }
 
 /** A relative Location is resolved against the credential's base URL, where the request went. */
@@ -172,30 +237,4 @@ function isTransient(error: unknown): boolean {
 	if (!(error instanceof NodeApiError)) return false;
 	const status = Number(error.httpCode);
 	return !Number.isFinite(status) || status === 0 || status >= 500 || status === 429;
-}
-
-function cancelSignal(context: ServiceContext): AbortSignal | undefined {
-	return 'getExecutionCancelSignal' in context ? context.getExecutionCancelSignal() : undefined;
-}
-
-async function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-	if (signal?.aborted) throw abortError();
-	if (ms <= 0) return;
-	await new Promise<void>((resolve, reject) => {
-		const onAbort = () => {
-			clearTimeout(timer);
-			reject(abortError());
-		};
-		const timer = setTimeout(() => {
-			signal?.removeEventListener('abort', onAbort);
-			resolve();
-		}, ms);
-		signal?.addEventListener('abort', onAbort, { once: true });
-	});
-}
-
-function abortError(): Error {
-	const error = new Error('The execution was cancelled while waiting for upload sessions');
-	error.name = 'AbortError';
-	return error;
 }

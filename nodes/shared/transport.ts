@@ -192,18 +192,21 @@ function getAccount(context: ServiceContext, itemIndex?: number): Promise<Accoun
 	return account;
 }
 
-function cancelSignal(context: ServiceContext): AbortSignal | undefined {
+/** The execution's cancel signal; a trigger's poll has none, nor has n8n before it had cancellation. */
+export function cancelSignal(context: ServiceContext): AbortSignal | undefined {
 	const candidate = context as Partial<Pick<IExecuteFunctions, 'getExecutionCancelSignal'>>;
 	return typeof candidate.getExecutionCancelSignal === 'function'
 		? candidate.getExecutionCancelSignal()
 		: undefined;
 }
 
-function cancelledError(node: INode, itemIndex?: number): NodeOperationError {
+/** What a node reports when its execution was cancelled: a notice, not a failure of the service. */
+export function cancelledError(node: INode, itemIndex?: number): NodeOperationError {
 	return new NodeOperationError(node, 'The execution was cancelled', { itemIndex, level: 'info' });
 }
 
 async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+	if (signal?.aborted) throw new ThrottleCancelledError();
 	if (ms <= 0) return;
 	await new Promise<void>((resolve, reject) => {
 		const onAbort = () => {
@@ -214,8 +217,7 @@ async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 			signal?.removeEventListener('abort', onAbort);
 			resolve();
 		}, ms);
-		if (signal?.aborted) onAbort();
-		else signal?.addEventListener('abort', onAbort, { once: true });
+		signal?.addEventListener('abort', onAbort, { once: true });
 	});
 }
 
@@ -565,7 +567,8 @@ async function perform<T>(
 	}
 }
 
-async function sleepOrCancel(ms: number, signal: AbortSignal | undefined, node: INode, itemIndex?: number): Promise<void> {
+/** Waits `ms`; a cancelled execution ends the wait at once, with the node's cancellation error. */
+export async function sleepOrCancel(ms: number, signal: AbortSignal | undefined, node: INode, itemIndex?: number): Promise<void> {
 	try {
 		await sleep(ms, signal);
 	} catch {

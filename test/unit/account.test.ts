@@ -45,6 +45,25 @@ describe('Account: Get Environment Info', () => {
 		expect(emulator.stats().requests['GET /api/auth/me']).toBe(1);
 	});
 
+	it('asks the service once for all items of a run', async () => {
+		const { output, error } = await runNode({
+			node,
+			parameters: getEnvironmentInfo({ includeAuthToken: '={{ $json.token }}' }),
+			items: [{ json: { token: false } }, { json: { token: true } }, { json: { token: false } }],
+			credentials: credentials(),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0].map(({ json, pairedItem }) => [json.userName, 'authToken' in json, pairedItem])).toEqual([
+			[DEFAULT_ACCOUNT.username, false, { item: 0 }],
+			[DEFAULT_ACCOUNT.username, true, { item: 1 }],
+			[DEFAULT_ACCOUNT.username, false, { item: 2 }],
+		]);
+		// Items are separate objects: changing one downstream does not change another.
+		expect(output[0][0].json.availableCustomers).not.toBe(output[0][2].json.availableCustomers);
+		expect(emulator.stats().requests['GET /api/auth/me']).toBe(1);
+	});
+
 	it('includes the auth token when asked', async () => {
 		const { output, error } = await runNode({
 			node,

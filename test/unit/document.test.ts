@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
+import { prepareDocuments } from '../../nodes/ProductDataIntegration/actions/document/documents';
+import { executeUpload } from '../../nodes/ProductDataIntegration/actions/document/uploadDocuments';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
+import { createContext } from '../helpers/context';
 import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../helpers/n8n';
 
 const node = new ProductDataIntegration();
@@ -504,6 +511,18 @@ describe('Document: Upload and Upload Custom XML', () => {
 			});
 		});
 
+		it('refuses a timeout that is no number before anything is uploaded', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, timeout: '={{ $json.wait }}' } }),
+				items: [{ json: { xml: GOOD, wait: 30 } }, { json: { xml: GOOD, wait: 'later' } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('The Timeout (Seconds) of item 1 is not a number of seconds: "later"');
+			expect(putRequests()).toBe(0);
+		});
+
 		it('stops on a failed document without continue on fail, listing every session', async () => {
 			const { error } = await runNode({
 				node,
@@ -520,3 +539,81 @@ describe('Document: Upload and Upload Custom XML', () => {
 });
 
 const emulatorInvalidMessage = 'The request is invalid.';
+
+describe('Document: stored files', () => {
+	it('stops reading a stored file when the execution is cancelled', async () => {
+		const abort = new AbortController();
+		const chunk = Buffer.from(`<Product>${'x'.repeat(4000)}</Product>`);
+		let chunksRead = 0;
+		// 400 MB if read to the end: the check would take many seconds.
+		const file = new Readable({
+			read() {
+				chunksRead++;
+				if (chunksRead === 2) abort.abort();
+				this.push(chunksRead === 1 ? Buffer.from('<Products>') : chunksRead > 100_000 ? null : chunk);
+			},
+		});
+		const context = createContext({
+			credentials: {},
+			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: {} },
+			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml' } } }],
+			signal: abort.signal,
+		});
+		context.helpers.getBinaryStream = async () => file;
+
+		const [prepared] = await prepareDocuments(context, context.getInputData());
+
+		expect(prepared.error?.message).toBe('The execution was cancelled');
+		expect(chunksRead).toBeLessThan(100);
+		expect(file.destroyed).toBe(true);
+	});
+
+	it('closes the file stream of an attempt the service refused without reading it', async () => {
+		let requests = 0;
+		const server = createServer((req, res) => {
+			requests++;
+			if (requests === 1) {
+				// Refused before the body was read, and the connection dropped, as a front end may do.
+				res.writeHead(429, { 'Retry-After': '0', Connection: 'close' });
+				res.end('{"message":"The bucket is full"}');
+				req.socket.destroy();
+				return;
+			}
+			req.resume();
+			req.on('end', () => {
+				res.writeHead(202, { 'Content-Type': 'text/plain' });
+				res.end('3f2504e0-4f89-41d3-9a0c-0305e82c3301');
+			});
+		});
+		server.listen(0, '127.0.0.1');
+		await once(server, 'listening');
+		const opened: Readable[] = [];
+		const context = createContext({
+			credentials: emulatorCredentials({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, FAST_CREDENTIAL),
+			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: { validate: false } },
+			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml', fileName: 'a.xml' } } }],
+		});
+		// 8 MB: more than the connection takes before the service answers.
+		context.helpers.getBinaryStream = async () => {
+			let chunks = 0;
+			const file = new Readable({
+				read() {
+					chunks++;
+					this.push(chunks > 128 ? null : Buffer.alloc(64 * 1024, 'a'));
+				},
+			});
+			opened.push(file);
+			return file;
+		};
+
+		try {
+			const output = await executeUpload.call(context, context.getInputData(), 'xml');
+			expect(output[0].json.sessionId).toBe('3f2504e0-4f89-41d3-9a0c-0305e82c3301');
+		} finally {
+			server.close();
+		}
+		// One read to hash the file, one per attempt.
+		expect(requests).toBe(2);
+		expect(opened.map((file) => file.destroyed)).toEqual([true, true, true]);
+	});
+});

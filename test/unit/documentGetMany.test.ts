@@ -156,6 +156,28 @@ describe('Document: Get Many', () => {
 		expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(2);
 	});
 
+	it('lists a day once for all items that ask for the same day and customer', async () => {
+		const emulator = await emulatorWith('array');
+		const [north] = await uploadDocuments(emulator, 1);
+		const [south] = await uploadDocuments(emulator, 1, '1002');
+
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true, options: { customer: '={{ $json.customer }}' } }),
+			items: [{ json: { customer: '' } }, { json: { customer: '1002' } }, { json: { customer: '' } }],
+			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0].map(({ json, pairedItem }) => [json.id, pairedItem])).toEqual([
+			[north, { item: 0 }],
+			[south, { item: 1 }],
+			[north, { item: 2 }],
+		]);
+		expect(output[0][0].json.sentBy).not.toBe(output[0][2].json.sentBy);
+		expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(2);
+	});
+
 	it('names the field and the item of an invalid date before any request', async () => {
 		const emulator = await emulatorWith('array');
 

@@ -1,8 +1,4 @@
-import {
-	parseFindAnswer,
-	parseUploadAnswer,
-	rawBody,
-} from '../../nodes/ProductDataIntegration/actions/image/responses';
+import { parseFindAnswer, parseUploadAnswer } from '../../nodes/ProductDataIntegration/actions/image/responses';
 
 const A = '0a1b2c3d4e5f60718293a4b5c6d7e8f9';
 const B = 'f9e8d7c6b5a4938271605f4e3d2c1b0a';
@@ -70,14 +66,5 @@ describe('parseFindAnswer', () => {
 		expect(parseFindAnswer(`${A}\n${B}`)).toBeUndefined();
 		expect(parseFindAnswer('Image found')).toBeUndefined();
 		expect(parseFindAnswer('')).toBeUndefined();
-	});
-});
-
-describe('rawBody', () => {
-	it('shows any body as text', () => {
-		expect(rawBody('plain')).toBe('plain');
-		expect(rawBody(Buffer.from('bytes'))).toBe('bytes');
-		expect(rawBody({ a: 1 })).toBe('{"a":1}');
-		expect(rawBody(undefined)).toBe('');
 	});
 });

@@ -163,6 +163,34 @@ describe('getSessionOutcome', () => {
 		});
 		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
 	});
+
+	it('keeps the outcome when the error message cannot be fetched, saying why', async () => {
+		serviceRequest.mockResolvedValue(answer(301, { location: '/api/status/x/errors' }));
+		fetchServiceUrl.mockRejectedValue(
+			new NodeApiError(NODE, { message: 'Not found' }, { message: 'Not found: GET /api/status/x/errors', httpCode: '404' }),
+		);
+
+		const outcome = await getSessionOutcome.call(context(), 'x', { includeErrorMessage: true, itemIndex: 2 });
+
+		expect(outcome).toEqual({
+			sessionId: 'x',
+			status: 'failed',
+			errorUrl: 'https://service.example/api/status/x/errors',
+			warning: 'The error message could not be fetched: Not found: GET /api/status/x/errors',
+		});
+	});
+
+	it('still fails when the execution is cancelled while fetching the error message', async () => {
+		serviceRequest.mockResolvedValue(answer(301, { location: '/api/status/x/errors' }));
+		fetchServiceUrl.mockImplementation(async () => {
+			abort.abort();
+			throw new NodeOperationError(NODE, 'The execution was cancelled');
+		});
+
+		await expect(getSessionOutcome.call(context(), 'x', { includeErrorMessage: true })).rejects.toThrow(
+			'The execution was cancelled',
+		);
+	});
 });
 
 describe('waitForSessions', () => {
@@ -259,6 +287,18 @@ describe('waitForSessions', () => {
 		expect(serviceRequest).toHaveBeenCalledTimes(3);
 	});
 
+	it('does not end the wait when an error message cannot be fetched', async () => {
+		script({ [A]: [301], [B]: [202, 200] });
+		fetchServiceUrl.mockRejectedValue(serverError(404));
+
+		const outcomes = await settle(
+			waitForSessions.call(context(), [A, B], { timeoutMs: 60_000, includeErrorMessage: true }),
+		);
+
+		expect(outcomes.get(A)).toMatchObject({ status: 'failed', warning: expect.stringContaining('could not be fetched') });
+		expect(outcomes.get(B)?.status).toBe('succeeded');
+	});
+
 	it('stops at once on an answer that will not change', async () => {
 		script({ [A]: [202], [B]: [serverError(404)], [C]: [202] });
 
@@ -285,7 +325,9 @@ describe('waitForSessions', () => {
 		await jest.advanceTimersByTimeAsync(1_000);
 		abort.abort();
 
-		expect(await outcome).toMatchObject({ name: 'AbortError' });
+		const cancelled = await outcome;
+		expect(cancelled).toBeInstanceOf(NodeOperationError);
+		expect((cancelled as Error).message).toBe('The execution was cancelled');
 		expect(serviceRequest).toHaveBeenCalledTimes(1);
 	});
 });

@@ -328,6 +328,31 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(next.items.map((item) => [item.id, item.status])).toEqual([[id, 'succeeded']]);
 	});
 
+	it('reports a failed session once even when its error message cannot be fetched', async () => {
+		const parameters = finished({ includeErrorMessage: true });
+		const { staticData } = await poll(parameters, {});
+		const bad = await upload({ fail: true });
+		advance(MINUTE);
+		// More failures than the transport retries: the error document stays out of reach.
+		await failRequests(`/api/status/${bad}/errors`, 3);
+
+		const result = await poll(parameters, staticData);
+		expect(result.items).toEqual([
+			expect.objectContaining({
+				id: bad,
+				status: 'failed',
+				errorUrl: `${emulator.url}/api/status/${bad}/errors`,
+				errorMessage: null,
+				warning: expect.stringContaining('The error message could not be fetched'),
+			}),
+		]);
+		expect(triggerState(result.staticData).pending).toEqual({});
+		advance(MINUTE);
+		const next = await poll(parameters, result.staticData);
+		expect(next.items).toEqual([]);
+		expect(next.requests).toEqual({ [LIST]: 1 });
+	});
+
 	it('stops following a session the service does not know', async () => {
 		const parameters = finished();
 		const { staticData } = await poll(parameters, {});

@@ -1,6 +1,7 @@
 import {
 	DAY_MS,
 	dueSessions,
+	followableRecords,
 	MAX_RECHECK_INTERVAL_MS,
 	newState,
 	PENDING_MAX_AGE_MS,
@@ -10,7 +11,6 @@ import {
 	readState,
 	serviceDay,
 	takeListing,
-	toRecords,
 	writeState,
 	type UploadRecord,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
@@ -64,15 +64,12 @@ describe('trigger state: dates', () => {
 });
 
 describe('trigger state: records', () => {
-	it('reads an array, a single record or nothing, oldest first', () => {
+	it('keeps the records with a session id, oldest first', () => {
 		const a = record('a', '2025-03-10T10:00:00+00:00');
 		const b = record('b', '2025-03-10T11:00:00+02:00');
-		expect(toRecords([a, b]).map((r) => r.id)).toEqual(['b', 'a']);
-		expect(toRecords(a)).toEqual([a]);
-		expect(toRecords([])).toEqual([]);
-		expect(toRecords(undefined)).toEqual([]);
-		expect(toRecords('no uploads')).toEqual([]);
-		expect(toRecords([{ receivedAt: 'x' }, null, a])).toEqual([a]);
+		expect(followableRecords([a, b]).map((r) => r.id)).toEqual(['b', 'a']);
+		expect(followableRecords([])).toEqual([]);
+		expect(followableRecords([{ receivedAt: 'x' }, { id: '' }, { value: 'text' }, a])).toEqual([a]);
 	});
 
 	it('returns each id once, follows new sessions and keeps their freshest record', () => {

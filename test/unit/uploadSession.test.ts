@@ -206,6 +206,31 @@ describe('Upload Session', () => {
 			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBeUndefined();
 		});
 
+		it('refuses a timeout that is no number, before any request', async () => {
+			const pending = await slow();
+			const { error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: pending, options: { timeout: '={{ "soon" }}' } }),
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe('The Timeout (Seconds) of item 0 is not a number of seconds: "soon"');
+			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBeUndefined();
+		});
+
+		it('names the item whose session the service does not know', async () => {
+			const done = await succeeding();
+			const { error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: [{ json: { id: done } }, { json: { id: UNKNOWN_SESSION } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toContain(`Not found: GET /api/status/${UNKNOWN_SESSION}/result`);
+			expect(error?.context?.itemIndex).toBe(1);
+		});
+
 		it('fails bad items and waits for the others under continue on fail', async () => {
 			const done = await succeeding();
 			const { output, error } = await runNode({

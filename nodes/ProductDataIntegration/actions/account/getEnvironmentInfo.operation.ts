@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
+import { readOncePerRun } from '../common';
 
 const properties: INodeProperties[] = [
 	{
@@ -32,12 +33,10 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 	const { includeAuthToken = false } = this.getNodeParameter('options', itemIndex, {}) as {
 		includeAuthToken?: boolean;
 	};
-	const { body } = await serviceRequest.call(this, {
-		method: 'GET',
-		path: '/api/auth/me',
-		itemIndex,
+	const info = await readOncePerRun(this, 'environment', async () => {
+		const { body } = await serviceRequest.call(this, { method: 'GET', path: '/api/auth/me', itemIndex });
+		return (body ?? {}) as IDataObject;
 	});
-	const info = { ...((body ?? {}) as IDataObject) };
 	if (!includeAuthToken) {
 		delete info.authToken;
 		delete info.authTokenBytes;

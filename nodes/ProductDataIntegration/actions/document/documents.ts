@@ -1,8 +1,9 @@
 import { createHash } from 'crypto';
-import { PassThrough, pipeline, type Readable } from 'stream';
+import { addAbortSignal, PassThrough, pipeline, type Readable } from 'stream';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { cancelledError, cancelSignal } from '../../../shared/transport';
 import {
 	buildXmlDocument,
 	checkXml,
@@ -164,10 +165,18 @@ async function readBinaryDocument(
 	let problem: XmlProblem | null = null;
 	if (binaryData.id) {
 		const stream = await context.helpers.getBinaryStream(binaryData.id);
-		if (validate) {
-			problem = await checkXmlStream(stream, measure);
-		} else {
-			for await (const chunk of stream) measure(chunk as Buffer);
+		// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
+		const signal = cancelSignal(context);
+		if (signal) addAbortSignal(signal, stream);
+		try {
+			if (validate) {
+				problem = await checkXmlStream(stream, measure);
+			} else {
+				for await (const chunk of stream) measure(chunk as Buffer);
+			}
+		} catch (error) {
+			if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
+			throw error;
 		}
 	} else {
 		buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
@@ -237,20 +246,36 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 	return Buffer.from(buildXmlDocument(entries, { rootElement, itemElement, declaration }), 'utf8');
 }
 
+export interface DocumentBody {
+	/** A buffer, or for stored binary data a function that opens a fresh stream for each attempt. */
+	body: Buffer | (() => Readable);
+	/** Releases the stored file after the last attempt. */
+	close(): void;
+}
+
 /**
- * The body of an upload: a buffer, or for stored binary data a function that opens a fresh stream
- * each time the request is sent (a refused request may be sent again).
+ * The body of an upload. A refused request is sent again with a new stream; the stream of the
+ * refused attempt is closed then, since a service that answers before reading a body to its end
+ * leaves it paused, holding its file open.
  */
-export function documentBody(context: IExecuteFunctions, document: XmlDocument): Buffer | (() => Readable) {
-	if (document.buffer) return document.buffer;
+export function documentBody(context: IExecuteFunctions, document: XmlDocument): DocumentBody {
+	if (document.buffer) return { body: document.buffer, close: () => {} };
 	const binaryDataId = document.binaryDataId as string;
-	return () => {
-		const body = new PassThrough();
-		context.helpers.getBinaryStream(binaryDataId).then(
-			(stream) => pipeline(stream, body, () => {}),
-			(error: Error) => body.destroy(error),
-		);
-		return body;
+	let attempt: PassThrough | undefined;
+	// Destroying the PassThrough makes the pipeline destroy the file stream too.
+	const close = () => attempt?.destroy();
+	return {
+		body: () => {
+			close();
+			const body = new PassThrough();
+			attempt = body;
+			context.helpers.getBinaryStream(binaryDataId).then(
+				(stream) => pipeline(stream, body, () => {}),
+				(error: Error) => body.destroy(error),
+			);
+			return body;
+		},
+		close,
 	};
 }
 

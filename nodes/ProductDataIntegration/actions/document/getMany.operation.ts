@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { serviceRequest } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../common';
+import { formatDay, listUploads } from '../../../shared/uploads';
+import { customerOption, getCustomerOverride, readOncePerRun } from '../common';
 
 const properties: INodeProperties[] = [
 	{
@@ -55,26 +55,15 @@ function isCalendarDate(text: string): boolean {
 	return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
-function dayInZone(instant: Date, timeZone: string): string {
-	const parts = new Intl.DateTimeFormat('en-US', {
-		timeZone,
-		year: 'numeric',
-		month: '2-digit',
-		day: '2-digit',
-	}).formatToParts(instant);
-	const part = (type: string) => parts.find((entry) => entry.type === type)?.value ?? '';
-	return `${part('year')}-${part('month')}-${part('day')}`;
-}
-
 /**
  * The day to list as yyyy-MM-dd. A bare date or a date and time without offset is a day of the
  * workflow's time zone as written; an instant (offset, Z, epoch milliseconds, a Date) is converted
  * to that time zone. Undefined when the value is no date.
  */
 export function listDate(value: unknown, timeZone: string, now = new Date()): string | undefined {
-	if (value === undefined || value === null || value === '') return dayInZone(now, timeZone);
-	if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : dayInZone(value, timeZone);
-	if (typeof value === 'number') return Number.isFinite(value) ? dayInZone(new Date(value), timeZone) : undefined;
+	if (value === undefined || value === null || value === '') return formatDay(now, timeZone);
+	if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : formatDay(value, timeZone);
+	if (typeof value === 'number') return Number.isFinite(value) ? formatDay(value, timeZone) : undefined;
 	// Luxon DateTime values of expressions ($now, $today) turn into ISO text.
 	const text =
 		typeof value === 'object' && typeof (value as { toISO?: unknown }).toISO === 'function'
@@ -85,7 +74,7 @@ export function listDate(value: unknown, timeZone: string, now = new Date()): st
 	if (!match || !isCalendarDate(match[1])) return undefined;
 	if (!match[2]) return match[1];
 	const instant = new Date(text.replace(' ', 'T'));
-	return Number.isNaN(instant.getTime()) ? undefined : dayInZone(instant, timeZone);
+	return Number.isNaN(instant.getTime()) ? undefined : formatDay(instant, timeZone);
 }
 
 export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
@@ -100,27 +89,9 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	const limit = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
 
-	const response = await serviceRequest.call(this, {
-		method: 'GET',
-		path: `/api/xml/${date}`,
-		customer: getCustomerOverride.call(this, itemIndex),
-		itemIndex,
-	});
-	return toRecords(this, response.body, itemIndex).slice(0, limit);
-}
-
-/** The spec leaves open whether the list is an array or one record; no body means no records. */
-function toRecords(context: IExecuteFunctions, body: unknown, itemIndex: number): IDataObject[] {
-	if (body === undefined || body === null || body === '') return [];
-	if (Array.isArray(body)) {
-		return body.map((entry) =>
-			typeof entry === 'object' && entry !== null ? (entry as IDataObject) : { value: entry as IDataObject[string] },
-		);
-	}
-	if (typeof body === 'object') return [body as IDataObject];
-	throw new NodeApiError(
-		context.getNode(),
-		{ message: 'The service answered the list of uploads with something other than records' },
-		{ itemIndex, description: `It answered: ${String(body).slice(0, 200)}` },
+	const customer = getCustomerOverride.call(this, itemIndex);
+	const records = await readOncePerRun(this, JSON.stringify(['uploads', date, customer ?? null]), async () =>
+		await listUploads.call(this, date, { customer, itemIndex }),
 	);
+	return records.slice(0, limit);
 }

@@ -7,9 +7,16 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { normalizeSessionId, waitForSessions, type SessionOutcome } from '../../../shared/sessions';
-import { CREDENTIAL_NAME, serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../common';
+import { normalizeSessionId, waitForAllSessions, type SessionOutcome } from '../../../shared/sessions';
+import { CREDENTIAL_NAME, serviceRequest, type CustomerOverride, type ServiceResponse } from '../../../shared/transport';
+import {
+	customerOption,
+	getCustomerOverride,
+	getWaitTimeoutMs,
+	includeErrorMessageOption,
+	waitedOutcome,
+	waitTimeoutOption,
+} from '../common';
 import { asNodeError, itemFailure } from '../itemErrors';
 import {
 	describeItems,
@@ -22,8 +29,6 @@ import {
 import { recallUpload, rememberUpload, uploadKey } from './uploadMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
-
-const DEFAULT_TIMEOUT_SECONDS = 300;
 
 function properties(endpoint: UploadEndpoint): INodeProperties[] {
 	return [
@@ -139,23 +144,8 @@ function properties(endpoint: UploadEndpoint): INodeProperties[] {
 					description:
 						'Whether an item fails when the service finished processing its document with errors. Needs Wait for Completion.',
 				},
-				{
-					displayName: 'Include Error Message',
-					name: 'includeErrorMessage',
-					type: 'boolean',
-					default: false,
-					description:
-						'Whether to fetch the error message of a document whose processing failed (one more request each). Needs Wait for Completion.',
-				},
-				{
-					displayName: 'Timeout (Seconds)',
-					name: 'timeout',
-					type: 'number',
-					typeOptions: { minValue: 0 },
-					default: DEFAULT_TIMEOUT_SECONDS,
-					description:
-						'How long Wait for Completion waits for all documents of the run. Documents still in the queue then get the status processing.',
-				},
+				{ ...includeErrorMessageOption, description: `${includeErrorMessageOption.description}. Needs Wait for Completion.` },
+				{ ...waitTimeoutOption, description: `${waitTimeoutOption.description} Needs Wait for Completion.` },
 				{
 					displayName: 'Validate Before Upload',
 					name: 'validate',
@@ -185,18 +175,42 @@ interface UploadOptions {
 	contentType?: string;
 	failOnProcessingError?: boolean;
 	includeErrorMessage?: boolean;
-	timeout?: number;
 	waitForCompletion?: boolean;
 }
 
-interface Uploaded {
+/** A document to upload with the options of its (first) item. */
+interface PlannedUpload {
 	document: XmlDocument;
 	options: UploadOptions;
 	customer?: CustomerOverride;
+	/** Set when the document's session is to be awaited. */
+	timeoutMs?: number;
+}
+
+interface Uploaded extends PlannedUpload {
 	json: IDataObject;
 }
 
 type Slot = { uploaded: Uploaded } | { failure: INodeExecutionData };
+
+type Plan = { upload: PlannedUpload } | { error: Error; itemIndexes: number[] };
+
+function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
+	const itemIndex = document.itemIndexes[0];
+	try {
+		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
+		return {
+			upload: {
+				document,
+				options,
+				customer: getCustomerOverride.call(context, itemIndex),
+				timeoutMs: options.waitForCompletion ? getWaitTimeoutMs.call(context, itemIndex) : undefined,
+			},
+		};
+	} catch (error) {
+		return { error: asNodeError(context, error, itemIndex), itemIndexes: document.itemIndexes };
+	}
+}
 
 function listUploaded(slots: Slot[]): string {
 	const lines = slots.flatMap((slot) =>
@@ -222,8 +236,9 @@ function failureItem(context: IExecuteFunctions, error: unknown, itemIndexes: nu
 }
 
 /**
- * Upload and Upload Custom XML: every document is read and checked first, then uploaded one by
- * one, then (optionally) all their sessions are awaited together.
+ * Upload and Upload Custom XML: every document is read and checked, and the options of its item
+ * read, before anything is sent; then the documents are uploaded one by one, then (optionally) all
+ * their sessions are awaited together.
  */
 export async function executeUpload(
 	this: IExecuteFunctions,
@@ -231,10 +246,12 @@ export async function executeUpload(
 	endpoint: UploadEndpoint,
 ): Promise<INodeExecutionData[]> {
 	const continueOnFail = this.continueOnFail();
-	const prepared = await prepareDocuments(this, items);
+	const plans = (await prepareDocuments(this, items)).map(
+		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
+	);
 	if (!continueOnFail) {
-		const invalid = prepared.find((entry) => entry.error);
-		if (invalid?.error) throw invalid.error;
+		const invalid = plans.find((plan) => 'error' in plan);
+		if (invalid && 'error' in invalid) throw invalid.error;
 	}
 
 	const credentials = await this.getCredentials<ICredentialDataDecryptedObject>(CREDENTIAL_NAME);
@@ -242,17 +259,16 @@ export async function executeUpload(
 	const nodeName = this.getNode().name;
 	const slots: Slot[] = [];
 
-	for (const entry of prepared) {
-		if (!entry.document) {
-			slots.push({ failure: failureItem(this, entry.error, entry.itemIndexes) });
+	for (const plan of plans) {
+		if ('error' in plan) {
+			slots.push({ failure: failureItem(this, plan.error, plan.itemIndexes) });
 			continue;
 		}
-		const { document } = entry;
+		const { document, options, customer } = plan.upload;
 		const itemIndex = document.itemIndexes[0];
 		try {
-			const options = this.getNodeParameter('options', itemIndex, {}) as UploadOptions;
-			const customer = getCustomerOverride.call(this, itemIndex);
 			const contentType = options.contentType || 'application/xml';
+			const customerIdType = customer?.customerIdType ?? String(credentials.customerIdType);
 			const customerId = customer?.customerId ?? String(credentials.customerId ?? '');
 			const key = uploadKey({
 				executionId,
@@ -260,9 +276,7 @@ export async function executeUpload(
 				position: document.position,
 				sha256: document.sha256,
 				endpoint,
-				customer: customer
-					? customerKey(customer)
-					: `${String(credentials.customerIdType)}:${String(credentials.customerId)}`,
+				customer: `${customerIdType}:${customerId}`,
 			});
 			let upload = recallUpload(key);
 			const reused = upload !== undefined;
@@ -279,7 +293,7 @@ export async function executeUpload(
 				uploadedAt: upload.uploadedAt,
 			};
 			if (reused) json.reused = true;
-			slots.push({ uploaded: { document, options, customer, json } });
+			slots.push({ uploaded: { ...plan.upload, json } });
 		} catch (error) {
 			if (!continueOnFail) throw stopWith(this, error, itemIndex, slots);
 			slots.push({ failure: failureItem(this, error, document.itemIndexes) });
@@ -303,19 +317,24 @@ async function sendDocument(
 	customer: CustomerOverride | undefined,
 ): Promise<{ sessionId: string; uploadedAt: string }> {
 	const itemIndex = document.itemIndexes[0];
-	const body = documentBody(context, document);
+	const { body, close } = documentBody(context, document);
 	const headers: IDataObject = { 'Content-Type': contentType };
 	// A stream has no length of its own; the service gets it from the hashing pass.
 	if (typeof body === 'function') headers['Content-Length'] = String(document.bytes);
-	const response = await serviceRequest.call(context, {
-		method: 'PUT',
-		path: endpoint === 'xml' ? '/api/xml' : '/api/xml/custom',
-		body,
-		headers,
-		customer,
-		itemIndex,
-		responseType: 'text',
-	});
+	let response: ServiceResponse;
+	try {
+		response = await serviceRequest.call(context, {
+			method: 'PUT',
+			path: endpoint === 'xml' ? '/api/xml' : '/api/xml/custom',
+			body,
+			headers,
+			customer,
+			itemIndex,
+			responseType: 'text',
+		});
+	} finally {
+		close();
+	}
 	const sessionId = normalizeSessionId(response.body);
 	if (!sessionId) {
 		throw new NodeApiError(
@@ -331,60 +350,41 @@ async function sendDocument(
 	return { sessionId, uploadedAt: new Date().toISOString() };
 }
 
-function customerKey(customer: CustomerOverride | undefined): string {
-	return customer ? `${customer.customerIdType}:${customer.customerId}` : '';
-}
-
 /** Wait for Completion: the sessions of all uploaded documents are polled together. */
 async function awaitSessions(context: IExecuteFunctions, slots: Slot[], continueOnFail: boolean): Promise<void> {
 	const waiting = slots.flatMap((slot) =>
-		'uploaded' in slot && slot.uploaded.options.waitForCompletion ? [slot.uploaded] : [],
+		'uploaded' in slot && slot.uploaded.timeoutMs !== undefined ? [slot.uploaded] : [],
 	);
 	if (waiting.length === 0) return;
-	const first = waiting[0].options;
-	const timeoutMs = Math.max(0, Number(first.timeout ?? DEFAULT_TIMEOUT_SECONDS)) * 1000;
 
-	// Status routes are asked with the customer each document was uploaded for.
-	const byCustomer = new Map<string, Uploaded[]>();
-	for (const upload of waiting) {
-		const key = `${customerKey(upload.customer)}|${upload.options.includeErrorMessage ? 1 : 0}`;
-		byCustomer.set(key, [...(byCustomer.get(key) ?? []), upload]);
-	}
-
-	let outcomes: Map<string, SessionOutcome>;
+	let outcomes: SessionOutcome[];
 	try {
-		const results = await Promise.all(
-			[...byCustomer.values()].map(
-				async (group) =>
-					await waitForSessions.call(
-						context,
-						group.map((upload) => String(upload.json.sessionId)),
-						{
-							timeoutMs,
-							includeErrorMessage: group[0].options.includeErrorMessage === true,
-							customer: group[0].customer,
-						},
-					),
-			),
+		outcomes = await waitForAllSessions.call(
+			context,
+			waiting.map(({ json, document, customer, options }) => ({
+				sessionId: String(json.sessionId),
+				itemIndex: document.itemIndexes[0],
+				customer,
+				includeErrorMessage: options.includeErrorMessage === true,
+			})),
+			waiting[0].timeoutMs as number,
 		);
-		outcomes = new Map(results.flatMap((result) => [...result]));
 	} catch (error) {
-		if (!continueOnFail) throw stopWith(context, error, waiting[0].document.itemIndexes[0], slots);
+		const itemIndex = waiting[0].document.itemIndexes[0];
+		if (!continueOnFail) throw stopWith(context, error, itemIndex, slots);
 		// The uploads themselves succeeded: their items keep the session IDs and say what went wrong.
-		const message = asNodeError(context, error, waiting[0].document.itemIndexes[0]).message;
+		const message = asNodeError(context, error, itemIndex).message;
 		for (const upload of waiting) upload.json.waitError = message;
 		return;
 	}
+	const outcomeOf = new Map(waiting.map((upload, index) => [upload, outcomes[index]]));
 
 	for (const [index, slot] of slots.entries()) {
-		if (!('uploaded' in slot) || !slot.uploaded.options.waitForCompletion) continue;
-		const { json, document, options } = slot.uploaded;
-		const outcome = outcomes.get(String(json.sessionId));
+		if (!('uploaded' in slot)) continue;
+		const outcome = outcomeOf.get(slot.uploaded);
 		if (!outcome) continue;
-		json.status = outcome.status;
-		if (outcome.status === 'processing') json.timedOut = true;
-		if (outcome.errorUrl !== undefined) json.errorUrl = outcome.errorUrl;
-		if (outcome.errorMessage !== undefined) json.errorMessage = outcome.errorMessage;
+		const { json, document, options } = slot.uploaded;
+		Object.assign(json, waitedOutcome(outcome));
 		if (outcome.status !== 'failed' || !options.failOnProcessingError) continue;
 
 		const itemIndex = document.itemIndexes[0];

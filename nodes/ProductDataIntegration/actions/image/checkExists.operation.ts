@@ -14,6 +14,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. 5f0c6a1e9b2d4c8f8a7e3b1d2c4f6a8b',
 		description:
 			'Image hashcode the service returned when the image was uploaded (not its MD5 and not a URL: use Find for those)',
+		hint: 'The hashcode field of an image upload\'s output',
 	},
 	{
 		displayName: 'Options',

@@ -32,6 +32,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		placeholder: 'e.g. 9e107d9d372bb6826bd81d3542a419d6',
 		description: 'MD5 hash of the original image file, 32 hexadecimal characters',
+		hint: 'The MD5 of the file\'s bytes (an image upload outputs it as md5), not the hashcode the service gave the image',
 		displayOptions: { show: { searchBy: ['md5'] } },
 	},
 	{
@@ -42,6 +43,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		placeholder: 'e.g. https://cdn.example.com/images/1234.jpg',
 		description: 'Absolute http(s) URL the image was fetched from when a product document referenced it',
+		hint: 'As the product document wrote it: the address is sent exactly as given, not normalised',
 		displayOptions: { show: { searchBy: ['uri'] } },
 	},
 	{

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { parseFindAnswer, rawBody } from './responses';
+import { parseFindAnswer } from './responses';
 
 export type ImageQuery = { md5: string } | { uri: string };
 
@@ -28,8 +28,9 @@ export async function lookUpImage(
 		allowStatus: [404],
 	});
 	if (response.statusCode === 404) return { found: false };
-	const hashcode = parseFindAnswer(response.body);
-	return hashcode === undefined ? { found: true, raw: rawBody(response.body) } : { found: true, hashcode };
+	const text = response.body as string;
+	const hashcode = parseFindAnswer(text);
+	return hashcode === undefined ? { found: true, raw: text } : { found: true, hashcode };
 }
 
 export const UNREADABLE_FIND_ANSWER =

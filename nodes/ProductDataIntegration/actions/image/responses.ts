@@ -103,11 +103,3 @@ export function parseFindAnswer(body: unknown): string | undefined {
 	const entries = parseUploadAnswer(body);
 	return entries?.length === 1 ? entries[0].hashcode : undefined;
 }
-
-/** The body as text, to be shown on an output item when it cannot be read. */
-export function rawBody(body: unknown): string {
-	if (body === undefined || body === null) return '';
-	if (typeof body === 'string') return body;
-	if (Buffer.isBuffer(body)) return body.toString('utf8');
-	return JSON.stringify(body);
-}

@@ -12,7 +12,7 @@ import {
 	type BinaryImage,
 } from './binaryImages';
 import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
-import { parseUploadAnswer, rawBody } from './responses';
+import { parseUploadAnswer } from './responses';
 
 const properties: INodeProperties[] = [
 	{
@@ -41,7 +41,7 @@ const properties: INodeProperties[] = [
 		default: 'data',
 		required: true,
 		placeholder: 'e.g. data, image2',
-		description: 'Names of the input binary fields that hold the images, separated by commas',
+		hint: 'The names of the input binary fields containing the images to be uploaded, separated by commas',
 		displayOptions: { show: { imagesFrom: ['named'] } },
 	},
 	{
@@ -177,9 +177,9 @@ async function uploadImages(
 	const clippingPath = options.clippingPath?.trim() ?? '';
 	if (clippingPath !== '') qs.clippingpath = clippingPath;
 
-	let body: unknown;
+	let answer: string;
 	try {
-		({ body } = await serviceRequest.call(context, {
+		const response = await serviceRequest.call(context, {
 			method: 'POST',
 			path: '/api/images',
 			qs,
@@ -187,7 +187,8 @@ async function uploadImages(
 			customer,
 			itemIndex,
 			responseType: 'text',
-		}));
+		});
+		answer = response.body as string;
 	} finally {
 		closeStreams();
 	}
@@ -203,15 +204,14 @@ async function uploadImages(
 			await measureImage(context, itemIndex, image);
 		}
 	}
-	return describeUpload(images, body);
+	return describeUpload(images, answer);
 }
 
-function describeUpload(images: BinaryImage[], body: unknown): IDataObject[] {
-	const returned = parseUploadAnswer(body);
+function describeUpload(images: BinaryImage[], answer: string): IDataObject[] {
+	const returned = parseUploadAnswer(answer);
 	if (returned === undefined) {
 		const warning = 'The service answered the upload in a layout this node cannot read, so no hashcodes are set: see raw';
-		const raw = rawBody(body);
-		return images.map((image) => ({ ...describeImage(image), warning, raw }));
+		return images.map((image) => ({ ...describeImage(image), warning, raw: answer }));
 	}
 	if (returned.length !== images.length) {
 		const warning = `The service returned ${returned.length} hashcode(s) for ${images.length} image(s), so they cannot be matched to the images: see returnedHashcodes`;

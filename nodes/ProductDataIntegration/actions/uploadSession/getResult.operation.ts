@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { getSessionOutcome } from '../../../shared/sessions';
-import { customerOption, getCustomerOverride } from '../common';
+import { customerOption, getCustomerOverride, includeErrorMessageOption } from '../common';
 import { getSessionId, sessionIdField } from './sessionId';
 
 const properties: INodeProperties[] = [
@@ -13,17 +13,7 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options: [
-			customerOption,
-			{
-				displayName: 'Include Error Message',
-				name: 'includeErrorMessage',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to fetch the error message when processing failed (one more request), instead of only its URL',
-			},
-		],
+		options: [customerOption, includeErrorMessageOption],
 	},
 ];
 

@@ -11,6 +11,7 @@ export const sessionIdField: INodeProperties = {
 	required: true,
 	placeholder: 'e.g. 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
 	description: 'The session ID (a GUID) that an upload returned',
+	hint: 'Usually the sessionId field of a document upload\'s output',
 };
 
 function invalidSessionId(context: IExecuteFunctions, itemIndex: number, field: string, value: unknown): NodeOperationError {
