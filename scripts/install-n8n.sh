@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Installs the pinned n8n (scripts/n8n-host/package.json + package-lock.json) into a per-user cache
+# and prints the path of its `n8n` executable on stdout; everything else goes to stderr.
+#
+# The cache folder is keyed by the n8n version and a hash of the host manifest, its lock and the Node
+# ABI (sqlite3 is compiled against it), so a change of any of them installs next to the old one.
+# A finished install is marked by a file written last: a folder without it is a half-done install
+# (interrupted, out of disk) and is removed and redone. Concurrent callers wait on a lock file.
+set -euo pipefail
+
+# shellcheck source=toolchain.sh
+source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+
+host_source="$PROJECT_ROOT/scripts/n8n-host"
+n8n_version="$(node -p "require(process.argv[1]).dependencies.n8n" "$host_source/package.json")"
+install_key="$(
+	{
+		cat "$host_source/package.json" "$host_source/package-lock.json"
+		node -p 'process.versions.modules'
+	} | sha1sum | cut -c1-12
+)"
+target="$CACHE_ROOT/n8n-$n8n_version-$install_key"
+marker="$target/.install-complete"
+n8n_bin="$target/node_modules/.bin/n8n"
+
+if [ -f "$marker" ] && [ -x "$n8n_bin" ]; then
+	echo "$n8n_bin"
+	exit 0
+fi
+
+mkdir -p "$CACHE_ROOT"
+exec 9>"$target.lock"
+if ! flock -n 9; then
+	echo "Waiting for another install of n8n into $target" >&2
+	flock 9
+fi
+
+# Another caller may have finished the install while this one waited for the lock.
+if [ ! -f "$marker" ] || [ ! -x "$n8n_bin" ]; then
+	started=$SECONDS
+	if [ -e "$target" ]; then
+		echo "Removing an unfinished n8n install in $target" >&2
+		rm -rf "$target"
+	fi
+	echo "Installing n8n $n8n_version into $target (a few minutes, about 3 GB)" >&2
+	mkdir -p "$target"
+	cp "$host_source/package.json" "$host_source/package-lock.json" "$target/"
+	(
+		cd "$target"
+		# node-gyp compiles sqlite3 against the headers shipped next to the Node 24 binary, not
+		# against whatever nodedir the user's npm configuration names.
+		export npm_config_nodedir="$NODE_DIR"
+		# Some transitive install scripts download from the internet; a failing one makes npm roll
+		# back the whole tree, so none runs and the one native module n8n needs is built on its own.
+		# `npm ci` refuses this lock: a few platform builds of optional dependencies (macOS and
+		# Windows binaries of msgpackr-extract) are missing from the registry at the locked version,
+		# so the lock cannot list them. `npm install` from the lock skips them as optional; the
+		# check below proves it installed exactly the locked tree.
+		npm install --no-save --ignore-scripts --no-audit --no-fund --loglevel=error >&2
+		node - <<-'CHECK' >&2
+			// Every installed package is the locked version; every locked package that is not
+			// optional (platform builds for other systems) is installed.
+			const locked = require('./package-lock.json').packages;
+			const installed = require('./node_modules/.package-lock.json').packages;
+			const wrong = [];
+			for (const [path, entry] of Object.entries(installed)) {
+				if (locked[path]?.version !== entry.version) wrong.push(`${path}@${entry.version} not locked`);
+			}
+			for (const [path, entry] of Object.entries(locked)) {
+				if (path && !entry.optional && !installed[path]) wrong.push(`${path}@${entry.version} not installed`);
+			}
+			if (wrong.length) {
+				console.error(`The n8n install differs from its lock:\n${wrong.join('\n')}`);
+				process.exit(1);
+			}
+			console.error(`Installed tree matches the lock (${Object.keys(installed).length} packages)`);
+		CHECK
+		# sqlite3's install script tries a prebuilt binary download first; go straight to the build.
+		npm_config_build_from_source=true npm rebuild sqlite3 --ignore-scripts=false --loglevel=error >&2
+		node -e 'require("sqlite3")' >&2
+	)
+	[ -x "$n8n_bin" ] || {
+		echo "n8n executable missing after install: $n8n_bin" >&2
+		exit 1
+	}
+	printf 'n8n %s\nnode %s\n' "$n8n_version" "$(node --version)" >"$marker"
+	echo "n8n $n8n_version installed in $((SECONDS - started)) s" >&2
+fi
+
+echo "$n8n_bin"

@@ -1,0 +1,83 @@
+/**
+ * The credential that the demo (`npm start`) and the end-to-end tests import into n8n: one account
+ * of an emulator. Its id and name are fixed so that the workflows in `examples/` can name it:
+ *
+ *   "credentials": { "productDataIntegrationApi": { "id": "pdiEmulatorCreds", "name": "Product Data Integration (emulator)" } }
+ *
+ * Run as a script (`tsx test/e2e/credential.ts <readyFile>`), it prints the `n8n import:credentials`
+ * file for the emulator described by the ready file of `npm run emulator` (EMULATOR_READY_FILE).
+ */
+import { readFileSync } from 'node:fs';
+
+export const CREDENTIAL_TYPE = 'productDataIntegrationApi';
+
+export const EMULATOR_CREDENTIAL = {
+	id: 'pdiEmulatorCreds',
+	name: 'Product Data Integration (emulator)',
+} as const;
+
+export interface CredentialData {
+	environment: 'production' | 'test';
+	baseUrl: string;
+	username: string;
+	password: string;
+	customerId: string;
+	customerIdType: 'ServiceID' | 'ExternalID';
+	customRateLimit: boolean;
+	bucketCapacity?: number;
+	leakIntervalSeconds?: number;
+}
+
+/** One entry of an `n8n import:credentials` file; `data` in clear text, n8n encrypts it on import. */
+export interface CredentialImport {
+	id: string;
+	name: string;
+	type: string;
+	data: CredentialData;
+}
+
+/**
+ * The emulator credential for an emulator at `baseUrl`: customer 1001 of the default account unless
+ * `overrides` say otherwise (e.g. another environment, or the emulator's own bucket settings).
+ */
+export function emulatorCredential(
+	baseUrl: string,
+	account: { username: string; password: string },
+	overrides: Partial<CredentialData> = {},
+): CredentialImport {
+	return {
+		...EMULATOR_CREDENTIAL,
+		type: CREDENTIAL_TYPE,
+		data: {
+			environment: 'production',
+			baseUrl,
+			username: account.username,
+			password: account.password,
+			customerId: '1001',
+			customerIdType: 'ServiceID',
+			customRateLimit: false,
+			...overrides,
+		},
+	};
+}
+
+interface ReadyFile {
+	productionUrl: string;
+	username: string;
+	password: string;
+}
+
+function main(readyFile: string | undefined): void {
+	if (!readyFile) throw new Error('usage: tsx test/e2e/credential.ts <emulator ready file>');
+	const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as ReadyFile;
+	process.stdout.write(`${JSON.stringify([emulatorCredential(ready.productionUrl, ready)], null, '\t')}\n`);
+}
+
+if (require.main === module) {
+	try {
+		main(process.argv[2]);
+	} catch (error) {
+		process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+		process.exit(1);
+	}
+}

@@ -1,0 +1,5 @@
+import { cleanRun } from './harness';
+
+export default function globalTeardown(): void {
+	cleanRun();
+}

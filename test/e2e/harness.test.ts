@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import {
+	CREDENTIAL_TYPE,
+	nodeItems,
+	nodeType,
+	prepareN8n,
+	PROJECT_ROOT,
+	runError,
+	type N8nHarness,
+	type WorkflowDefinition,
+} from './harness';
+
+function codeWorkflow(name: string, jsCode: string): WorkflowDefinition {
+	return {
+		name,
+		nodes: [
+			{
+				id: 'd9f1c5c4-0b7e-4f0e-9f0a-000000000001',
+				name: 'Start',
+				type: 'n8n-nodes-base.manualTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
+			{
+				id: 'd9f1c5c4-0b7e-4f0e-9f0a-000000000002',
+				name: 'Code',
+				type: 'n8n-nodes-base.code',
+				typeVersion: 2,
+				position: [220, 0],
+				parameters: { jsCode },
+			},
+		],
+		connections: { Start: { main: [[{ node: 'Code', type: 'main', index: 0 }]] } },
+		settings: {},
+	};
+}
+
+// A line of exactly `{` inside the data must not confuse the parsing of the output.
+const ITEMS_CODE = "return [{ json: { n: 1, text: '{\\n}' } }, { json: { n: 2 } }];";
+const ITEMS = [{ n: 1, text: '{\n}' }, { n: 2 }];
+
+/** The names under which n8n should list what package.json declares, read from the sources. */
+function declaredTypes(): { nodes: string[]; credentials: string[] } {
+	const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+		n8n: { nodes: string[]; credentials: string[] };
+	};
+	const instances = (distPath: string): Array<Record<string, unknown>> => {
+		const source = join(PROJECT_ROOT, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
+		const exports = require(source) as Record<string, unknown>;
+		return Object.values(exports)
+			.filter((value): value is new () => Record<string, unknown> => typeof value === 'function')
+			.map((Class) => new Class());
+	};
+	return {
+		nodes: manifest.n8n.nodes.flatMap((path) =>
+			instances(path).map((node) => nodeType((node.description as { name: string }).name)),
+		),
+		credentials: manifest.n8n.credentials.flatMap((path) => instances(path).map((credential) => credential.name as string)),
+	};
+}
+
+describe('n8n with the packed package', () => {
+	let n8n: N8nHarness;
+
+	beforeAll(async () => {
+		n8n = await prepareN8n();
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+	});
+
+	test('n8n execute hands back the run data of a workflow', async () => {
+		const id = await n8n.importWorkflow(codeWorkflow('Items', ITEMS_CODE));
+
+		const run = await n8n.executeWorkflow(id);
+
+		expect(run.status).toBe('success');
+		expect(nodeItems(run, 'Code')).toEqual(ITEMS);
+		expect(runError(run)).toBeUndefined();
+	});
+
+	test('a failing workflow is reported with its error, and refused where success was expected', async () => {
+		const id = await n8n.importWorkflow(codeWorkflow('Fails', "throw new Error('stopped on purpose');"));
+
+		const run = await n8n.executeWorkflow(id, { expect: 'failure' });
+
+		expect(run.status).toBe('error');
+		expect(runError(run)).toMatchObject({ node: 'Code', message: expect.stringContaining('stopped on purpose') });
+		await expect(n8n.executeWorkflow(id)).rejects.toThrow(/expected exit code 0 \(Code: stopped on purpose/);
+	});
+
+	test('n8n start loads every node and credential of the package and lists executions with their data', async () => {
+		const id = await n8n.importWorkflow(codeWorkflow('Listed', ITEMS_CODE));
+		await n8n.executeWorkflow(id);
+
+		const server = await n8n.startN8n();
+
+		const nodes = await server.request<Array<{ name: string }>>('GET', '/types/nodes.json');
+		const credentials = await server.request<Array<{ name: string }>>('GET', '/types/credentials.json');
+		const declared = declaredTypes();
+		expect(declared.nodes.length).toBeGreaterThan(0);
+		expect(declared.credentials).toContain(CREDENTIAL_TYPE);
+		expect(nodes.map((node) => node.name)).toEqual(expect.arrayContaining(declared.nodes));
+		expect(credentials.map((credential) => credential.name)).toEqual(expect.arrayContaining(declared.credentials));
+
+		const [execution] = await server.waitForExecutions({ workflowId: id });
+		expect(execution).toMatchObject({ workflowId: id, status: 'success', mode: 'cli' });
+		const stored = await server.getExecution(execution.id);
+		expect(nodeItems(stored.data, 'Code')).toEqual(ITEMS);
+	});
+});
