@@ -75,8 +75,11 @@ const MAX_BACKOFF_MS = 60_000;
 /** A Retry-After longer than this is not waited for inside a running execution. */
 const MAX_RETRY_AFTER_MS = 15 * 60_000;
 
-const AUTH_DESCRIPTION =
-	'Check the username and password of the credential (each environment has its own) and the customer ID and its type (ServiceID or ExternalID)';
+/** The credential's Environment is what a 401 most often gets wrong: a password of the other one. */
+function authDescription(environment: unknown): string {
+	const name = environment === 'test' ? 'Development/Test' : 'Production';
+	return `Check that the username and password are the ones issued for the ${name} environment (the credential's Environment), that the Base URL is that environment's address, and the customer ID and its type (ServiceID or ExternalID)`;
+}
 const AMBIGUOUS_DESCRIPTION =
 	'It was not sent again automatically, because a second upload could duplicate the first. List the uploads of today to see whether it arrived before sending it again.';
 
@@ -336,6 +339,7 @@ function describeTarget(exchange: Exchange): string {
 
 function statusError(
 	node: INode,
+	account: Account,
 	exchange: Exchange,
 	status: number,
 	text: string,
@@ -348,7 +352,7 @@ function statusError(
 		return apiError(node, said ?? `Authorization denied (${status})`, {
 			httpCode: status,
 			itemIndex,
-			description: AUTH_DESCRIPTION,
+			description: authDescription(account.credentials.environment),
 		});
 	}
 	if (status === 400) {
@@ -563,7 +567,7 @@ async function perform<T>(
 			}
 		}
 
-		throw statusError(node, exchange, status, text, headers);
+		throw statusError(node, account, exchange, status, text, headers);
 	}
 }
 

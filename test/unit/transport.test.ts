@@ -192,6 +192,17 @@ describe('requests against the emulator', () => {
 		expect(rendered).not.toContain(Buffer.from(`${DEFAULT_ACCOUNT.username}:wrong-password`).toString('base64'));
 	});
 
+	it('401: the hint names the environment the credential is for', async () => {
+		const production = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+		const test = createContext({
+			credentials: credentialsFor(service.url, { password: 'wrong-password', environment: 'test' }),
+		});
+		const onProduction = await failure(call(production, { method: 'GET', path: '/api/auth/me' }));
+		const onTest = await failure(call(test, { method: 'GET', path: '/api/auth/me' }));
+		expect(onProduction.description).toMatch(/issued for the Production environment/);
+		expect(onTest.description).toMatch(/issued for the Development\/Test environment/);
+	});
+
 	it('401 for a customer the user may not act on', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const error = await failure(
