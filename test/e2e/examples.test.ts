@@ -1,0 +1,112 @@
+/**
+ * The workflows in examples/ as a user imports them, run against the emulator. The trigger example
+ * (failed-upload-alert.json) needs a running n8n and is run by trigger.test.ts.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { call } from '../emulator/client';
+import {
+	EMULATOR_CREDENTIAL,
+	nodeItems,
+	nodeType,
+	prepareN8n,
+	PROJECT_ROOT,
+	type N8nHarness,
+	type WorkflowDefinition,
+} from './harness';
+
+const EXAMPLES = join(PROJECT_ROOT, 'examples');
+const HASHCODE = /^[0-9a-f]{32}$/;
+
+interface ExampleNode {
+	name: string;
+	type: string;
+	credentials?: Record<string, { id: string; name: string }>;
+}
+
+type Example = WorkflowDefinition & { id: string };
+
+function readExample(file: string): Example {
+	return JSON.parse(readFileSync(join(EXAMPLES, file), 'utf8')) as Example;
+}
+
+describe('the example workflows', () => {
+	let n8n: N8nHarness;
+	const files = readdirSync(EXAMPLES).filter((file) => file.endsWith('.json'));
+
+	beforeAll(async () => {
+		// Processing takes a moment, so that the catalogue example really waits for it.
+		n8n = await prepareN8n({ emulator: { processingMs: 1000 } });
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+	});
+
+	beforeEach(() => {
+		n8n.emulator.reset();
+	});
+
+	test('all import into n8n and use the package’s nodes with the emulator credential', async () => {
+		expect(files).toEqual(
+			expect.arrayContaining(['catalogue-sync.json', 'failed-upload-alert.json', 'image-upload-skip-existing.json']),
+		);
+		for (const file of files) {
+			const example = readExample(file);
+			const ours = (example.nodes as ExampleNode[]).filter((node) => node.type.startsWith(nodeType('')));
+			expect(ours.length).toBeGreaterThan(0);
+			for (const node of ours) {
+				expect(node.credentials).toEqual({ productDataIntegrationApi: { ...EMULATOR_CREDENTIAL } });
+			}
+			expect(await n8n.importWorkflow(example)).toBe(example.id);
+		}
+		const listed = await n8n.n8n(['list:workflow']);
+		for (const file of files) expect(listed.stdout).toContain(readExample(file).id);
+	});
+
+	test('catalogue sync: builds one document from the products, uploads it once and ends in Catalogue Accepted', async () => {
+		const example = readExample('catalogue-sync.json');
+		const id = await n8n.importWorkflow(example);
+
+		const run = await n8n.executeWorkflow(id);
+
+		const [upload] = nodeItems(run, 'Upload Catalogue and Wait');
+		expect(upload).toMatchObject({ status: 'succeeded', endpoint: 'xml', customerId: '1001', validation: 'passed' });
+		expect(nodeItems(run, 'Upload Catalogue and Wait')).toHaveLength(1);
+		expect(nodeItems(run, 'Catalogue Accepted')).toEqual([
+			{ summary: `Catalogue accepted: session ${String(upload.sessionId)} (${String(upload.bytes)} bytes)` },
+		]);
+		expect(run.data.resultData.runData['Alert: Needs Attention']).toBeUndefined();
+
+		expect(n8n.emulator.stats().uploads).toBe(1);
+		const [received] = n8n.emulator.uploads();
+		expect(received).toMatchObject({ id: upload.sessionId, state: 'succeeded', byteLength: upload.bytes, imageUris: 3 });
+		const file = await call(n8n.emulator, 'GET', `/api/files/${String(upload.sessionId)}`);
+		expect(file.text.match(/<Product>/g)).toHaveLength(3);
+		expect(file.text).toContain('<Id>SKU-1002</Id>');
+		expect(file.text).toContain('<ImageUrl>https://images.example.com/sku-1003.jpg</ImageUrl>');
+	});
+
+	test('image upload: the first run uploads the photos, the second skips them with the same hashcodes', async () => {
+		const example = readExample('image-upload-skip-existing.json');
+		const id = await n8n.importWorkflow(example);
+
+		const first = await n8n.executeWorkflow(id);
+		const uploaded = nodeItems(first, 'Hashcode per Product');
+		expect(uploaded).toEqual([
+			{ sku: 'SKU-1001', imageHashcode: expect.stringMatching(HASHCODE), alreadyThere: false },
+			{ sku: 'SKU-1002', imageHashcode: expect.stringMatching(HASHCODE), alreadyThere: false },
+		]);
+		expect(uploaded[0].imageHashcode).not.toBe(uploaded[1].imageHashcode);
+		expect(n8n.emulator.images().map((image) => image.hashcode).sort()).toEqual(
+			uploaded.map((item) => item.imageHashcode).sort(),
+		);
+
+		const second = await n8n.executeWorkflow(id);
+		expect(nodeItems(second, 'Hashcode per Product')).toEqual(
+			uploaded.map((item) => ({ ...item, alreadyThere: true })),
+		);
+		expect(n8n.emulator.stats().requests['POST /api/images']).toBe(2);
+	});
+});

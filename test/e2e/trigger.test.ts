@@ -1,0 +1,195 @@
+/**
+ * The trigger under `n8n start`, polling every minute, with the example workflow that alerts on
+ * failed uploads: uploads made by another client are reported once each when they finish, and
+ * the workflow routes the failed ones to the alert.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { IDataObject } from 'n8n-workflow';
+
+import { putXml, type CallOptions } from '../emulator/client';
+import {
+	nodeItems,
+	nodeType,
+	prepareN8n,
+	PROJECT_ROOT,
+	type ExecutionSummary,
+	type N8nHarness,
+	type N8nServer,
+	type StoredExecution,
+	type WorkflowDefinition,
+} from './harness';
+
+const TRIGGER = 'When an Upload Finishes';
+const ALERT = 'Alert the Catalogue Team';
+const PROCESSED = 'Processed';
+
+const FINISHED: ReadonlySet<string> = new Set(['success', 'error', 'crashed', 'canceled']);
+const SOUTH: CallOptions = { customer: { customerId: '1002', customerIdType: 'ServiceID' } };
+
+function document(sku: string, { fail = false } = {}): string {
+	return `<Products>${fail ? '<!--emulator:fail-->' : ''}<Product><Sku>${sku}</Sku></Product></Products>`;
+}
+
+function sleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+describe('the trigger in a running n8n', () => {
+	let n8n: N8nHarness;
+	let server: N8nServer;
+	let workflowId: string;
+	/** Uploads made before the workflow was activated. */
+	let before: string[];
+
+	async function upload(sku: string, options: { fail?: boolean; call?: CallOptions } = {}): Promise<string> {
+		const response = await putXml(n8n.emulator, document(sku, options), '/api/xml', options.call);
+		expect(response.status).toBe(202);
+		return response.text;
+	}
+
+	function listings(): number {
+		return n8n.emulator.stats().requests['GET /api/xml/{date}'] ?? 0;
+	}
+
+	async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+		const deadline = Date.now() + timeoutMs;
+		while (!(await condition())) {
+			if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+			await sleep(500);
+		}
+	}
+
+	/** Every finished execution of the workflow so far with its run data, oldest first. */
+	async function executions(): Promise<StoredExecution[]> {
+		const summaries: ExecutionSummary[] = await server.listExecutions({ workflowId });
+		const finished = summaries
+			.filter((execution) => FINISHED.has(execution.status))
+			.sort((a, b) => Number(a.id) - Number(b.id));
+		return await Promise.all(finished.map(async (execution) => await server.getExecution(execution.id)));
+	}
+
+	function emitted(runs: StoredExecution[]): IDataObject[] {
+		return runs.flatMap((execution) => nodeItems(execution.data, TRIGGER));
+	}
+
+	beforeAll(async () => {
+		n8n = await prepareN8n({ emulator: { processingMs: 100 } });
+		const example = JSON.parse(
+			readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8'),
+		) as WorkflowDefinition;
+		workflowId = await n8n.importWorkflow(example);
+		await n8n.publishWorkflow(workflowId);
+		before = [await upload('OLD-1'), await upload('OLD-2', { fail: true })];
+		server = await n8n.startN8n();
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+	});
+
+	test('reports each upload once when it finishes, not those made before activation, and alerts on the failed ones', async () => {
+		// The poll at activation lists the day: what it finds is history.
+		await until('the poll at activation', () => listings() >= 1, 60_000);
+
+		const firstBatch = {
+			succeeded: [await upload('NEW-1'), await upload('NEW-2')],
+			failed: [await upload('NEW-3', { fail: true })],
+		};
+		// Another customer node of the same account: not the trigger's.
+		const otherCustomer = await upload('SOUTH-1', { call: SOUTH });
+
+		const [first] = await server.waitForExecutions({ workflowId, count: 1, timeoutMs: 150_000 });
+		expect(first).toMatchObject({ mode: 'trigger', status: 'success' });
+
+		const secondBatch = { succeeded: [await upload('NEW-4')], failed: [await upload('NEW-5', { fail: true })] };
+		const expected = new Map<string, 'succeeded' | 'failed'>();
+		for (const batch of [firstBatch, secondBatch]) {
+			for (const id of batch.succeeded) expected.set(id, 'succeeded');
+			for (const id of batch.failed) expected.set(id, 'failed');
+		}
+		let runs: StoredExecution[] = [];
+		await until(
+			'every new upload to be reported',
+			async () => {
+				runs = await executions();
+				const ids = new Set(emitted(runs).map((item) => String(item.id)));
+				return [...expected.keys()].every((id) => ids.has(id));
+			},
+			150_000,
+		);
+		// One more poll after the last report: nothing is reported twice.
+		const polled = listings();
+		await until('one more poll', () => listings() > polled, 90_000);
+		await sleep(2000);
+		runs = await executions();
+
+		expect(runs.every((execution) => execution.mode === 'trigger' && execution.status === 'success')).toBe(true);
+		const items = emitted(runs);
+		const reported = items.map((item) => String(item.id));
+		expect([...reported].sort()).toEqual([...expected.keys()].sort());
+		for (const id of [...before, otherCustomer]) expect(reported).not.toContain(id);
+		for (const item of items) {
+			const status = expected.get(String(item.id));
+			expect(item).toMatchObject({ event: 'uploadFinished', status, sentBy: expect.objectContaining({ serviceId: 1001 }) });
+			if (status === 'failed') {
+				expect(item).toMatchObject({
+					errorUrl: `${n8n.emulator.url}/api/status/${String(item.id)}/errors`,
+					errorMessage: expect.stringContaining('ProcessingFailed'),
+				});
+			} else {
+				expect(item).toMatchObject({ errorUrl: null, errorMessage: null });
+			}
+		}
+
+		// The IF node of the example: failed uploads go to the alert, the others on.
+		const alerts = runs.flatMap((execution) =>
+			execution.data.resultData.runData[ALERT] ? nodeItems(execution.data, ALERT) : [],
+		);
+		const processed = runs.flatMap((execution) =>
+			execution.data.resultData.runData[PROCESSED] ? nodeItems(execution.data, PROCESSED) : [],
+		);
+		const failedIds = [...firstBatch.failed, ...secondBatch.failed];
+		expect(alerts.map((item) => item.sessionId).sort()).toEqual([...failedIds].sort());
+		for (const alert of alerts) {
+			expect(alert.alert).toMatch(new RegExp(`^Upload ${String(alert.sessionId)} from North Shop \\(.+\\) failed: .*ProcessingFailed`));
+		}
+		expect(processed.map((item) => item.sessionId).sort()).toEqual(
+			[...firstBatch.succeeded, ...secondBatch.succeeded].sort(),
+		);
+		expect(processed.every((item) => item.status === 'succeeded')).toBe(true);
+	});
+
+	test('the editor: the credential test passes, a wrong password is refused, the customer list loads', async () => {
+		const credential = n8n.credential;
+		if (!credential) throw new Error('No credential imported');
+		const testCredential = async (password: string) =>
+			await server.request<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', {
+				credentials: { ...credential, data: { ...credential.data, password } },
+			});
+
+		expect((await testCredential(credential.data.password)).data).toMatchObject({ status: 'OK' });
+		expect((await testCredential('not-the-password')).data).toEqual({
+			status: 'Error',
+			message: expect.stringContaining('Authorization denied (401)'),
+		});
+
+		const { data: customers } = await server.request<{ data: Array<{ name: string; value: string }> }>(
+			'POST',
+			'/rest/dynamic-node-parameters/options',
+			{
+				path: 'options.customer',
+				methodName: 'getCustomers',
+				nodeTypeAndVersion: { name: nodeType('productDataIntegration'), version: 1 },
+				currentNodeParameters: { resource: 'document', operation: 'upload', source: 'text', xml: '', options: {} },
+				credentials: { productDataIntegrationApi: { id: credential.id, name: credential.name } },
+			},
+		);
+		expect(customers.map(({ name, value }) => ({ name, value }))).toEqual([
+			{ name: 'Head Office (1003)', value: '1003' },
+			{ name: 'North Shop (1001)', value: '1001' },
+			{ name: 'South Shop (1002)', value: '1002' },
+		]);
+	});
+});
