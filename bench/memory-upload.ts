@@ -7,7 +7,7 @@
  * well-formedness check off, to tell its share from the upload's.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,29 +19,10 @@ import { prepareBinaryData } from 'n8n-core';
 import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
 import { startEmulator } from '../test/emulator';
 import { emulatorCredentials, runNode, setBinaryDataMode } from '../test/helpers/n8n';
+import { writeCatalogue } from './catalogue';
 
 const TARGET_BYTES = Number(process.env.BENCH_UPLOAD_MB ?? 200) * 1024 * 1024;
 const SAMPLE_MS = 10;
-
-async function writeCatalogue(path: string, targetBytes: number): Promise<number> {
-	const out = createWriteStream(path);
-	let written = 0;
-	const write = async (text: string) => {
-		written += Buffer.byteLength(text);
-		if (!out.write(text)) await once(out, 'drain');
-	};
-	await write('<?xml version="1.0" encoding="UTF-8"?>\n<Products>\n');
-	for (let index = 0; written < targetBytes; index++) {
-		await write(
-			`\t<Product id="${index}">\n\t\t<Sku>SKU-${index}</Sku>\n\t\t<Name>Product ${index} &amp; accessories, æøå</Name>\n` +
-				`\t\t<Description><![CDATA[Text with <b>markup</b> for product ${index}]]></Description>\n\t</Product>\n`,
-		);
-	}
-	await write('</Products>\n');
-	out.end();
-	await once(out, 'finish');
-	return written;
-}
 
 /** Child: the emulator, announcing its URL on stdout and stopping when stdin closes. */
 async function emulatorProcess(): Promise<void> {

@@ -40,7 +40,8 @@
  * - harness.publishWorkflow(id): `n8n publish:workflow`, for trigger workflows; only before
  *   startN8n(), as a running n8n does not see it. The CLI commands are meant for before startN8n()
  *   or after server.stop(): they share the server's SQLite database.
- * - harness.n8n(args): any other n8n CLI command; throws on a non-zero exit code.
+ * - harness.n8n(args, { allowFailure? }) -> CommandResult: any other n8n CLI command, with all of
+ *   its output (stdout, stderr, exit code); throws on a non-zero exit code unless `allowFailure`.
  * - harness.startN8n() -> N8nServer: `n8n start` on free ports, ready (GET /healthz/readiness = 200),
  *   owner set up and logged in (OWNER).
  *   server.url; server.listExecutions({ workflowId?, status? }) -> ExecutionSummary[] (newest
@@ -368,9 +369,12 @@ export class N8nHarness {
 		readonly emulator: Emulator,
 	) {}
 
-	/** Runs an n8n CLI command in this user folder; throws on a non-zero exit code. */
-	async n8n(args: string[]): Promise<CommandResult> {
-		return await runN8n(this.n8nBin, this.userFolder, args);
+	/**
+	 * Runs an n8n CLI command in this user folder; throws on a non-zero exit code unless
+	 * `allowFailure`, which hands back a failed command's output as well.
+	 */
+	async n8n(args: string[], options: { allowFailure?: boolean } = {}): Promise<CommandResult> {
+		return await runN8n(this.n8nBin, this.userFolder, args, options);
 	}
 
 	async importCredential(credential: CredentialImport): Promise<void> {
@@ -390,9 +394,7 @@ export class N8nHarness {
 		id: string,
 		{ expect = 'success' }: { expect?: 'success' | 'failure' } = {},
 	): Promise<WorkflowRun> {
-		const result = await runN8n(this.n8nBin, this.userFolder, ['execute', `--id=${id}`, '--rawOutput'], {
-			allowFailure: true,
-		});
+		const result = await this.n8n(['execute', `--id=${id}`, '--rawOutput'], { allowFailure: true });
 		// n8n execute exits with 1 when the run failed and prints the run all the same.
 		const wanted = expect === 'success' ? 0 : 1;
 		if (result.exitCode !== wanted) {

@@ -632,19 +632,28 @@ describe('the action node in n8n', () => {
 			});
 		});
 
-		test('a refused password fails the run with the service’s 401 message for the item, and no secret in the run', async () => {
-			const result = await run(
-				'Wrong password',
-				xmlItems(CHAIR, TABLE),
-				[actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { credential: WRONG })],
-				'failure',
+		test('a refused password fails the run with the service’s 401 message for the item, and nothing n8n prints holds a secret', async () => {
+			const id = await n8n.importWorkflow(
+				chainWorkflow('Wrong password', xmlItems(CHAIR, TABLE), [
+					actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { credential: WRONG }),
+				]),
 			);
 
+			// The raw command, for all of its output: the log lines and the error banner of a failed run
+			// as well as the run data.
+			const { exitCode, stdout, stderr } = await n8n.n8n(['execute', `--id=${id}`, '--rawOutput'], {
+				allowFailure: true,
+			});
+
+			expect(exitCode).toBe(1);
+			for (const secret of secrets) {
+				expect(stdout).not.toContain(secret);
+				expect(stderr).not.toContain(secret);
+			}
+			const result = parseExecuteOutput(stdout);
 			const error = result.data.resultData.error as (IDataObject & { context?: IDataObject }) | undefined;
 			expect(runError(result)).toMatchObject({ node: 'Upload', message: 'Authorization has been denied for this request.' });
 			expect(error).toMatchObject({ httpCode: '401', context: expect.objectContaining({ itemIndex: 0 }) });
-			const printed = JSON.stringify(result);
-			for (const secret of secrets) expect(printed).not.toContain(secret);
 			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 1 });
 		});
 
