@@ -5,6 +5,7 @@
 import { serviceRequest } from '../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, startEmulator } from '../test/emulator';
 import { createContext } from '../test/helpers/context';
+import { emulatorCredentials } from '../test/helpers/n8n';
 
 const CAPACITY = 50;
 const INTERVAL_MS = 20;
@@ -31,17 +32,11 @@ async function run({ name, prefill, requests, report }: Scenario): Promise<void>
 			});
 			if (!response.ok) throw new Error(`Could not fill the bucket: ${response.status}`);
 		}
-		const credentials = {
-			environment: 'production',
-			baseUrl: emulator.url,
-			username: DEFAULT_ACCOUNT.username,
-			password: DEFAULT_ACCOUNT.password,
-			customerId: '1001',
-			customerIdType: 'ServiceID',
+		const credentials = emulatorCredentials(emulator, {
 			customRateLimit: true,
 			bucketCapacity: CAPACITY,
 			leakIntervalSeconds: INTERVAL_MS / 1000,
-		};
+		});
 		let next = 0;
 		let failed = 0;
 		const caller = async () => {

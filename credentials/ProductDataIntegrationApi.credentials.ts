@@ -134,7 +134,11 @@ export class ProductDataIntegrationApi implements ICredentialType {
 
 	test: ICredentialTestRequest = {
 		request: {
-			baseURL: '={{$credentials.baseUrl}}',
+			// The Test button sends the password before any node code can refuse plain http, so a
+			// plain-http address of another host is tested over https: the password never travels
+			// unencrypted, and a host without https fails the test, as it would fail in the nodes.
+			baseURL:
+				'={{ /^http:\\/\\/(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d+)?(\\/|$)/i.test(String($credentials.baseUrl).trim()) ? String($credentials.baseUrl).trim() : String($credentials.baseUrl).trim().replace(/^http:/i, "https:") }}',
 			url: '/api/auth/me',
 			method: 'GET',
 		},

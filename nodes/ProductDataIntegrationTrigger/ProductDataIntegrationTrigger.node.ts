@@ -113,7 +113,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 						typeOptions: { minValue: 1, maxValue: 45 },
 						default: DEFAULT_MAX_CHECKS,
 						description:
-							'At most this many status requests per poll; further unfinished uploads are checked on later polls. With the one or two list requests, the default keeps a poll under 10 requests.',
+							'At most this many status requests per poll; further unfinished uploads are checked on later polls. With the one or two list requests, the default keeps a poll at 10 requests at most, plus one per error message fetched for Include Error Message.',
 					},
 				],
 			},

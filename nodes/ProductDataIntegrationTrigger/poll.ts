@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { SessionOutcome, SessionStatus } from '../shared/sessions';
+import type { SessionOutcome, SessionOutcomeOptions, SessionStatus } from '../shared/sessions';
 import { getSessionOutcome } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
 import { CREDENTIAL_NAME } from '../shared/transport';
@@ -41,9 +41,9 @@ export interface TriggerSettings {
 const POLL_BUDGET_SHARE = 0.5;
 const DEFAULT_POLL_BUDGET_MS = 5 * 60_000;
 
-export const NOTHING_FINISHED_MESSAGE =
+const NOTHING_FINISHED_MESSAGE =
 	'No finished upload session found today or yesterday - upload a document and try again';
-export const NOTHING_RECEIVED_MESSAGE =
+const NOTHING_RECEIVED_MESSAGE =
 	'No upload found today or yesterday - upload a document and try again';
 
 // Polls of one trigger can overlap when one takes longer than the poll interval (e.g. while the
@@ -144,10 +144,7 @@ async function checkPending(
 		checks++;
 		let outcome: SessionOutcome;
 		try {
-			outcome = await getSessionOutcome.call(this, id, {
-				includeErrorMessage: settings.includeErrorMessage,
-				customer: settings.customer,
-			});
+			outcome = await getSessionOutcome.call(this, id, outcomeOptions(settings));
 		} catch (error) {
 			if (isUnknownSession(error)) {
 				delete state.pending[id];
@@ -191,10 +188,7 @@ async function sampleEvent(
 		for (const record of sampleOrder(newestFirst, settings.status)) {
 			if (checks >= settings.maxChecks) break;
 			checks++;
-			const outcome = await getSessionOutcome.call(this, record.id, {
-				includeErrorMessage: settings.includeErrorMessage,
-				customer: settings.customer,
-			});
+			const outcome = await getSessionOutcome.call(this, record.id, outcomeOptions(settings));
 			if (outcome.status !== 'processing' && matches(settings.status, outcome.status)) {
 				return [[finishedItem(record, outcome, settings.includeErrorMessage)]];
 			}
@@ -255,6 +249,14 @@ function pollBudgetMs(context: IPollFunctions): number {
  */
 function isUnknownSession(error: unknown): boolean {
 	return error instanceof NodeApiError && String(error.httpCode) === '404';
+}
+
+/** An error message costs a request: it is fetched only where a failed session can be emitted. */
+function outcomeOptions(settings: TriggerSettings): SessionOutcomeOptions {
+	return {
+		includeErrorMessage: settings.includeErrorMessage && settings.status !== 'succeeded',
+		customer: settings.customer,
+	};
 }
 
 function matches(filter: StatusFilter, status: SessionStatus): boolean {

@@ -19,7 +19,7 @@ const MINUTE_MS = 60_000;
 export const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /** How long after midnight (UTC) the previous date is still listed. */
-export const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
+const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
 /** A session still unfinished this long after it was first seen is given up. */
 export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
 /** At most this many unfinished sessions are followed; the oldest beyond are given up. */

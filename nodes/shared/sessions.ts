@@ -1,14 +1,7 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import type { CustomerOverride, ServiceContext } from './transport';
-import {
-	CREDENTIAL_NAME,
-	cancelSignal,
-	checkBaseUrl,
-	fetchServiceUrl,
-	serviceRequest,
-	sleepOrCancel,
-} from './transport';
+import { cancelSignal, fetchServiceUrl, resolveServiceUrl, serviceRequest, sleepOrCancel } from './transport';
 
 export type SessionStatus = 'processing' | 'succeeded' | 'failed';
 
@@ -88,7 +81,7 @@ export async function getSessionOutcome(
 	const location = response.headers.location;
 	const outcome: SessionOutcome = { sessionId, status: 'failed' };
 	if (location) {
-		outcome.errorUrl = await resolveServiceUrl(this, location);
+		outcome.errorUrl = await resolveServiceUrl.call(this, location, itemIndex);
 		if (options.includeErrorMessage) {
 			try {
 				const errorDocument = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex);
@@ -220,13 +213,6 @@ export async function waitForAllSessions(
 		}),
 	);
 	return sessions.map((session) => outcomes.get(session) as SessionOutcome);
-}
-
-/** A relative Location is resolved against the credential's base URL, where the request went. */
-async function resolveServiceUrl(context: ServiceContext, location: string): Promise<string> {
-	if (/^[a-z][a-z0-9+.-]*:/i.test(location)) return location;
-	const credentials = await context.getCredentials(CREDENTIAL_NAME);
-	return new URL(location, `${checkBaseUrl(credentials.baseUrl)}/`).toString();
 }
 
 /**

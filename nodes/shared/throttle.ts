@@ -55,15 +55,12 @@ export class ThrottleCancelledError extends Error {
  * failed): the limiter uses it to correct its idea of when the service saw the request.
  */
 export interface ThrottleGrant {
-	waitedMs: number;
-	grantedAt: number;
 	settle(): void;
 }
 
 interface Waiter {
 	resolve: (grant: ThrottleGrant) => void;
 	reject: (error: Error) => void;
-	enqueuedAt: number;
 	signal?: AbortSignal;
 	onAbort?: () => void;
 }
@@ -141,7 +138,7 @@ export class RequestThrottle {
 		}
 		const now = this.clock.now();
 		if (this.queue.length === 0 && now >= this.tat - this.toleranceMs) {
-			return this.take(now, now);
+			return this.take(now);
 		}
 		const expectedWaitMs = Math.round(this.delayFor(now) + this.queue.length * this.emissionMs);
 		logger?.debug('Waiting for the request rate limit of the product-data integration service', {
@@ -149,7 +146,7 @@ export class RequestThrottle {
 			queued: this.queue.length + 1,
 		});
 		return await new Promise<ThrottleGrant>((resolve, reject) => {
-			const waiter: Waiter = { resolve, reject, enqueuedAt: now, signal };
+			const waiter: Waiter = { resolve, reject, signal };
 			if (signal) {
 				waiter.onAbort = () => this.cancel(waiter);
 				signal.addEventListener('abort', waiter.onAbort, { once: true });
@@ -189,14 +186,12 @@ export class RequestThrottle {
 	 * schedule moves by how late the request may have been - at most max(interval, 1 s), since a
 	 * request is counted when it starts, and a long upload takes long only after that.
 	 */
-	private take(now: number, enqueuedAt: number): ThrottleGrant {
+	private take(now: number): ThrottleGrant {
 		const slot = Math.max(this.tat, now);
 		this.tat = slot + this.emissionMs;
 		const shiftedAtGrant = this.shifted;
 		let settled = false;
 		return {
-			waitedMs: now - enqueuedAt,
-			grantedAt: now,
 			settle: () => {
 				if (settled) return;
 				settled = true;
@@ -225,7 +220,7 @@ export class RequestThrottle {
 			if (waiter.signal && waiter.onAbort) {
 				waiter.signal.removeEventListener('abort', waiter.onAbort);
 			}
-			waiter.resolve(this.take(now, waiter.enqueuedAt));
+			waiter.resolve(this.take(now));
 		}
 		this.schedule();
 	}

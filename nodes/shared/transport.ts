@@ -158,8 +158,16 @@ export function bucketTerms(credentials: ICredentialDataDecryptedObject): Bucket
 }
 
 // Reading the credential decrypts it (and in n8n loads it from the database); one read per node
-// run is enough. Keyed by the context object, which n8n creates per node run and poll.
+// run is enough. Keyed by the context object, which n8n creates per node run.
 const accounts = new WeakMap<object, Promise<Account>>();
+
+/**
+ * n8n keeps one poll context for as long as a trigger is active: a read kept with it would hide an
+ * edited credential (password, Base URL, customer, rate limit) until the workflow is activated again.
+ */
+function isPollContext(context: ServiceContext): boolean {
+	return typeof (context as Partial<Pick<IPollFunctions, '__emit'>>).__emit === 'function';
+}
 
 async function loadAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
 	const credentials = await context.getCredentials<ICredentialDataDecryptedObject>(
@@ -185,6 +193,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 }
 
 function getAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
+	if (isPollContext(context)) return loadAccount(context, itemIndex);
 	let account = accounts.get(context);
 	if (!account) {
 		account = loadAccount(context, itemIndex);
@@ -412,26 +421,16 @@ async function exchangeOnce(
 	if (!exchange.authenticated) {
 		return (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 	}
+	// Handing n8n the credential already read spares it a read (and decryption) per request. The
+	// credential's `authenticate` writes the customer headers after the request options are built,
+	// so an override is applied to the credential data it reads, not to the headers.
+	const data: ICredentialDataDecryptedObject = { ...account.credentials, ...exchange.customer };
 	const helpers = context.helpers as IExecuteFunctions['helpers'];
-	if (exchange.customer) {
-		// The credential's `authenticate` writes the customer headers after the request options are
-		// built, so an override is applied to the credential data it reads, not to the headers.
-		const data: ICredentialDataDecryptedObject = {
-			...account.credentials,
-			customerId: exchange.customer.customerId,
-			customerIdType: exchange.customer.customerIdType,
-		};
-		return (await helpers.httpRequestWithAuthentication.call(
-			context as IExecuteFunctions,
-			CREDENTIAL_NAME,
-			options,
-			{ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_NAME, data } },
-		)) as IN8nHttpFullResponse;
-	}
 	return (await helpers.httpRequestWithAuthentication.call(
 		context as IExecuteFunctions,
 		CREDENTIAL_NAME,
 		options,
+		{ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_NAME, data } },
 	)) as IN8nHttpFullResponse;
 }
 
@@ -602,6 +601,27 @@ export async function serviceRequest<T = unknown>(
 		allowStatus: request.allowStatus ?? [],
 		authenticated: true,
 	});
+}
+
+/** The credential's data as the requests of this node run see it (no further read in a node run). */
+export async function getServiceCredentials(
+	this: ServiceContext,
+	itemIndex?: number,
+): Promise<ICredentialDataDecryptedObject> {
+	return (await getAccount(this, itemIndex)).credentials;
+}
+
+/**
+ * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read
+ * against the base URL, where the request went. One that cannot be read is handed back as it is.
+ */
+export async function resolveServiceUrl(this: ServiceContext, url: string, itemIndex?: number): Promise<string> {
+	const { baseUrl } = await getAccount(this, itemIndex);
+	try {
+		return new URL(url, `${baseUrl}/`).href;
+	} catch {
+		return url;
+	}
 }
 
 /**

@@ -26,8 +26,10 @@ import {
 	isExpression,
 	NodeHelpers,
 	Workflow,
+	type IAuthenticateGeneric,
 	type ICredentialDataDecryptedObject,
 	type ICredentialsHelper,
+	type ICredentialType,
 	type IDataObject,
 	type IExecuteFunctions,
 	type IHttpRequestOptions,
@@ -70,16 +72,21 @@ const nodeTypes: INodeTypes = {
 	getKnownTypes: () => ({}),
 };
 
-/** What n8n hands a node from getCredentials: defaults applied, hidden fields dropped. */
-export function resolveCredentialData(data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
+/** What n8n hands a node from getCredentials: the type's defaults applied, hidden fields dropped. */
+export function credentialDataOf(type: ICredentialType, data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
 	return NodeHelpers.getNodeParameters(
-		credentialType.properties,
+		type.properties,
 		{ ...data } as INodeParameters,
 		true,
 		false,
 		null,
 		null,
 	) as ICredentialDataDecryptedObject;
+}
+
+/** credentialDataOf for the package's own credential. */
+export function resolveCredentialData(data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
+	return credentialDataOf(credentialType, data);
 }
 
 function resolveWith(
@@ -93,7 +100,30 @@ function resolveWith(
 	return value ? String(value) : '';
 }
 
-/** n8n's CredentialsHelper.authenticate for a declarative (generic) credential. */
+/**
+ * n8n's CredentialsHelper.authenticate for a declarative (generic) credential: each key and value
+ * resolved with the expression engine and written into the request option of the same name
+ * (headers, auth, qs, body).
+ */
+export function applyGenericAuthentication(
+	authenticate: IAuthenticateGeneric,
+	credentials: ICredentialDataDecryptedObject,
+	requestOptions: IHttpRequestOptions | IRequestOptionsSimplified,
+	workflow: Workflow,
+	node: INode,
+): IHttpRequestOptions {
+	const resolve = (text: string) => resolveWith(workflow, node, credentials, text);
+	requestOptions.headers ??= {};
+	const target = requestOptions as unknown as Record<string, Record<string, string>>;
+	for (const [option, entries] of Object.entries(authenticate.properties)) {
+		for (const [key, value] of Object.entries(entries as Record<string, string>)) {
+			target[option] ??= {};
+			target[option][resolve(key)] = resolve(value);
+		}
+	}
+	return requestOptions as IHttpRequestOptions;
+}
+
 async function authenticate(
 	credentials: ICredentialDataDecryptedObject,
 	typeName: string,
@@ -102,16 +132,7 @@ async function authenticate(
 	node: INode,
 ): Promise<IHttpRequestOptions> {
 	if (typeName !== credentialType.name) throw new Error(`Unknown credential type ${typeName}`);
-	const resolve = (text: string) => resolveWith(workflow, node, credentials, text);
-	requestOptions.headers ??= {};
-	const target = requestOptions as unknown as Record<string, Record<string, string>>;
-	for (const [option, entries] of Object.entries(credentialType.authenticate.properties)) {
-		for (const [key, value] of Object.entries(entries as Record<string, string>)) {
-			target[option] ??= {};
-			target[option][resolve(key)] = resolve(value);
-		}
-	}
-	return requestOptions as IHttpRequestOptions;
+	return applyGenericAuthentication(credentialType.authenticate, credentials, requestOptions, workflow, node);
 }
 
 /** Resolves an expression of the credential type (e.g. its test request) as n8n does. */

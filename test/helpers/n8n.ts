@@ -84,15 +84,14 @@ import type {
 import {
 	createRunExecutionData,
 	ICredentialsHelper,
-	isExpression,
 	LoggerProxy,
-	NodeHelpers,
 	UnexpectedError,
 	Workflow,
 } from 'n8n-workflow';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
 import { DEFAULT_ACCOUNT, type Emulator } from '../emulator';
+import { applyGenericAuthentication, credentialDataOf } from './context';
 
 export const NODE_NAME = 'Node Under Test';
 const START_NAME = 'Start';
@@ -182,28 +181,7 @@ class HarnessCredentialsHelper extends ICredentialsHelper {
 			if (!workflow || !node) {
 				throw new UnexpectedError('Workflow and node are required for declarative credential authentication');
 			}
-			// As n8n does: each `={{$credentials.x}}` key and value resolved with the expression
-			// engine and written into the request option of the same name (headers, auth, qs, body).
-			const target = requestOptions as unknown as Record<string, Record<string, unknown>>;
-			requestOptions.headers ??= {};
-			for (const [option, entries] of Object.entries(authenticate.properties)) {
-				for (const [key, value] of Object.entries(entries as Record<string, unknown>)) {
-					const resolve = (text: string) => {
-						if (!isExpression(text)) return text;
-						const resolved = workflow.expression.getSimpleParameterValue(
-							node,
-							text,
-							'internal',
-							{ $credentials: credentials },
-							undefined,
-							'',
-						);
-						return resolved ? resolved.toString() : '';
-					};
-					target[option] ??= {};
-					target[option][resolve(key)] = resolve(value as string);
-				}
-			}
+			return applyGenericAuthentication(authenticate, credentials, requestOptions, workflow, node);
 		}
 		return requestOptions as IHttpRequestOptions;
 	}
@@ -229,15 +207,7 @@ class HarnessCredentialsHelper extends ICredentialsHelper {
 		// n8n fills in the credential type's defaults and drops fields the type does not show
 		// (e.g. advanced fields hidden by displayOptions); nodes see exactly that object.
 		const known = credentialTypes.get(type);
-		if (!known) return { ...this.data };
-		return NodeHelpers.getNodeParameters(
-			known.properties,
-			{ ...this.data } as INodeParameters,
-			true,
-			false,
-			null,
-			null,
-		) as ICredentialDataDecryptedObject;
+		return known ? credentialDataOf(known, this.data) : { ...this.data };
 	}
 
 	async updateCredentials(): Promise<void> {
@@ -313,6 +283,19 @@ function nodeCredentials(nodeType: INodeType): INodeCredentials | undefined {
 	const declared = nodeType.description.credentials ?? [];
 	if (declared.length === 0) return undefined;
 	return Object.fromEntries(declared.map(({ name }) => [name, { id: 'harness-credential', name: 'Test' }]));
+}
+
+/** The node under test as a workflow holds it, with a credential for each type it declares. */
+function nodeUnderTest(nodeType: INodeType, parameters: NodeParameters): INode {
+	return {
+		id: randomUUID(),
+		name: NODE_NAME,
+		type: nodeTypeName(nodeType),
+		typeVersion: latestVersion(nodeType),
+		position: [200, 0],
+		parameters: parameters as INodeParameters,
+		credentials: nodeCredentials(nodeType),
+	};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,13 +475,7 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 		parameters: {},
 	};
 	const node: INode = {
-		id: randomUUID(),
-		name: NODE_NAME,
-		type,
-		typeVersion: latestVersion(nodeType),
-		position: [200, 0],
-		parameters: options.parameters as INodeParameters,
-		credentials: nodeCredentials(nodeType),
+		...nodeUnderTest(nodeType, options.parameters),
 		onError: options.continueOnFail ? 'continueRegularOutput' : 'stopWorkflow',
 		// n8n reads a wait of 0 as "unset" and waits 1 s; 1 ms keeps retries fast.
 		...(retryOnFail && {
@@ -539,20 +516,9 @@ export async function runPoll(
 	mode: 'trigger' | 'manual' = 'trigger',
 ): Promise<RunPollResult> {
 	await setUp();
-	const type = nodeTypeName(trigger);
 	const workflow = createWorkflow(
-		[
-			{
-				id: randomUUID(),
-				name: NODE_NAME,
-				type,
-				typeVersion: latestVersion(trigger),
-				position: [0, 0],
-				parameters: parameters as INodeParameters,
-				credentials: nodeCredentials(trigger),
-			},
-		],
-		{ [type]: trigger },
+		[nodeUnderTest(trigger, parameters)],
+		{ [nodeTypeName(trigger)]: trigger },
 		{ staticData: structuredClone(staticData), active: mode === 'trigger' },
 	);
 	const node = workflow.getNode(NODE_NAME) as INode;
@@ -596,23 +562,9 @@ export async function runLoadOptions(
 	await setUp();
 	const loadOptions = nodeType.methods?.loadOptions?.[method];
 	if (!loadOptions) throw new UnexpectedError(`The node has no loadOptions method "${method}"`);
-	const type = nodeTypeName(nodeType);
 	// As n8n's DynamicNodeParametersService: a one-node workflow holding the parameters being
 	// edited, which getCurrentNodeParameter reads through additionalData.
-	const workflow = createWorkflow(
-		[
-			{
-				id: randomUUID(),
-				name: NODE_NAME,
-				type,
-				typeVersion: latestVersion(nodeType),
-				position: [0, 0],
-				parameters: parameters as INodeParameters,
-				credentials: nodeCredentials(nodeType),
-			},
-		],
-		{ [type]: nodeType },
-	);
+	const workflow = createWorkflow([nodeUnderTest(nodeType, parameters)], { [nodeTypeName(nodeType)]: nodeType });
 	const additionalData = createAdditionalData(credentials, randomUUID());
 	additionalData.currentNodeParameters = parameters as INodeParameters;
 	const context = new LoadOptionsContext(workflow, workflow.getNode(NODE_NAME) as INode, additionalData, 'parameters');

@@ -40,7 +40,7 @@ describe('credential definition', () => {
 		expect(credential.documentationUrl).toMatch(/^https:\/\//);
 	});
 
-	it('has the fields of the shared contract', () => {
+	it('has the fields the transport and the nodes read', () => {
 		expect(credential.properties.map((p) => p.name)).toEqual([
 			'environment',
 			'baseUrl',
@@ -79,6 +79,18 @@ describe('credential definition', () => {
 		expect(test.request.method).toBe('GET');
 		expect(test.request.url).toBe('/api/auth/me');
 		expect(resolveCredentialExpression(test.request.baseURL as string, data)).toBe('https://svc.example.com/');
+	});
+
+	it('never tests a plain-http address of another host without encryption', () => {
+		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
+		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		expect(testedAt('http://svc.example.com')).toBe('https://svc.example.com');
+		expect(testedAt(' HTTP://127.0.0.1.example.com:8080/x ')).toBe('https://127.0.0.1.example.com:8080/x');
+		expect(testedAt('http://localhost.example.com')).toBe('https://localhost.example.com');
+		expect(testedAt('http://127.0.0.1:8470')).toBe('http://127.0.0.1:8470');
+		expect(testedAt('http://localhost:8470/')).toBe('http://localhost:8470/');
+		expect(testedAt('http://[::1]:8470')).toBe('http://[::1]:8470');
+		expect(testedAt('https://svc.example.com')).toBe('https://svc.example.com');
 	});
 });
 

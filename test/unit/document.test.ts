@@ -1,7 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
@@ -12,6 +9,7 @@ import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/Produ
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
 import { createContext } from '../helpers/context';
 import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../helpers/n8n';
+import { listenLocal } from '../helpers/server';
 
 const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
@@ -570,7 +568,7 @@ describe('Document: stored files', () => {
 
 	it('closes the file stream of an attempt the service refused without reading it', async () => {
 		let requests = 0;
-		const server = createServer((req, res) => {
+		const server = await listenLocal((req, res) => {
 			requests++;
 			if (requests === 1) {
 				// Refused before the body was read, and the connection dropped, as a front end may do.
@@ -585,11 +583,9 @@ describe('Document: stored files', () => {
 				res.end('3f2504e0-4f89-41d3-9a0c-0305e82c3301');
 			});
 		});
-		server.listen(0, '127.0.0.1');
-		await once(server, 'listening');
 		const opened: Readable[] = [];
 		const context = createContext({
-			credentials: emulatorCredentials({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, FAST_CREDENTIAL),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
 			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: { validate: false } },
 			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml', fileName: 'a.xml' } } }],
 		});
@@ -610,7 +606,7 @@ describe('Document: stored files', () => {
 			const output = await executeUpload.call(context, context.getInputData(), 'xml');
 			expect(output[0].json.sessionId).toBe('3f2504e0-4f89-41d3-9a0c-0305e82c3301');
 		} finally {
-			server.close();
+			await server.close();
 		}
 		// One read to hash the file, one per attempt.
 		expect(requests).toBe(2);

@@ -1,13 +1,10 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { listDate } from '../../nodes/ProductDataIntegration/actions/document/getMany.operation';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { startEmulator, type Emulator, type ListLayout } from '../emulator';
 import { emulatorCredentials, runNode } from '../helpers/n8n';
+import { listenLocal, type LocalServer } from '../helpers/server';
 
 const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
@@ -211,23 +208,18 @@ describe('Document: Get Many', () => {
 });
 
 describe('Document: Get Many, answers the emulator does not give', () => {
-	let server: Server;
+	let server: LocalServer;
 	let reply: { status: number; body: string } = { status: 200, body: '' };
-	let url = '';
 
 	beforeAll(async () => {
-		server = createServer((_req, res) => {
+		server = await listenLocal((_req, res) => {
 			res.writeHead(reply.status, { 'Content-Type': 'application/json' });
 			res.end(reply.status === 204 ? undefined : reply.body);
 		});
-		server.listen(0, '127.0.0.1');
-		await once(server, 'listening');
-		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 	});
 
 	afterAll(async () => {
-		server.close();
-		await once(server, 'close');
+		await server.close();
 	});
 
 	it.each([
@@ -240,11 +232,24 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
 		});
 
 		expect(error).toBeUndefined();
 		expect(output[0]).toHaveLength(count);
+	});
+
+	it('outputs a record as the service gave it, whatever its fields are named', async () => {
+		const record = { id: 'x', json: { note: 'a field of the service' }, pairedItem: 3 };
+		reply = { status: 200, body: JSON.stringify([record]) };
+		const { output, error } = await runNode({
+			node,
+			parameters: getMany({ date: DAY, returnAll: true }),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+		});
+
+		expect(error).toBeUndefined();
+		expect(output[0]).toEqual([{ json: record, pairedItem: { item: 0 } }]);
 	});
 
 	it('fails on text that is no record', async () => {
@@ -252,7 +257,7 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const { error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
 		});
 
 		expect(error?.message).toBe('The service answered the list of uploads with something other than records');

@@ -1,7 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import type { IBinaryKeyData, IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
@@ -9,6 +6,7 @@ import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/Produ
 import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator';
 import { putXml } from '../emulator/client';
 import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../helpers/n8n';
+import { listenLocal, type LocalServer } from '../helpers/server';
 
 jest.setTimeout(30_000);
 
@@ -571,14 +569,13 @@ describe.each(['text', 'json-string', 'object'] as const)('Find answer layout %s
 
 /** A stand-in service whose image routes answer with a fixed body, for layouts the emulator lacks. */
 describe('Answers in layouts the node does not know', () => {
-	let server: Server;
-	let url: string;
+	let server: LocalServer;
 	let answer = '';
 	let posts = 0;
 
 	beforeAll(async () => {
 		await setBinaryDataMode('default');
-		server = createServer((req, res) => {
+		server = await listenLocal((req, res) => {
 			req.resume();
 			req.on('end', () => {
 				if (req.method === 'POST') posts++;
@@ -586,17 +583,13 @@ describe('Answers in layouts the node does not know', () => {
 				res.end(answer);
 			});
 		});
-		server.listen(0, '127.0.0.1');
-		await once(server, 'listening');
-		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 	});
 
 	afterAll(async () => {
-		server.close();
-		await once(server, 'close');
+		await server.close();
 	});
 
-	const credentials = () => emulatorCredentials({ url }, FAST_CREDENTIAL);
+	const credentials = () => emulatorCredentials(server, FAST_CREDENTIAL);
 
 	it('hands back the raw body instead of failing', async () => {
 		answer = '<html><body>Upload complete</body></html>';

@@ -1,12 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import {
-	CREDENTIAL_NAME,
 	MAX_FAILURE_ATTEMPTS,
 	MAX_RATE_LIMIT_ATTEMPTS,
 	checkBaseUrl,
@@ -17,6 +15,7 @@ import {
 } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../emulator';
 import { createContext, type TestContext } from '../helpers/context';
+import { listenLocal } from '../helpers/server';
 
 const PASSWORD = DEFAULT_ACCOUNT.password;
 const BASIC = Buffer.from(`${DEFAULT_ACCOUNT.username}:${PASSWORD}`).toString('base64');
@@ -80,7 +79,7 @@ async function post(emulator: Emulator, route: string, body: unknown): Promise<v
 /** A bare HTTP server that records what reached it. */
 async function startCapture(reply: (headers: IncomingHttpHeaders) => { status: number; body: string }) {
 	const seen: Array<{ method: string; url: string; headers: IncomingHttpHeaders }> = [];
-	const server: Server = createServer((req, res) => {
+	const server = await listenLocal((req, res) => {
 		seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
 		req.resume();
 		req.on('end', () => {
@@ -89,13 +88,7 @@ async function startCapture(reply: (headers: IncomingHttpHeaders) => { status: n
 			res.end(body);
 		});
 	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	return {
-		url: `http://127.0.0.1:${port}`,
-		seen,
-		close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-	};
+	return { ...server, seen };
 }
 
 const emulators: Emulator[] = [];
@@ -153,6 +146,22 @@ describe('requests against the emulator', () => {
 		expect(response.statusCode).toBe(200);
 		expect(response.body.userName).toBe(DEFAULT_ACCOUNT.username);
 		expect(response.headers['content-type']).toMatch(/json/);
+	});
+
+	it('reads the credential once per node run, but on every request of a trigger, whose context n8n keeps', async () => {
+		const credentials = credentialsFor(service.url);
+		const run = createContext({ credentials });
+		const reads = jest.spyOn(run, 'getCredentials');
+		await call(run, { method: 'GET', path: '/api/auth/me' });
+		await call(run, { method: 'GET', path: '/api/auth/me' });
+		expect(reads).toHaveBeenCalledTimes(1);
+
+		// n8n hands every poll of an active trigger the same context; the credential may be edited between polls.
+		const trigger = Object.assign(createContext({ credentials }), { __emit: () => {} });
+		await call(trigger, { method: 'GET', path: '/api/auth/me' });
+		credentials.password = 'edited-password';
+		const error = await failure(call(trigger, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.httpCode).toBe('401');
 	});
 
 	it('sends the credential customer, or the override instead', async () => {
@@ -527,7 +536,7 @@ describe('streaming', () => {
 			firstChunkArrived = resolve;
 		});
 		let received = 0;
-		const server = createServer((req, res) => {
+		const server = await listenLocal((req, res) => {
 			req.on('data', (chunk: Buffer) => {
 				received += chunk.length;
 				firstChunkArrived();
@@ -537,8 +546,6 @@ describe('streaming', () => {
 				res.end('session');
 			});
 		});
-		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-		const { port } = server.address() as AddressInfo;
 		try {
 			// The second half exists only once the first half has reached the server: a client that
 			// read the whole stream before sending would wait forever.
@@ -547,7 +554,7 @@ describe('streaming', () => {
 				await arrived;
 				yield Buffer.alloc(64 * 1024, 'b');
 			}
-			const context = createContext({ credentials: credentialsFor(`http://127.0.0.1:${port}`) });
+			const context = createContext({ credentials: credentialsFor(server.url) });
 			const timeout = new Promise<never>((_, reject) =>
 				setTimeout(() => reject(new Error('The stream was buffered before sending')), 5000).unref(),
 			);
@@ -564,8 +571,7 @@ describe('streaming', () => {
 			expect(response.statusCode).toBe(202);
 			expect(received).toBe(128 * 1024);
 		} finally {
-			server.closeAllConnections();
-			await new Promise<void>((resolve) => server.close(() => resolve()));
+			await server.close();
 		}
 	});
 });
@@ -586,9 +592,5 @@ describe('credential headers', () => {
 		} finally {
 			await capture.close();
 		}
-	});
-
-	it('uses the credential type name the package registers', () => {
-		expect(CREDENTIAL_NAME).toBe('productDataIntegrationApi');
 	});
 });

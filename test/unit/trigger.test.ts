@@ -190,8 +190,8 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(third.requests).toEqual({ [LIST]: 1 });
 	});
 
-	it('filters finished sessions by status and fetches error messages on request', async () => {
-		const succeeded = finished({}, 'succeeded');
+	it('filters finished sessions by status and fetches error messages on request, only for those it emits', async () => {
+		const succeeded = finished({ includeErrorMessage: true }, 'succeeded');
 		const failed = finished({ includeErrorMessage: true }, 'failed');
 		let a = (await poll(succeeded, {})).staticData;
 		let b = (await poll(failed, {})).staticData;
@@ -200,8 +200,8 @@ describe('ProductDataIntegrationTrigger', () => {
 		advance(MINUTE);
 
 		const onlyOk = await poll(succeeded, a);
-		expect(onlyOk.items.map((item) => [item.id, item.status])).toEqual([[ok, 'succeeded']]);
-		expect(onlyOk.requests[ERROR_DOCUMENT]).toBeUndefined();
+		expect(onlyOk.items.map((item) => [item.id, item.status, item.errorMessage])).toEqual([[ok, 'succeeded', null]]);
+		expect(onlyOk.requests).toEqual({ [LIST]: 1, [RESULT]: 2 });
 		const onlyBad = await poll(failed, b);
 		expect(onlyBad.items.map((item) => [item.id, item.status])).toEqual([[bad, 'failed']]);
 		expect(onlyBad.items[0].errorMessage).toEqual(expect.stringContaining('ended with 1 error'));

@@ -1,12 +1,9 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { startEmulator, type Emulator } from '../emulator';
 import { emulatorCredentials, runNode } from '../helpers/n8n';
+import { listenLocal, type LocalServer } from '../helpers/server';
 
 const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
@@ -265,12 +262,11 @@ describe('Upload Session', () => {
 });
 
 describe('Upload Session: answers the emulator does not give', () => {
-	let server: Server;
+	let server: LocalServer;
 	let doneBody = '';
-	let url = '';
 
 	beforeAll(async () => {
-		server = createServer((req, res) => {
+		server = await listenLocal((req, res) => {
 			if (req.url?.endsWith('/done')) {
 				res.writeHead(200, { 'Content-Type': 'text/plain' });
 				res.end(doneBody);
@@ -278,14 +274,10 @@ describe('Upload Session: answers the emulator does not give', () => {
 			}
 			res.writeHead(404).end();
 		});
-		server.listen(0, '127.0.0.1');
-		await once(server, 'listening');
-		url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 	});
 
 	afterAll(async () => {
-		server.close();
-		await once(server, 'close');
+		await server.close();
 	});
 
 	it.each([
@@ -299,7 +291,7 @@ describe('Upload Session: answers the emulator does not give', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
-			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
 		});
 
 		expect(error).toBeUndefined();
@@ -311,7 +303,7 @@ describe('Upload Session: answers the emulator does not give', () => {
 		const { error } = await runNode({
 			node,
 			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
-			credentials: emulatorCredentials({ url }, FAST_CREDENTIAL),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
 		});
 
 		expect(error?.message).toBe('The service answered neither true nor false to whether the session is done');

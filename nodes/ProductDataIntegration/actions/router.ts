@@ -1,8 +1,4 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import * as account from './account/Account.resource';
@@ -39,27 +35,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
 			const result = await module.executeItem.call(this, itemIndex);
-			output.push(...toExecutionData(result, itemIndex));
+			for (const json of Array.isArray(result) ? result : [result]) {
+				output.push({ json, pairedItem: { item: itemIndex } });
+			}
 		} catch (error) {
 			if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
 			output.push(itemFailure(this, error, itemIndex));
 		}
 	}
 	return [output];
-}
-
-function toExecutionData(
-	result: IDataObject | IDataObject[] | INodeExecutionData[],
-	itemIndex: number,
-): INodeExecutionData[] {
-	const entries = Array.isArray(result) ? result : [result];
-	return entries.map((entry) =>
-		isExecutionData(entry)
-			? { ...entry, pairedItem: entry.pairedItem ?? { item: itemIndex } }
-			: { json: entry, pairedItem: { item: itemIndex } },
-	);
-}
-
-function isExecutionData(entry: IDataObject | INodeExecutionData): entry is INodeExecutionData {
-	return typeof entry.json === 'object' && entry.json !== null && !Array.isArray(entry.json);
 }

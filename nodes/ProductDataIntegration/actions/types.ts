@@ -11,10 +11,8 @@ import type {
  */
 export interface ItemOperation {
 	description: INodeProperties[];
-	executeItem(
-		this: IExecuteFunctions,
-		itemIndex: number,
-	): Promise<IDataObject | IDataObject[] | INodeExecutionData[]>;
+	/** The item's output: one item, or one per element of the list. */
+	executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]>;
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 	type XmlProblem,
 } from '../../../shared/xml';
 
-export type XmlSource = 'binary' | 'text' | 'items';
+type XmlSource = 'binary' | 'text' | 'items';
 
 /** One document to upload: a binary file or text of one item, or a document built from a group. */
 export interface XmlDocument {

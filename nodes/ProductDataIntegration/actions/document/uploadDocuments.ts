@@ -1,5 +1,4 @@
 import type {
-	ICredentialDataDecryptedObject,
 	IDataObject,
 	IExecuteFunctions,
 	INodeExecutionData,
@@ -8,7 +7,12 @@ import type {
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { normalizeSessionId, waitForAllSessions, type SessionOutcome } from '../../../shared/sessions';
-import { CREDENTIAL_NAME, serviceRequest, type CustomerOverride, type ServiceResponse } from '../../../shared/transport';
+import {
+	getServiceCredentials,
+	serviceRequest,
+	type CustomerOverride,
+	type ServiceResponse,
+} from '../../../shared/transport';
 import {
 	customerOption,
 	getCustomerOverride,
@@ -254,7 +258,6 @@ export async function executeUpload(
 		if (invalid && 'error' in invalid) throw invalid.error;
 	}
 
-	const credentials = await this.getCredentials<ICredentialDataDecryptedObject>(CREDENTIAL_NAME);
 	const executionId = this.getExecutionId();
 	const nodeName = this.getNode().name;
 	const slots: Slot[] = [];
@@ -268,6 +271,7 @@ export async function executeUpload(
 		const itemIndex = document.itemIndexes[0];
 		try {
 			const contentType = options.contentType || 'application/xml';
+			const credentials = await getServiceCredentials.call(this, itemIndex);
 			const customerIdType = customer?.customerIdType ?? String(credentials.customerIdType);
 			const customerId = customer?.customerId ?? String(credentials.customerId ?? '');
 			const key = uploadKey({

@@ -23,7 +23,7 @@ export const description = updateDisplayOptions(
 );
 
 /** The service's boolean as JSON (`true`), a JSON string (`"true"`) or text (`True`). */
-export function parseDone(body: unknown): boolean | undefined {
+function parseDone(body: unknown): boolean | undefined {
 	if (typeof body === 'boolean') return body;
 	const text = String(body ?? '')
 		.trim()
