@@ -14,6 +14,21 @@ export interface SessionOutcome {
 	warning?: string;
 }
 
+/**
+ * A session a wait could not follow because the service does not know it (404): a wrong ID of one
+ * item, which must not end the wait for the sessions of the other items.
+ */
+export interface UnknownSession {
+	sessionId: string;
+	error: Error;
+}
+
+export type WaitResult = SessionOutcome | UnknownSession;
+
+export function isUnknownSession(result: WaitResult): result is UnknownSession {
+	return 'error' in result;
+}
+
 export interface SessionOutcomeOptions {
 	includeErrorMessage?: boolean;
 	itemIndex?: number;
@@ -104,13 +119,13 @@ export async function getSessionOutcome(
  * the next follows after `initialDelayMs`, and the delays grow to `maxDelayMs`, since every poll
  * costs a bucket token. The last round starts at the deadline; a round always asks every pending
  * session (the account's rate limit may stretch it). Sessions still unfinished then come back as
- * `processing`.
+ * `processing`; a session the service does not know comes back as an UnknownSession.
  */
 export async function waitForSessions(
 	this: ServiceContext,
 	sessionIds: string[],
 	options: WaitForSessionsOptions,
-): Promise<Map<string, SessionOutcome>> {
+): Promise<Map<string, WaitResult>> {
 	const initialDelayMs = Math.max(0, options.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS);
 	const maxDelayMs = Math.max(initialDelayMs, options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
 	// A deadline that is no number would never pass: the wait would poll for as long as a session runs.
@@ -119,7 +134,7 @@ export async function waitForSessions(
 	const signal = cancelSignal(this);
 	const node = this.getNode();
 
-	const outcomes = new Map<string, SessionOutcome>();
+	const outcomes = new Map<string, WaitResult>();
 	const failures = new Map<string, number>();
 	let pending = [...new Set(sessionIds)];
 	let delayMs = 0;
@@ -142,6 +157,10 @@ export async function waitForSessions(
 					if (outcome.status === 'processing') stillPending.push(id);
 					else outcomes.set(id, outcome);
 				} catch (error) {
+					if (isNotFound(error)) {
+						outcomes.set(id, { sessionId: id, error: error as Error });
+						continue;
+					}
 					const count = (failures.get(id) ?? 0) + 1;
 					if (!isTransient(error) || count >= MAX_CONSECUTIVE_POLL_FAILURES) {
 						stopped = true;
@@ -159,7 +178,7 @@ export async function waitForSessions(
 		firstRound = false;
 	}
 
-	const result = new Map<string, SessionOutcome>();
+	const result = new Map<string, WaitResult>();
 	for (const id of new Set(sessionIds)) {
 		result.set(id, outcomes.get(id) ?? { sessionId: id, status: 'processing' });
 	}
@@ -185,13 +204,13 @@ export async function waitForAllSessions(
 	this: ServiceContext,
 	sessions: SessionToAwait[],
 	timeoutMs: number,
-): Promise<SessionOutcome[]> {
+): Promise<WaitResult[]> {
 	const kinds = new Map<string, SessionToAwait[]>();
 	for (const session of sessions) {
 		const kind = JSON.stringify([session.customer?.customerIdType, session.customer?.customerId, session.includeErrorMessage]);
 		kinds.set(kind, [...(kinds.get(kind) ?? []), session]);
 	}
-	const outcomes = new Map<SessionToAwait, SessionOutcome>();
+	const outcomes = new Map<SessionToAwait, WaitResult>();
 	await Promise.all(
 		[...kinds.values()].map(async (kind) => {
 			const itemIndexes = new Map<string, number>();
@@ -209,10 +228,14 @@ export async function waitForAllSessions(
 					itemIndexes,
 				},
 			);
-			for (const session of kind) outcomes.set(session, result.get(session.sessionId) as SessionOutcome);
+			for (const session of kind) outcomes.set(session, result.get(session.sessionId) as WaitResult);
 		}),
 	);
-	return sessions.map((session) => outcomes.get(session) as SessionOutcome);
+	return sessions.map((session) => outcomes.get(session) as WaitResult);
+}
+
+function isNotFound(error: unknown): boolean {
+	return error instanceof NodeApiError && Number(error.httpCode) === 404;
 }
 
 /**

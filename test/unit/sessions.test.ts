@@ -239,8 +239,8 @@ describe('waitForSessions', () => {
 		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 0 }));
 
 		expect(asked).toEqual({ [A]: [0], [B]: [0] });
-		expect(outcomes.get(A)?.status).toBe('processing');
-		expect(outcomes.get(B)?.status).toBe('succeeded');
+		expect(outcomes.get(A)).toMatchObject({ status: 'processing' });
+		expect(outcomes.get(B)).toMatchObject({ status: 'succeeded' });
 	});
 
 	it('asks for each session once per round, however often it is named', async () => {
@@ -268,7 +268,7 @@ describe('waitForSessions', () => {
 
 		expect(most).toBe(4);
 		expect(serviceRequest).toHaveBeenCalledTimes(10);
-		expect([...outcomes.values()].every((outcome) => outcome.status === 'succeeded')).toBe(true);
+		expect([...outcomes.values()].every((outcome) => 'status' in outcome && outcome.status === 'succeeded')).toBe(true);
 	});
 
 	it('asks again in the next round after a server error', async () => {
@@ -277,7 +277,7 @@ describe('waitForSessions', () => {
 		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 60_000, initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toEqual([0, 5_000]);
-		expect(outcomes.get(A)?.status).toBe('succeeded');
+		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
 	});
 
 	it('gives up after three server errors in a row for one session', async () => {
@@ -296,16 +296,27 @@ describe('waitForSessions', () => {
 		);
 
 		expect(outcomes.get(A)).toMatchObject({ status: 'failed', warning: expect.stringContaining('could not be fetched') });
-		expect(outcomes.get(B)?.status).toBe('succeeded');
+		expect(outcomes.get(B)).toMatchObject({ status: 'succeeded' });
 	});
 
 	it('stops at once on an answer that will not change', async () => {
-		script({ [A]: [202], [B]: [serverError(404)], [C]: [202] });
+		script({ [A]: [202], [B]: [serverError(401)], [C]: [202] });
 
 		await expect(settle(waitForSessions.call(context(), [A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({
-			httpCode: '404',
+			httpCode: '401',
 		});
 		expect(serviceRequest.mock.calls.length).toBeLessThanOrEqual(3);
+	});
+
+	it('hands back a session the service does not know and waits for the others', async () => {
+		const asked = script({ [A]: [202, 200], [B]: [serverError(404)], [C]: [200] });
+
+		const outcomes = await settle(waitForSessions.call(context(), [A, B, C], { timeoutMs: 600_000 }));
+
+		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
+		expect(outcomes.get(B)).toMatchObject({ sessionId: B, error: expect.objectContaining({ httpCode: '404' }) });
+		expect(outcomes.get(C)).toMatchObject({ status: 'succeeded' });
+		expect(asked[B]).toHaveLength(1);
 	});
 
 	it('ends the wait on an error that is no answer of the service', async () => {

@@ -245,6 +245,23 @@ describe('Upload Session', () => {
 			]);
 		});
 
+		it('fails only the item whose session the service does not know, under continue on fail', async () => {
+			const done = await succeeding();
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: [{ json: { id: UNKNOWN_SESSION } }, { json: { id: done } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toEqual([
+				{ json: expect.objectContaining({ error: expect.stringContaining('Not found') }), pairedItem: { item: 0 } },
+				{ json: { sessionId: done, status: 'succeeded' }, pairedItem: { item: 1 } },
+			]);
+		});
+
 		it('turns every waiting item into an error item when the service refuses, under continue on fail', async () => {
 			const { output } = await runNode({
 				node,

@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { normalizeSessionId, waitForAllSessions, type SessionOutcome } from '../../../shared/sessions';
+import { isUnknownSession, normalizeSessionId, waitForAllSessions, type WaitResult } from '../../../shared/sessions';
 import {
 	getServiceCredentials,
 	serviceRequest,
@@ -361,7 +361,7 @@ async function awaitSessions(context: IExecuteFunctions, slots: Slot[], continue
 	);
 	if (waiting.length === 0) return;
 
-	let outcomes: SessionOutcome[];
+	let outcomes: WaitResult[];
 	try {
 		outcomes = await waitForAllSessions.call(
 			context,
@@ -388,6 +388,12 @@ async function awaitSessions(context: IExecuteFunctions, slots: Slot[], continue
 		const outcome = outcomeOf.get(slot.uploaded);
 		if (!outcome) continue;
 		const { json, document, options } = slot.uploaded;
+		if (isUnknownSession(outcome)) {
+			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
+			if (!continueOnFail) throw stopWith(context, outcome.error, document.itemIndexes[0], slots);
+			json.waitError = asNodeError(context, outcome.error, document.itemIndexes[0]).message;
+			continue;
+		}
 		Object.assign(json, waitedOutcome(outcome));
 		if (outcome.status !== 'failed' || !options.failOnProcessingError) continue;
 

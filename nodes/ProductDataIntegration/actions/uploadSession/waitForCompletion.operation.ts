@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { waitForAllSessions, type SessionOutcome, type SessionToAwait } from '../../../shared/sessions';
+import { isUnknownSession, waitForAllSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
 import {
 	customerOption,
 	getCustomerOverride,
@@ -71,7 +71,7 @@ export async function executeBatch(
 	if (waiting.length === 0) return entries.flatMap((entry) => ('failure' in entry ? [entry.failure] : []));
 
 	const sessions = waiting.flatMap((entry) => entry.sessions);
-	let outcomes: SessionOutcome[];
+	let outcomes: WaitResult[];
 	try {
 		outcomes = await waitForAllSessions.call(this, sessions, waiting[0].timeoutMs);
 	} catch (error) {
@@ -81,13 +81,21 @@ export async function executeBatch(
 		);
 	}
 	const outcomeOf = new Map(sessions.map((session, index) => [session, outcomes[index]]));
+	if (!continueOnFail) {
+		const unknown = sessions.find((session) => isUnknownSession(outcomeOf.get(session) as WaitResult));
+		if (unknown) {
+			throw asNodeError(this, (outcomeOf.get(unknown) as { error: Error }).error, unknown.itemIndex);
+		}
+	}
 
 	return entries.flatMap((entry): INodeExecutionData[] =>
 		'failure' in entry
 			? [entry.failure]
-			: entry.sessions.map((session) => ({
-					json: waitedOutcome(outcomeOf.get(session) as SessionOutcome),
-					pairedItem: { item: session.itemIndex },
-				})),
+			: entry.sessions.map((session) => {
+					const outcome = outcomeOf.get(session) as WaitResult;
+					return isUnknownSession(outcome)
+						? itemFailure(this, outcome.error, session.itemIndex)
+						: { json: waitedOutcome(outcome), pairedItem: { item: session.itemIndex } };
+				}),
 	);
 }
