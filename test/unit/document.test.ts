@@ -613,3 +613,46 @@ describe('Document: stored files', () => {
 		expect(opened.map((file) => file.destroyed)).toEqual([true, true, true]);
 	});
 });
+
+describe('Document: Upload with Wait for Completion, a session the service forgets', () => {
+	const KNOWN = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+	const FORGOTTEN = '3f2504e0-4f89-41d3-9a0c-0305e82c3302';
+
+	it('keeps every session ID and fails only the forgotten one, under continue on fail', async () => {
+		let uploads = 0;
+		const server = await listenLocal((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (req.method === 'PUT') {
+					res.writeHead(202, { 'Content-Type': 'text/plain' });
+					res.end(uploads++ === 0 ? KNOWN : FORGOTTEN);
+				} else if (req.url === `/api/status/${KNOWN}/result`) {
+					res.writeHead(200).end();
+				} else {
+					res.writeHead(404).end();
+				}
+			});
+		});
+		try {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true } }),
+				items: textItems(GOOD, GOOD.replace('A-1', 'A-2')),
+				credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toEqual([
+				{ json: expect.objectContaining({ sessionId: KNOWN, status: 'succeeded' }), pairedItem: { item: 0 } },
+				{
+					json: expect.objectContaining({ sessionId: FORGOTTEN, waitError: expect.stringContaining('Not found') }),
+					pairedItem: { item: 1 },
+				},
+			]);
+			expect(output[0][1].json.status).toBeUndefined();
+		} finally {
+			await server.close();
+		}
+	});
+});

@@ -80,13 +80,10 @@ export async function executeBatch(
 			'failure' in entry ? entry.failure : itemFailure(this, error, entry.sessions[0].itemIndex),
 		);
 	}
-	const outcomeOf = new Map(sessions.map((session, index) => [session, outcomes[index]]));
-	if (!continueOnFail) {
-		const unknown = sessions.find((session) => isUnknownSession(outcomeOf.get(session) as WaitResult));
-		if (unknown) {
-			throw asNodeError(this, (outcomeOf.get(unknown) as { error: Error }).error, unknown.itemIndex);
-		}
+	for (const [index, outcome] of outcomes.entries()) {
+		if (isUnknownSession(outcome) && !continueOnFail) throw asNodeError(this, outcome.error, sessions[index].itemIndex);
 	}
+	const outcomeOf = new Map(sessions.map((session, index) => [session, outcomes[index]]));
 
 	return entries.flatMap((entry): INodeExecutionData[] =>
 		'failure' in entry
