@@ -3,9 +3,9 @@
  * Prints one JSON line per scenario.
  */
 import { serviceRequest } from '../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, startEmulator } from '../test/emulator';
-import { createContext } from '../test/helpers/context';
-import { emulatorCredentials } from '../test/helpers/n8n';
+import { DEFAULT_ACCOUNT, startEmulator } from '../scripts/emulator';
+import { createContext } from '../scripts/n8n/context';
+import { emulatorCredentials } from '../scripts/n8n/in-process';
 
 const CAPACITY = 50;
 const INTERVAL_MS = 20;

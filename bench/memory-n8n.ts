@@ -40,7 +40,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
-import { basic, call } from '../test/emulator/client';
+import { basic, call } from '../scripts/emulator/client';
 import {
 	cleanRun,
 	nodeItems,

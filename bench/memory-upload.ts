@@ -17,8 +17,8 @@ import { prepareBinaryData } from 'n8n-core';
 
 // The explicit .js keeps tsx from resolving the node's codex file (ProductDataIntegration.node.json).
 import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
-import { startEmulator } from '../test/emulator';
-import { emulatorCredentials, runNode, setBinaryDataMode } from '../test/helpers/n8n';
+import { startEmulator } from '../scripts/emulator';
+import { emulatorCredentials, runNode, setBinaryDataMode } from '../scripts/n8n/in-process';
 import { writeCatalogue } from './catalogue';
 
 const TARGET_BYTES = Number(process.env.BENCH_UPLOAD_MB ?? 200) * 1024 * 1024;

@@ -24,8 +24,8 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 // '.node.js' because tsx would resolve '.node' to the codex file next to it (.node.json).
 import { ProductDataIntegrationTrigger } from '../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node.js';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../test/emulator';
-import { emulatorCredentials, runPoll } from '../test/helpers/n8n';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
+import { emulatorCredentials, runPoll } from '../scripts/n8n/in-process';
 
 function setting(name: string, fallback: number): number {
 	const raw = process.env[name];

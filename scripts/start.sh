@@ -12,7 +12,7 @@
 # Environment: N8N_PORT (default 5678); N8N_DEMO_FOLDER (default: a folder in the per-user cache,
 # outside the project, because from inside it the package would load the project's copy of
 # n8n-workflow instead of n8n's, which no user's n8n does); the emulator's EMULATOR_* variables
-# (test/emulator/README.md), e.g. EMULATOR_PORT (8470) or EMULATOR_PROCESSING_MS.
+# (scripts/emulator/README.md), e.g. EMULATOR_PORT (8470) or EMULATOR_PROCESSING_MS.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 source "$PROJECT_ROOT/scripts/n8n-env.sh"
@@ -123,7 +123,7 @@ rm -rf "$nodes_dir/node_modules/$package_name"
 
 say 'Start the emulator'
 ready_file="$work/emulator.json"
-EMULATOR_READY_FILE="$ready_file" setsid "$tsx" test/emulator/cli.ts >"$demo/emulator.log" 2>&1 &
+EMULATOR_READY_FILE="$ready_file" setsid "$tsx" scripts/emulator/cli.ts >"$demo/emulator.log" 2>&1 &
 emulator_pid=$!
 waited=0
 until [ -f "$ready_file" ]; do

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { call } from '../emulator/client';
+import { call } from '../../scripts/emulator/client';
 import {
 	EMULATOR_CREDENTIAL,
 	nodeItems,

@@ -27,7 +27,7 @@
  *
  * API
  * - prepareN8n({ emulator?, credential? }) -> N8nHarness: a fresh user folder (temporary), an
- *   emulator started in this process (test/emulator; `processingMs` 0 unless given) and the
+ *   emulator started in this process (scripts/emulator; `processingMs` 0 unless given) and the
  *   credential EMULATOR_CREDENTIAL (customer 1001 of the default account, `credential` overrides
  *   its fields) pointing at it.
  * - harness.userFolder, harness.emulator, harness.credential (the one imported last).
@@ -77,7 +77,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { ExecutionStatus, IRunExecutionData } from 'n8n-workflow';
 import { request as httpRequest } from 'undici';
 
-import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
 import { emulatorCredential, type CredentialData, type CredentialImport } from './credential';
 import { parseExecuteOutput, runError, tail, type WorkflowRun } from './run-data';
 

@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 
 import type { IDataObject, IPairedItemData } from 'n8n-workflow';
 
-import { DEFAULT_ACCOUNT } from '../emulator';
-import { call, putXml } from '../emulator/client';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { call, putXml } from '../../scripts/emulator/client';
 import {
 	emulatorCredential,
 	nodeItems,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
-import { putXml, type CallOptions } from '../emulator/client';
+import { putXml, type CallOptions } from '../../scripts/emulator/client';
 import {
 	nodeItems,
 	nodeType,

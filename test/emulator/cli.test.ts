@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { call } from './client';
+import { call } from '../../scripts/emulator/client';
 
 jest.setTimeout(60_000);
 
@@ -19,7 +19,7 @@ interface Ready {
 function startCli(directory: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
 	let output = '';
 	// tsx as a loader in this very Node process, so signals reach the emulator without a wrapper.
-	const child = spawn(process.execPath, ['--import', 'tsx', 'test/emulator/cli.ts'], {
+	const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator/cli.ts'], {
 		cwd: ROOT,
 		env: { ...process.env, EMULATOR_READY_FILE: join(directory, 'ready.json'), ...env },
 		stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,8 +1,8 @@
 import type { INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT, SERVICE_VERSION, startEmulator, type Emulator } from '../emulator';
-import { emulatorCredentials, runNode } from '../helpers/n8n';
+import { DEFAULT_ACCOUNT, SERVICE_VERSION, startEmulator, type Emulator } from '../../scripts/emulator';
+import { emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
 
 const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };

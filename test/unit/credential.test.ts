@@ -9,8 +9,8 @@ import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-e
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
 import { bucketTerms, CREDENTIAL_NAME } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
-import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../helpers/context';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
 
 const credential = new ProductDataIntegrationApi();
 

@@ -6,9 +6,9 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { prepareDocuments } from '../../nodes/ProductDataIntegration/actions/document/documents';
 import { executeUpload } from '../../nodes/ProductDataIntegration/actions/document/uploadDocuments';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
-import { createContext } from '../helpers/context';
-import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../helpers/n8n';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { createContext } from '../../scripts/n8n/context';
+import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { listenLocal } from '../helpers/server';
 
 const node = new ProductDataIntegration();

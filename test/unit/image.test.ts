@@ -3,9 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IBinaryKeyData, IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../emulator';
-import { putXml } from '../emulator/client';
-import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../helpers/n8n';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import { putXml } from '../../scripts/emulator/client';
+import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 jest.setTimeout(30_000);

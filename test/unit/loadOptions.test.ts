@@ -1,6 +1,6 @@
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../emulator';
-import { emulatorCredentials, runLoadOptions } from '../helpers/n8n';
+import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { emulatorCredentials, runLoadOptions } from '../../scripts/n8n/in-process';
 
 const node = new ProductDataIntegration();
 

@@ -13,8 +13,8 @@ import {
 	type ServiceRequest,
 	type ServiceResponse,
 } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../emulator';
-import { createContext, type TestContext } from '../helpers/context';
+import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import { createContext, type TestContext } from '../../scripts/n8n/context';
 import { listenLocal } from '../helpers/server';
 
 const PASSWORD = DEFAULT_ACCOUNT.password;

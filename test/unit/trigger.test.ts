@@ -1,8 +1,8 @@
 import type { IDataObject, INodeExecutionData, INodeParameters, NodeApiError } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../emulator';
-import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../helpers/n8n';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
 
 /**
  * The trigger against the emulator, polled through n8n-core's poll executor. Time is simulated:

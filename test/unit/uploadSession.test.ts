@@ -1,8 +1,8 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../emulator';
-import { emulatorCredentials, runNode } from '../helpers/n8n';
+import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 const node = new ProductDataIntegration();

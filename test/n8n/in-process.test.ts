@@ -20,7 +20,7 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../emulator';
+import { startEmulator, type Emulator } from '../../scripts/emulator';
 import {
 	binaryItem,
 	clearLoggedLines,
@@ -31,7 +31,7 @@ import {
 	runNode,
 	runPoll,
 	setBinaryDataMode,
-} from './n8n';
+} from '../../scripts/n8n/in-process';
 
 const MAIN = 'main' as NodeConnectionType;
 
