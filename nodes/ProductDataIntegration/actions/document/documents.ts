@@ -4,15 +4,9 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeOperationError } from 'n8n-workflow';
 
 import { cancelledError, cancelSignal } from '../../../shared/transport';
-import {
-	buildXmlDocument,
-	checkXml,
-	checkXmlStream,
-	isXmlName,
-	prepareItemForXml,
-	XmlFieldError,
-	type XmlProblem,
-} from '../../../shared/xml';
+import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../shared/xml/build';
+import { isXmlName } from '../../../shared/xml/chars';
+import { checkXml, checkXmlStream, type XmlProblem } from '../../../shared/xml/check';
 
 type XmlSource = 'binary' | 'text' | 'items';
 

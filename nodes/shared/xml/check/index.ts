@@ -1,6 +1,14 @@
 import { TextDecoder } from 'util';
 
-import { XMLBuilder } from 'fast-xml-parser';
+import {
+	describeChar,
+	isAllowedCodePoint,
+	isDigit,
+	isForbiddenChar,
+	isNameChar,
+	isNameStart,
+	isSpace,
+} from '../chars';
 
 /**
  * Where and why a document is not well-formed. Lines and columns count from 1; columns count
@@ -61,55 +69,6 @@ const SKIP_COMMENT = /[-\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g;
 const SKIP_CDATA = /[\]\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g;
 const SKIP_PROCESSING_INSTRUCTION = /[?\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/g;
 const DOCTYPE_OPEN = 'DOCTYPE';
-
-function isNameStart(c: number): boolean {
-	return (
-		(c >= 0x61 && c <= 0x7a) ||
-		(c >= 0x41 && c <= 0x5a) ||
-		c === 0x5f ||
-		c === 0x3a ||
-		(c >= 0xc0 && c !== 0xd7 && c !== 0xf7 && !(c >= 0x2000 && c <= 0x206f && c !== 0x200c && c !== 0x200d))
-	);
-}
-
-function isNameChar(c: number): boolean {
-	return isNameStart(c) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0xb7 || (c >= 0x300 && c <= 0x36f) || c === 0x203f || c === 0x2040;
-}
-
-function isDigit(c: number): boolean {
-	return c >= 0x30 && c <= 0x39;
-}
-
-function isSpace(c: number): boolean {
-	return c === 0x20 || c === 0x0a || c === 0x09 || c === 0x0d;
-}
-
-/** Whether `name` is an XML name (element, attribute, entity). */
-export function isXmlName(name: string): boolean {
-	if (name.length === 0 || !isNameStart(name.charCodeAt(0))) return false;
-	for (let i = 1; i < name.length; i++) if (!isNameChar(name.charCodeAt(i))) return false;
-	return true;
-}
-
-/** Characters XML 1.0 cannot carry, not even as a character reference. */
-function isForbiddenChar(c: number): boolean {
-	return (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0xfffe || c === 0xffff;
-}
-
-function isAllowedCodePoint(cp: number): boolean {
-	return (
-		cp === 0x09 ||
-		cp === 0x0a ||
-		cp === 0x0d ||
-		(cp >= 0x20 && cp <= 0xd7ff) ||
-		(cp >= 0xe000 && cp <= 0xfffd) ||
-		(cp >= 0x10000 && cp <= 0x10ffff)
-	);
-}
-
-function describeChar(c: number): string {
-	return c >= 0x21 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
-}
 
 /**
  * A streaming well-formedness check (XML 1.0): one element root, balanced and properly nested
@@ -749,97 +708,4 @@ export async function checkXmlStream(
 		if (checker.write(bytes).problem) break;
 	}
 	return checker.end();
-}
-
-export interface BuildXmlOptions {
-	rootElement: string;
-	itemElement: string;
-	declaration?: boolean;
-}
-
-/** A field of an item that cannot become XML, named by its path inside the item. */
-export class XmlFieldError extends Error {
-	constructor(
-		message: string,
-		readonly field: string,
-	) {
-		super(message);
-		this.name = 'XmlFieldError';
-	}
-}
-
-const ATTRIBUTE_PREFIX = '@';
-const TEXT_KEY = '#text';
-
-const builder = new XMLBuilder({
-	ignoreAttributes: false,
-	attributeNamePrefix: ATTRIBUTE_PREFIX,
-	textNodeName: TEXT_KEY,
-	// In the builder this escapes &, <, > and quotes; nothing is ever expanded.
-	processEntities: true,
-	suppressBooleanAttributes: false,
-	format: true,
-	indentBy: '\t',
-});
-
-/**
- * Turns the JSON of one item into what the builder writes as one element. Keys starting with '@'
- * become attributes and '#text' the element's text; everything else becomes child elements. Fails
- * with the field's path when a key is no XML name or a value cannot be written as XML.
- */
-export function prepareItemForXml(json: unknown, path = ''): unknown {
-	if (json === null || json === undefined) return '';
-	if (json instanceof Date) return json.toISOString();
-	if (typeof json === 'string') {
-		for (let i = 0; i < json.length; i++) {
-			const c = json.charCodeAt(i);
-			if (isForbiddenChar(c)) {
-				throw new XmlFieldError(`The field '${path}' holds the character ${describeChar(c)}, which XML cannot carry`, path);
-			}
-		}
-		return json;
-	}
-	if (typeof json === 'number' || typeof json === 'boolean' || typeof json === 'bigint') return json;
-	if (Array.isArray(json)) {
-		return json.map((entry, index) => {
-			if (Array.isArray(entry)) {
-				throw new XmlFieldError(`The field '${path}[${index}]' is a list inside a list, which has no XML form`, path);
-			}
-			return prepareItemForXml(entry, `${path}[${index}]`);
-		});
-	}
-	if (typeof json === 'object') {
-		const prepared: Record<string, unknown> = {};
-		for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
-			if (value === undefined) continue;
-			const fieldPath = path ? `${path}.${key}` : key;
-			if (key === TEXT_KEY) {
-				if (typeof value === 'object' && value !== null) {
-					throw new XmlFieldError(`The field '${fieldPath}' (element text) must be a plain value`, fieldPath);
-				}
-				prepared[key] = prepareItemForXml(value, fieldPath);
-				continue;
-			}
-			const isAttribute = key.startsWith(ATTRIBUTE_PREFIX);
-			const name = isAttribute ? key.slice(ATTRIBUTE_PREFIX.length) : key;
-			if (!isXmlName(name)) {
-				throw new XmlFieldError(`The field name '${key}' is not a valid XML ${isAttribute ? 'attribute' : 'element'} name`, fieldPath);
-			}
-			if (isAttribute && typeof value === 'object' && value !== null && !(value instanceof Date)) {
-				throw new XmlFieldError(`The field '${fieldPath}' becomes an attribute and must be a plain value`, fieldPath);
-			}
-			prepared[key] = prepareItemForXml(value, fieldPath);
-		}
-		return prepared;
-	}
-	throw new XmlFieldError(`The field '${path}' has a value of type ${typeof json}, which has no XML form`, path);
-}
-
-/**
- * One XML document with one `itemElement` per entry, inside `rootElement`. Entries must have been
- * through `prepareItemForXml`.
- */
-export function buildXmlDocument(entries: unknown[], options: BuildXmlOptions): string {
-	const body = builder.build({ [options.rootElement]: { [options.itemElement]: entries } }) as string;
-	return options.declaration ? `<?xml version="1.0" encoding="UTF-8"?>\n${body}` : body;
 }
