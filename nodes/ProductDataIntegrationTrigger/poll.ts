@@ -5,7 +5,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { SessionOutcome, SessionOutcomeOptions, SessionStatus } from '../shared/sessions';
 import { getSessionOutcome } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
-import { CREDENTIAL_NAME } from '../shared/transport';
+import { checkBaseUrl, getServiceCredentials } from '../shared/transport';
 import { listUploads } from '../shared/uploads';
 import type { TriggerState, UploadRecord } from './state';
 import {
@@ -224,9 +224,9 @@ async function listDay(
  * trigger starts afresh instead of taking another node's uploads for new ones.
  */
 async function scopeOf(this: IPollFunctions, customer: CustomerOverride | undefined): Promise<string> {
-	const credentials = await this.getCredentials(CREDENTIAL_NAME);
+	const credentials = await getServiceCredentials.call(this);
 	const parts = [
-		String(credentials.baseUrl ?? '').trim().replace(/\/+$/, ''),
+		checkBaseUrl(credentials.baseUrl),
 		String(credentials.username ?? ''),
 		customer?.customerIdType ?? String(credentials.customerIdType ?? ''),
 		customer?.customerId ?? String(credentials.customerId ?? ''),

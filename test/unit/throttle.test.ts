@@ -1,17 +1,23 @@
 import {
-	accountKey,
 	backoffDelay,
+	GcraLimiter,
+	LimiterCancelledError,
+	limiterFor,
 	parseRetryAfter,
-	RequestThrottle,
-	SAFETY_MARGIN,
-	ThrottleCancelledError,
-	throttleFor,
 	retryAfterPenalty,
-	type ThrottleClock,
+	SAFETY_MARGIN,
+	type BucketTerms,
+	type LimiterClock,
 } from '../../nodes/shared/throttle';
+import { accountKey } from '../../nodes/shared/transport';
+
+/** The process-wide limiter of an account, found as the transport finds it. */
+function throttleFor(baseUrl: string, username: string, terms: BucketTerms) {
+	return limiterFor(accountKey(baseUrl, username), terms);
+}
 
 /** Manual clock: time moves only through advance(), timers fire in due order. */
-class FakeClock implements ThrottleClock {
+class FakeClock implements LimiterClock {
 	private current = 1_000_000;
 
 	private sequence = 0;
@@ -64,7 +70,7 @@ const EMISSION = T * (1 + SAFETY_MARGIN);
 const EMISSION_1S = 1000 * (1 + SAFETY_MARGIN);
 
 /** Starts `count` acquisitions and records when (fake time) each one was granted. */
-function startRequests(throttle: RequestThrottle, clock: FakeClock, count: number, label = '') {
+function startRequests(throttle: GcraLimiter, clock: FakeClock, count: number, label = '') {
 	const grants: Array<{ label: string; index: number; at: number }> = [];
 	const promises = Array.from({ length: count }, (_, index) =>
 		throttle.acquire().then(() => {
@@ -74,10 +80,10 @@ function startRequests(throttle: RequestThrottle, clock: FakeClock, count: numbe
 	return { grants, done: Promise.all(promises) };
 }
 
-describe('RequestThrottle (GCRA)', () => {
+describe('GcraLimiter (GCRA)', () => {
 	it('lets the first 50 go at once, then exactly one per interval, none early', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 50, intervalMs: T }, clock);
+		const throttle = new GcraLimiter({ capacity: 50, intervalMs: T }, clock);
 		const start = clock.now();
 		const { grants, done } = startRequests(throttle, clock, 120);
 		await flush();
@@ -105,7 +111,7 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('serves waiters in arrival order', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 2, intervalMs: 100 }, clock);
+		const throttle = new GcraLimiter({ capacity: 2, intervalMs: 100 }, clock);
 		const order: number[] = [];
 		const all = Array.from({ length: 8 }, (_, i) => throttle.acquire().then(() => order.push(i)));
 		await clock.advance(2000);
@@ -115,7 +121,7 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('a later caller waits behind earlier ones even when it arrives as a slot frees', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 1, intervalMs: 100 }, clock);
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 100 }, clock);
 		const order: string[] = [];
 		await throttle.acquire();
 		const first = throttle.acquire().then(() => order.push('first'));
@@ -128,7 +134,7 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('regains burst allowance after an idle period, never more than the capacity', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 5, intervalMs: 100 }, clock);
+		const throttle = new GcraLimiter({ capacity: 5, intervalMs: 100 }, clock);
 		const first = startRequests(throttle, clock, 5);
 		await first.done;
 		await clock.advance(10_000);
@@ -141,7 +147,7 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('an aborted wait rejects, takes no slot and lets the next waiter move up', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 1, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 1000 }, clock);
 		await throttle.acquire();
 		const controller = new AbortController();
 		const aborted = throttle.acquire({ signal: controller.signal });
@@ -153,7 +159,7 @@ describe('RequestThrottle (GCRA)', () => {
 		const start = clock.now();
 		await clock.advance(300);
 		controller.abort();
-		await expect(aborted).rejects.toBeInstanceOf(ThrottleCancelledError);
+		await expect(aborted).rejects.toBeInstanceOf(LimiterCancelledError);
 		expect(throttle.waiting).toBe(1);
 		await clock.advance(2000);
 		await next;
@@ -162,18 +168,18 @@ describe('RequestThrottle (GCRA)', () => {
 	});
 
 	it('an already aborted signal is refused at once', async () => {
-		const throttle = new RequestThrottle({ capacity: 1, intervalMs: 1000 }, new FakeClock());
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 1000 }, new FakeClock());
 		const controller = new AbortController();
 		controller.abort();
-		await expect(throttle.acquire({ signal: controller.signal })).rejects.toBeInstanceOf(ThrottleCancelledError);
+		await expect(throttle.acquire({ signal: controller.signal })).rejects.toBeInstanceOf(LimiterCancelledError);
 	});
 
 	it('penalize without Retry-After: next request one interval later, burst allowance gone', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 50, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 50, intervalMs: 1000 }, clock);
 		await throttle.acquire();
 		const start = clock.now();
-		throttle.penalize();
+		void throttle.penalize();
 		const { grants, done } = startRequests(throttle, clock, 3);
 		await clock.advance(1000 * (1 + SAFETY_MARGIN) - 1);
 		expect(grants).toHaveLength(0);
@@ -189,9 +195,9 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('penalize with a Retry-After waits that long, then one per interval', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 50, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 50, intervalMs: 1000 }, clock);
 		const start = clock.now();
-		throttle.penalize(7000);
+		void throttle.penalize(7000);
 		const { grants, done } = startRequests(throttle, clock, 2);
 		await clock.advance(6999);
 		expect(grants).toHaveLength(0);
@@ -203,11 +209,11 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('penalties from several refused requests do not add up', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 50, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 50, intervalMs: 1000 }, clock);
 		const start = clock.now();
-		throttle.penalize(2000);
-		throttle.penalize(2000);
-		throttle.penalize(2000);
+		void throttle.penalize(2000);
+		void throttle.penalize(2000);
+		void throttle.penalize(2000);
 		expect(throttle.delayFor()).toBe(2000);
 		await clock.advance(2000);
 		await throttle.acquire();
@@ -216,12 +222,12 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('a penalty given while requests wait moves the waiting ones too', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 1, intervalMs: 100 }, clock);
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 100 }, clock);
 		await throttle.acquire();
 		const start = clock.now();
 		const { grants, done } = startRequests(throttle, clock, 1);
 		await clock.advance(50);
-		throttle.penalize(1000);
+		void throttle.penalize(1000);
 		await clock.advance(5000);
 		await done;
 		expect(grants[0].at - start).toBe(1050);
@@ -229,7 +235,7 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('logs the expected wait through the given logger', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 1, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 1000 }, clock);
 		const lines: Array<{ message: string; meta?: Record<string, unknown> }> = [];
 		const logger = { debug: (message: string, meta?: Record<string, unknown>) => lines.push({ message, meta }) };
 		await throttle.acquire({ logger });
@@ -243,7 +249,7 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('follows edited terms without forgetting what was sent', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 2, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 2, intervalMs: 1000 }, clock);
 		await throttle.acquire();
 		await throttle.acquire();
 		throttle.setTerms({ capacity: 3, intervalMs: 1000 });
@@ -254,34 +260,34 @@ describe('RequestThrottle (GCRA)', () => {
 
 	it('a slow first request of a busy period delays the ones after the burst by its lateness', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 2, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 2, intervalMs: 1000 }, clock);
 		const start = clock.now();
 		const first = await throttle.acquire();
 		const second = await throttle.acquire();
 		const nextAllowedAt = () => clock.now() + throttle.delayFor();
 		expect(nextAllowedAt()).toBeCloseTo(start + EMISSION_1S);
 		await clock.advance(30);
-		second.settle();
+		void second.settle();
 		expect(nextAllowedAt()).toBeCloseTo(start + EMISSION_1S);
-		first.settle();
+		void first.settle();
 		expect(nextAllowedAt()).toBeCloseTo(start + EMISSION_1S + 30);
-		first.settle();
+		void first.settle();
 		expect(nextAllowedAt()).toBeCloseTo(start + EMISSION_1S + 30);
 	});
 
 	it('the lateness correction is at most one interval (a long upload counts from its start)', async () => {
 		const clock = new FakeClock();
-		const throttle = new RequestThrottle({ capacity: 2, intervalMs: 1000 }, clock);
+		const throttle = new GcraLimiter({ capacity: 2, intervalMs: 1000 }, clock);
 		const upload = await throttle.acquire();
 		await throttle.acquire();
 		await clock.advance(5000);
-		upload.settle();
+		void upload.settle();
 		expect(throttle.delayFor()).toBe(0);
 	});
 
 	it('refuses impossible terms', () => {
-		expect(() => new RequestThrottle({ capacity: 0, intervalMs: 1000 })).toThrow(RangeError);
-		expect(() => new RequestThrottle({ capacity: 5, intervalMs: 0 })).toThrow(RangeError);
+		expect(() => new GcraLimiter({ capacity: 0, intervalMs: 1000 })).toThrow(RangeError);
+		expect(() => new GcraLimiter({ capacity: 5, intervalMs: 0 })).toThrow(RangeError);
 	});
 });
 
@@ -293,7 +299,7 @@ describe('process-wide limiters', () => {
 		for (let i = 0; i < 30; i++) await a.acquire();
 		for (let i = 0; i < 20; i++) await b.acquire();
 		// The 51st request of the account, whichever execution sends it, has to wait.
-		expect(a.delayFor()).toBeGreaterThan(0);
+		expect((a as GcraLimiter).delayFor()).toBeGreaterThan(0);
 	});
 
 	it('distinct usernames or base URLs get distinct limiters', () => {
@@ -306,7 +312,7 @@ describe('process-wide limiters', () => {
 
 	it('lives under a global symbol, so separately bundled copies find the same registry', () => {
 		const limiter = throttleFor('https://registry.example.com', 'user', { capacity: 50, intervalMs: 5000 });
-		const registry = (globalThis as unknown as Record<symbol, Map<string, RequestThrottle>>)[
+		const registry = (globalThis as unknown as Record<symbol, Map<string, GcraLimiter>>)[
 			Symbol.for('n8n-nodes-product-data-integration.throttles.v1')
 		];
 		expect(registry.get(accountKey('https://registry.example.com', 'user'))).toBe(limiter);

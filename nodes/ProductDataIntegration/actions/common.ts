@@ -7,6 +7,7 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { SessionOutcome } from '../../shared/sessions';
+import { oncePerRun } from '../../shared/runCache';
 import type { CustomerOverride } from '../../shared/transport';
 
 /**
@@ -85,26 +86,16 @@ export function waitedOutcome(outcome: SessionOutcome): IDataObject {
 	return outcome.status === 'processing' ? { ...outcome, timedOut: true } : { ...outcome };
 }
 
-const runReads = new WeakMap<IExecuteFunctions, Map<string, Promise<unknown>>>();
-
 /**
  * A read whose answer is the same for many items of one node run is sent once: every request
- * costs a token of the account's rate limit. n8n creates the execute context per node run, so
- * nothing outlives the run. Each item gets its own copy (items must not share objects that a later
- * node may change), and a failed read is not kept, so each item reports its own failure.
+ * costs a token of the account's rate limit. Each item gets its own copy (items must not share
+ * objects that a later node may change), and a failed read is not kept, so each item reports its
+ * own failure.
  */
 export async function readOncePerRun<T>(
 	context: IExecuteFunctions,
 	key: string,
 	read: () => Promise<T>,
 ): Promise<T> {
-	const reads = runReads.get(context) ?? new Map<string, Promise<unknown>>();
-	runReads.set(context, reads);
-	let answer = reads.get(key) as Promise<T> | undefined;
-	if (!answer) {
-		answer = read();
-		reads.set(key, answer);
-		answer.catch(() => reads.delete(key));
-	}
-	return structuredClone(await answer);
+	return structuredClone(await oncePerRun(context, `read:${key}`, read));
 }

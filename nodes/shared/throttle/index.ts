@@ -1,0 +1,12 @@
+export {
+	DEFAULT_TERMS,
+	LimiterCancelledError,
+	type AcquireOptions,
+	type BucketTerms,
+	type LimiterGrant,
+	type LimiterLogger,
+	type RateLimiter,
+} from './limiter';
+export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
+export { limiterFor } from './registry';
+export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';

@@ -1,0 +1,65 @@
+/**
+ * What the transport needs from a rate limiter. One limiter stands for one account of the service
+ * (see registry.ts): every node, trigger and execution using the account shares its budget. The
+ * in-process GCRA (gcra.ts) is one implementation; one shared between processes can be another.
+ */
+
+/** The service's leaky bucket: `capacity` requests at once, then one every `intervalMs`. */
+export interface BucketTerms {
+	capacity: number;
+	intervalMs: number;
+}
+
+export const DEFAULT_TERMS: BucketTerms = { capacity: 50, intervalMs: 5000 };
+
+export interface LimiterLogger {
+	debug(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface AcquireOptions {
+	signal?: AbortSignal;
+	logger?: LimiterLogger;
+}
+
+/**
+ * Permission to send one request. Call settle() once the service answered (or the exchange
+ * failed): the limiter uses it to correct its idea of when the service saw the request.
+ */
+export interface LimiterGrant {
+	settle(): Promise<void>;
+}
+
+export interface RateLimiter {
+	/**
+	 * Resolves when one request may be sent, in arrival order. An aborted wait rejects with
+	 * LimiterCancelledError and takes no slot.
+	 */
+	acquire(options?: AcquireOptions): Promise<LimiterGrant>;
+	/**
+	 * The service refused a request because its bucket is full (429/503): the next request waits
+	 * `retryAfterMs` (one interval when the service did not say) and the burst allowance is gone.
+	 */
+	penalize(retryAfterMs?: number): Promise<void>;
+	/** The terms the limiter works with. */
+	getTerms(): BucketTerms;
+	/** Applies edited credential terms without forgetting what was sent. */
+	setTerms(terms: BucketTerms): void;
+}
+
+export class LimiterCancelledError extends Error {
+	constructor() {
+		super('The execution was cancelled while waiting for the rate limit');
+		this.name = 'LimiterCancelledError';
+	}
+}
+
+export function checkTerms(terms: BucketTerms): BucketTerms {
+	const capacity = Math.floor(terms.capacity);
+	if (!Number.isFinite(capacity) || capacity < 1) {
+		throw new RangeError('Bucket capacity must be at least 1');
+	}
+	if (!Number.isFinite(terms.intervalMs) || terms.intervalMs <= 0) {
+		throw new RangeError('Leak interval must be greater than 0');
+	}
+	return { capacity, intervalMs: terms.intervalMs };
+}

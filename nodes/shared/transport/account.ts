@@ -1,0 +1,76 @@
+import { createHash } from 'crypto';
+import { NodeOperationError, type ICredentialDataDecryptedObject } from 'n8n-workflow';
+
+import { oncePerRun } from '../runCache';
+import { DEFAULT_TERMS, limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
+import { checkBaseUrl } from './baseUrl';
+import { isPollContext } from './context';
+import type { ServiceContext } from './context';
+
+export const CREDENTIAL_NAME = 'productDataIntegrationApi';
+
+/** The credential as the requests of one node run use it. */
+export interface Account {
+	baseUrl: string;
+	origin: string;
+	credentials: ICredentialDataDecryptedObject;
+	limiter: RateLimiter;
+}
+
+/** Bucket terms of the credential: the standard terms unless the account has its own. */
+export function bucketTerms(credentials: ICredentialDataDecryptedObject): BucketTerms {
+	if (credentials.customRateLimit !== true) return DEFAULT_TERMS;
+	const capacity = Number(credentials.bucketCapacity ?? DEFAULT_TERMS.capacity);
+	const seconds = Number(credentials.leakIntervalSeconds ?? DEFAULT_TERMS.intervalMs / 1000);
+	return {
+		capacity: Number.isFinite(capacity) && capacity >= 1 ? Math.floor(capacity) : DEFAULT_TERMS.capacity,
+		intervalMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_TERMS.intervalMs,
+	};
+}
+
+/** Identifies an account without keeping its username readable in process memory dumps. */
+export function accountKey(baseUrl: string, username: string): string {
+	return createHash('sha256').update(`${checkBaseUrl(baseUrl)}\n${username}`).digest('hex');
+}
+
+async function loadAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
+	const credentials = await context.getCredentials<ICredentialDataDecryptedObject>(
+		CREDENTIAL_NAME,
+		itemIndex,
+	);
+	let baseUrl: string;
+	try {
+		baseUrl = checkBaseUrl(credentials.baseUrl);
+	} catch (error) {
+		throw new NodeOperationError(context.getNode(), (error as Error).message, {
+			itemIndex,
+			level: 'warning',
+		});
+	}
+	const username = typeof credentials.username === 'string' ? credentials.username : '';
+	return {
+		baseUrl,
+		origin: new URL(baseUrl).origin,
+		credentials,
+		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials)),
+	};
+}
+
+/**
+ * The account of this node run. Reading the credential decrypts it (and in n8n loads it from the
+ * database): one read per node run is enough. Not so for a poll: n8n keeps one poll context for as
+ * long as a trigger is active, and a read kept with it would hide an edited credential (password,
+ * Base URL, customer, rate limit) until the workflow is activated again.
+ */
+export async function getAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
+	if (isPollContext(context)) return await loadAccount(context, itemIndex);
+	return await oncePerRun(context, 'transport:account', async () => await loadAccount(context, itemIndex));
+}
+
+/** The credential's data as the requests of this node run see it (no further read in a node run). */
+export async function getServiceCredentials(
+	this: ServiceContext,
+	itemIndex?: number,
+): Promise<ICredentialDataDecryptedObject> {
+	return (await getAccount(this, itemIndex)).credentials;
+}

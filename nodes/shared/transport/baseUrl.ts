@@ -1,0 +1,41 @@
+function isLoopbackHost(hostname: string): boolean {
+	const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+	return (
+		host === 'localhost' ||
+		host === '::1' ||
+		/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) ||
+		/^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host)
+	);
+}
+
+/**
+ * The one rule for the credential's base URL. The password travels with every request, so plain
+ * http is refused except to this machine. Returns the URL without a trailing slash.
+ */
+export function checkBaseUrl(value: unknown): string {
+	const text = typeof value === 'string' ? value.trim() : '';
+	if (text === '') {
+		throw new Error('The Base URL of the credential is empty');
+	}
+	let url: URL;
+	try {
+		url = new URL(text);
+	} catch {
+		throw new Error('The Base URL of the credential is not a valid URL (e.g. https://integration.example.com)');
+	}
+	if (url.username !== '' || url.password !== '') {
+		throw new Error('The Base URL of the credential must not contain a username or password: use the credential fields');
+	}
+	if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+		throw new Error(
+			`The Base URL of the credential must start with https:// (plain http:// is only allowed for localhost, 127.0.0.1 and ::1), because the password would be sent unencrypted to ${url.hostname}`,
+		);
+	}
+	if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+		throw new Error('The Base URL of the credential must start with https://');
+	}
+	if (url.search !== '' || url.hash !== '') {
+		throw new Error('The Base URL of the credential must not contain a query (?) or fragment (#)');
+	}
+	return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}

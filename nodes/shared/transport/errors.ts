@@ -1,0 +1,117 @@
+import { NodeApiError, type INode, type JsonObject } from 'n8n-workflow';
+
+import { serviceMessage } from './responses';
+import type { Exchange } from './types';
+
+/** The credential's Environment is what a 401 most often gets wrong: a password of the other one. */
+function authDescription(environment: unknown): string {
+	const name = environment === 'test' ? 'Development/Test' : 'Production';
+	return `Check that the username and password are the ones issued for the ${name} environment (the credential's Environment), that the Base URL is that environment's address, and the customer ID and its type (ServiceID or ExternalID)`;
+}
+
+export const AMBIGUOUS_DESCRIPTION =
+	'It was not sent again automatically, because a second upload could duplicate the first. List the uploads of today to see whether it arrived before sending it again.';
+
+/** Error code of a failed exchange (ECONNRESET, ERR_CANCELED, ...), whether wrapped by n8n or not. */
+export function errorCode(error: unknown): string | undefined {
+	for (let current = error, depth = 0; current && depth < 4; depth++) {
+		const code = (current as { code?: unknown }).code;
+		if (typeof code === 'string' && code !== '') return code;
+		current = (current as { cause?: unknown }).cause;
+	}
+	return undefined;
+}
+
+/** The innermost message of a failed exchange: the network's own words, not n8n's wrapping. */
+export function errorMessage(error: unknown): string {
+	for (let current = error, depth = 0; current && depth < 4; depth++) {
+		const cause = (current as { cause?: unknown }).cause;
+		if (!cause) return (current as Error).message ?? String(current);
+		current = cause;
+	}
+	return String(error);
+}
+
+/** Failures where the connection never carried the request: nothing reached the service. */
+export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Failures that will not go away by trying again within seconds. */
+export const PERMANENT_CODES = new Set(['ENOTFOUND', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
+
+/**
+ * Builds an error from plain values only: errors that n8n's request helpers throw carry the
+ * request options (Authorization header included), so none of them is ever passed on.
+ */
+export function apiError(
+	node: INode,
+	message: string,
+	options: { description?: string; httpCode?: number; itemIndex?: number; code?: string },
+): NodeApiError {
+	// No `code` in the response object: n8n would swap the message for its generic text on codes
+	// such as ECONNRESET, losing what matters here (whether the upload may have arrived).
+	const response: JsonObject = { message };
+	if (options.httpCode !== undefined) response.httpCode = String(options.httpCode);
+	const description =
+		options.code !== undefined
+			? `${options.description ? `${options.description} ` : ''}(${options.code})`
+			: options.description;
+	return new NodeApiError(node, response, {
+		message,
+		description,
+		httpCode: options.httpCode !== undefined ? String(options.httpCode) : undefined,
+		itemIndex: options.itemIndex,
+	});
+}
+
+/** "METHOD /path" of an exchange, for messages: never the query, which may carry item data. */
+export function describeTarget(exchange: Exchange): string {
+	const { pathname } = new URL(exchange.url);
+	return `${exchange.method} ${pathname}`;
+}
+
+/** The error of an answer that is neither a success nor handled by a retry. */
+export function statusError(
+	node: INode,
+	environment: unknown,
+	exchange: Exchange,
+	status: number,
+	text: string,
+	headers: Record<string, string>,
+): NodeApiError {
+	const said = serviceMessage(text);
+	const target = describeTarget(exchange);
+	const itemIndex = exchange.itemIndex;
+	if (status === 401 || status === 403) {
+		return apiError(node, said ?? `Authorization denied (${status})`, {
+			httpCode: status,
+			itemIndex,
+			description: authDescription(environment),
+		});
+	}
+	if (status === 400) {
+		return apiError(node, said ?? 'The service rejected the request as invalid (400)', {
+			httpCode: status,
+			itemIndex,
+			description: `The service answered 400 to ${target}`,
+		});
+	}
+	if (status === 404) {
+		return apiError(node, `Not found: ${target}`, {
+			httpCode: status,
+			itemIndex,
+			description: said,
+		});
+	}
+	if (status >= 300 && status < 400) {
+		const location = headers.location;
+		return apiError(node, `The service answered ${target} with a redirect (${status}), which is not followed`, {
+			httpCode: status,
+			itemIndex,
+			description: location ? `Location: ${location}` : undefined,
+		});
+	}
+	return apiError(node, said ?? `The service answered ${target} with status ${status}`, {
+		httpCode: status,
+		itemIndex,
+		description: said ? `The service answered ${target} with status ${status}` : undefined,
+	});
+}

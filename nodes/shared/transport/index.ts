@@ -1,0 +1,16 @@
+/**
+ * The package's way to the service. One request goes: account (credential, base URL, limiter) ->
+ * request (limiter, retries, errors) -> http (one exchange through n8n) -> responses/errors.
+ */
+export type { ServiceContext } from './context';
+export type { CustomerOverride, RequestBody, ServiceRequest, ServiceResponse } from './types';
+export { checkBaseUrl } from './baseUrl';
+export { accountKey, bucketTerms, CREDENTIAL_NAME, getServiceCredentials } from './account';
+export { cancelledError, cancelSignal, sleepOrCancel } from './cancel';
+export {
+	fetchServiceUrl,
+	MAX_FAILURE_ATTEMPTS,
+	MAX_RATE_LIMIT_ATTEMPTS,
+	resolveServiceUrl,
+	serviceRequest,
+} from './request';

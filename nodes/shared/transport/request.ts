@@ -1,0 +1,277 @@
+import { NodeOperationError, type IN8nHttpFullResponse, type INode } from 'n8n-workflow';
+
+import {
+	backoffDelay,
+	LimiterCancelledError,
+	parseRetryAfter,
+	retryAfterPenalty,
+	type LimiterGrant,
+	type RateLimiter,
+} from '../throttle';
+import { getAccount, type Account } from './account';
+import { cancelledError, cancelSignal, sleepOrCancel } from './cancel';
+import {
+	AMBIGUOUS_DESCRIPTION,
+	apiError,
+	describeTarget,
+	errorCode,
+	errorMessage,
+	NOT_SENT_CODES,
+	PERMANENT_CODES,
+	statusError,
+} from './errors';
+import { isSingleUse, sendOnce } from './http';
+import { bodyText, normalizeHeaders, parseBody } from './responses';
+import type { ServiceContext } from './context';
+import type { Exchange, ServiceRequest, ServiceResponse } from './types';
+
+/** Attempts of one request that the service refuses with 429/503 before giving up. */
+export const MAX_RATE_LIMIT_ATTEMPTS = 6;
+/** Attempts of one GET/HEAD that fails with a 5xx or a broken connection before giving up. */
+export const MAX_FAILURE_ATTEMPTS = 3;
+const FAILURE_BACKOFF_BASE_MS = 500;
+const MAX_BACKOFF_MS = 60_000;
+/** A Retry-After longer than this is not waited for inside a running execution. */
+const MAX_RETRY_AFTER_MS = 15 * 60_000;
+
+/** One request's way through its attempts: what it is, where it goes, what went wrong so far. */
+interface Attempt {
+	context: ServiceContext;
+	node: INode;
+	account: Account;
+	exchange: Exchange;
+	signal: AbortSignal | undefined;
+	/** The account's limiter; none for a foreign origin. */
+	limiter: RateLimiter | undefined;
+	idempotent: boolean;
+	resendable: boolean;
+	rateLimited: number;
+	failures: number;
+}
+
+async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
+	try {
+		return await attempt.limiter?.acquire({ signal: attempt.signal, logger: attempt.context.logger });
+	} catch (error) {
+		if (error instanceof LimiterCancelledError) throw cancelledError(attempt.node, attempt.exchange.itemIndex);
+		throw error;
+	}
+}
+
+async function backOff(attempt: Attempt, ms: number): Promise<void> {
+	await sleepOrCancel(ms, attempt.signal, attempt.node, attempt.exchange.itemIndex);
+}
+
+/**
+ * A failed exchange (no answer): waits and returns when it is safe to try again, otherwise throws
+ * the error that says whether the request may have reached the service.
+ */
+async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
+	const { node, exchange, signal } = attempt;
+	const { itemIndex } = exchange;
+	const code = errorCode(error);
+	if (signal?.aborted || code === 'ERR_CANCELED') throw cancelledError(node, itemIndex);
+	if (code === undefined && error instanceof NodeOperationError) throw error;
+	const reason = errorMessage(error);
+	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
+	const retryable =
+		!(code !== undefined && PERMANENT_CODES.has(code)) &&
+		(attempt.idempotent || (notSent && attempt.resendable)) &&
+		attempt.failures + 1 < MAX_FAILURE_ATTEMPTS;
+	if (retryable) {
+		attempt.failures++;
+		attempt.context.logger.debug('Retrying a request to the product-data integration service', {
+			target: describeTarget(exchange),
+			code,
+			attempt: attempt.failures + 1,
+		});
+		await backOff(attempt, backoffDelay(attempt.failures, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
+		return;
+	}
+	if (!attempt.idempotent && !notSent) {
+		throw apiError(node, `The connection broke during ${describeTarget(exchange)}: the service may or may not have received it`, {
+			itemIndex,
+			code,
+			description: `${AMBIGUOUS_DESCRIPTION} (${reason})`,
+		});
+	}
+	throw apiError(node, `${describeTarget(exchange)} failed: ${reason}`, {
+		itemIndex,
+		code,
+		description: notSent ? 'The request did not reach the service.' : undefined,
+	});
+}
+
+/** A 429/503 refusal: waits and returns when the request may be sent again, otherwise throws. */
+async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: number | undefined): Promise<void> {
+	const { node, exchange, limiter } = attempt;
+	const { itemIndex } = exchange;
+	const target = describeTarget(exchange);
+	attempt.rateLimited++;
+	attempt.context.logger.debug('The product-data integration service refused a request: bucket full', {
+		target,
+		status,
+		retryAfterMs,
+		attempt: attempt.rateLimited,
+	});
+	if (retryAfterMs !== undefined && retryAfterMs > MAX_RETRY_AFTER_MS) {
+		throw apiError(node, `The service's request limit was reached and it asks to wait ${Math.round(retryAfterMs / 1000)} s`, {
+			httpCode: status,
+			itemIndex,
+			description: 'Nothing was stored by the refused request; run it again later.',
+		});
+	}
+	if (!attempt.resendable) {
+		throw apiError(node, `The service's request limit was reached (${status}) and ${target} cannot be repeated: its body is a stream that was already sent`, {
+			httpCode: status,
+			itemIndex,
+			description: 'The service refused the request before processing it, so nothing was stored; running the node again is safe.',
+		});
+	}
+	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS) {
+		throw apiError(node, `The service's request limit was hit: ${target} was refused ${attempt.rateLimited} times (${status})`, {
+			httpCode: status,
+			itemIndex,
+			description:
+				'Nothing was stored by the refused requests. Another client may be using the same account, or the account has other limit terms than the credential says (Custom Rate Limit).',
+		});
+	}
+	if (limiter === undefined) {
+		await backOff(attempt, retryAfterMs ?? backoffDelay(attempt.rateLimited, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
+	} else if (attempt.rateLimited > 1) {
+		// The penalty alone covers the usual case (another client filled the bucket once);
+		// repeated refusals of the same request back off further.
+		await backOff(attempt, backoffDelay(attempt.rateLimited - 1, limiter.getTerms().intervalMs, MAX_BACKOFF_MS));
+	}
+}
+
+/** A 5xx: a GET/HEAD is tried again (returns); anything else throws. */
+async function afterServerError(attempt: Attempt, status: number, text: string, headers: Record<string, string>): Promise<void> {
+	const { node, exchange } = attempt;
+	if (attempt.idempotent && attempt.failures + 1 < MAX_FAILURE_ATTEMPTS) {
+		attempt.failures++;
+		await backOff(attempt, backoffDelay(attempt.failures, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
+		return;
+	}
+	if (!attempt.idempotent) {
+		throw apiError(node, `The service failed (${status}) on ${describeTarget(exchange)}: it may or may not have received it`, {
+			httpCode: status,
+			itemIndex: exchange.itemIndex,
+			description: AMBIGUOUS_DESCRIPTION,
+		});
+	}
+	throw statusError(node, attempt.account.credentials.environment, exchange, status, text, headers);
+}
+
+async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
+	const method = exchange.method.toUpperCase();
+	const attempt: Attempt = {
+		context,
+		node: context.getNode(),
+		account,
+		exchange,
+		signal: cancelSignal(context),
+		limiter: exchange.authenticated ? account.limiter : undefined,
+		idempotent: method === 'GET' || method === 'HEAD',
+		resendable: typeof exchange.body === 'function' || !isSingleUse(exchange.body),
+		rateLimited: 0,
+		failures: 0,
+	};
+	const intervalMs = account.limiter.getTerms().intervalMs;
+
+	for (;;) {
+		const grant = await acquire(attempt);
+		const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
+
+		let response: IN8nHttpFullResponse;
+		try {
+			response = await sendOnce(context, account, exchange, body, attempt.signal);
+		} catch (error) {
+			await grant?.settle();
+			await afterNoAnswer(attempt, error);
+			continue;
+		}
+
+		const status = response.statusCode;
+		const headers = normalizeHeaders(response.headers);
+		const text = bodyText(response.body);
+		const refused = status === 429 || status === 503;
+		const retryAfterMs = refused ? parseRetryAfter(headers['retry-after']) : undefined;
+		// The penalty first: a refused request was not counted, its timing must not move the schedule.
+		if (refused) await attempt.limiter?.penalize(retryAfterPenalty(retryAfterMs, intervalMs));
+		await grant?.settle();
+
+		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
+			return { statusCode: status, headers, body: parseBody(text, exchange.responseType) as T };
+		}
+		if (refused) {
+			await afterRefusal(attempt, status, retryAfterMs);
+		} else if (status >= 500) {
+			await afterServerError(attempt, status, text, headers);
+		} else {
+			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers);
+		}
+	}
+}
+
+/**
+ * The one request function of the package: credential authentication, customer headers, the
+ * account's rate limit, retries that cannot duplicate an upload, and errors that name the item.
+ */
+export async function serviceRequest<T = unknown>(
+	this: ServiceContext,
+	request: ServiceRequest,
+): Promise<ServiceResponse<T>> {
+	const account = await getAccount(this, request.itemIndex);
+	const { path, responseType, allowStatus, ...rest } = request;
+	return await perform<T>(this, account, {
+		...rest,
+		url: `${account.baseUrl}${path.startsWith('/') ? path : `/${path}`}`,
+		responseType: responseType ?? 'json',
+		allowStatus: allowStatus ?? [],
+		authenticated: true,
+	});
+}
+
+/**
+ * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read
+ * against the base URL, where the request went. One that cannot be read is handed back as it is.
+ */
+export async function resolveServiceUrl(this: ServiceContext, url: string, itemIndex?: number): Promise<string> {
+	const { baseUrl } = await getAccount(this, itemIndex);
+	try {
+		return new URL(url, `${baseUrl}/`).href;
+	} catch {
+		return url;
+	}
+}
+
+/**
+ * Fetches a URL the service handed out (e.g. the error document behind a 301 Location; a relative
+ * one is read against the base URL). Credentials go only to the base URL's origin; redirects are
+ * never followed.
+ */
+export async function fetchServiceUrl(
+	this: ServiceContext,
+	url: string,
+	itemIndex?: number,
+): Promise<ServiceResponse<string>> {
+	const account = await getAccount(this, itemIndex);
+	let target: URL;
+	try {
+		target = new URL(url, `${account.baseUrl}/`);
+	} catch {
+		throw new NodeOperationError(this.getNode(), `The service handed out an invalid URL: ${url}`, { itemIndex });
+	}
+	if (target.protocol !== 'https:' && target.protocol !== 'http:') {
+		throw new NodeOperationError(this.getNode(), `The service handed out a URL that is not http(s): ${url}`, { itemIndex });
+	}
+	return await perform<string>(this, account, {
+		method: 'GET',
+		url: target.href,
+		itemIndex,
+		responseType: 'text',
+		allowStatus: [],
+		authenticated: target.origin === account.origin,
+	});
+}

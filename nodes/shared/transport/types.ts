@@ -1,0 +1,48 @@
+import type { Readable } from 'stream';
+import type FormData from 'form-data';
+import type { IDataObject, IHttpRequestMethods } from 'n8n-workflow';
+
+export interface CustomerOverride {
+	customerId: string;
+	customerIdType: 'ServiceID' | 'ExternalID';
+}
+
+export type RequestBody = Buffer | string | Readable | FormData;
+
+export interface ServiceRequest {
+	method: IHttpRequestMethods;
+	/** '/api/...' relative to the credential's base URL. */
+	path: string;
+	qs?: IDataObject;
+	/**
+	 * Streams (and FormData, which is a stream) are sent as they are read, never buffered, and so
+	 * can be sent only once: a request that must be repeated (e.g. after a 429) fails instead.
+	 * Pass a function that creates the body to let such a request be repeated.
+	 */
+	body?: RequestBody | (() => RequestBody);
+	headers?: IDataObject;
+	/** Replaces the credential's customer headers for this call. */
+	customer?: CustomerOverride;
+	/** Named in errors. */
+	itemIndex?: number;
+	/** Default 'json': JSON when the body parses as JSON, otherwise the text; empty body = undefined. */
+	responseType?: 'json' | 'text' | 'none';
+	/** Statuses handed back instead of thrown (e.g. [404], [202, 301]). */
+	allowStatus?: number[];
+}
+
+/**
+ * A request as it goes out: its absolute URL, the defaults filled in, and whether it carries the
+ * credential (through the account's limiter) or goes to a foreign origin without it.
+ */
+export type Exchange = Omit<ServiceRequest, 'path' | 'responseType' | 'allowStatus'> &
+	Required<Pick<ServiceRequest, 'responseType' | 'allowStatus'>> & {
+		url: string;
+		authenticated: boolean;
+	};
+
+export interface ServiceResponse<T = unknown> {
+	statusCode: number;
+	headers: Record<string, string>;
+	body: T;
+}
