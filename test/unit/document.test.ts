@@ -239,6 +239,91 @@ describe('Document: Upload and Upload Custom XML', () => {
 		});
 	});
 
+	describe('documents XML-encoded as a whole', () => {
+		const ENCODED = GOOD.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+		const ESCAPED_TEXT =
+			'<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku><Description>&lt;p&gt;Oak &amp;amp; steel&lt;/p&gt;</Description></Product></Products>';
+
+		it('refuses encoded text before any request, saying how to fix it, even with validation off', async () => {
+			for (const options of [{}, { validate: false }]) {
+				const { output, error } = await runNode({
+					node,
+					parameters: upload({ ...TEXT_SOURCE, options }),
+					items: textItems(GOOD, `\n  ${ENCODED}`),
+					credentials: credentials(),
+				});
+
+				expect(output).toEqual([]);
+				expect(error?.message).toBe(
+					'The XML document of item 1 is XML-encoded as a whole: it starts with "&lt;" where the document\'s "<" belongs',
+				);
+				expect(error?.description).toContain('Decode it first');
+				expect(emulator.stats().requests).toEqual({});
+			}
+		});
+
+		it('refuses an encoded binary file, held inline or streamed from the store', async () => {
+			for (const mode of ['default', 'filesystem'] as const) {
+				await setBinaryDataMode(mode);
+				const { error } = await runNode({
+					node,
+					parameters: upload({ source: 'binary' }),
+					items: [await binaryItem(`\uFEFF${ENCODED}`, 'soap-body.xml', 'application/xml')],
+					credentials: credentials(),
+				});
+
+				expect(error?.message).toContain('The XML document of item 0 is XML-encoded as a whole');
+				expect(emulator.stats().requests).toEqual({});
+			}
+		});
+
+		it('refuses a Build From Items field that holds an encoded document, naming the item and field', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ source: 'items', rootElement: 'Products', itemElement: 'Product' }),
+				items: [{ json: { sku: 'A-1' } }, { json: { sku: 'A-2', legacy: { payload: ENCODED } } }],
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toBe(
+				"Item 1 cannot become XML: the field 'legacy.payload' holds an XML-encoded document (it starts with \"&lt;?xml\")",
+			);
+			expect(error?.description).toContain('choose XML Source: Text');
+			expect(emulator.stats().requests).toEqual({});
+		});
+
+		it('uploads documents and fields that merely hold escaped text, as they are', async () => {
+			const text = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(ESCAPED_TEXT),
+				credentials: credentials(),
+			});
+			expect(text.error).toBeUndefined();
+			expect((await uploadedFile(text.output[0][0].json.sessionId as string)).text).toBe(ESCAPED_TEXT);
+
+			const built = await runNode({
+				node,
+				parameters: upload({ source: 'items', rootElement: 'Products', itemElement: 'Product' }),
+				items: [{ json: { sku: 'A-1', description: '&lt;p&gt;Oak&lt;/p&gt;', note: 'see &lt;?xml in the manual' } }],
+				credentials: credentials(),
+			});
+			expect(built.error).toBeUndefined();
+			expect(emulator.stats().uploads).toBe(2);
+		});
+
+		it('reports a document that starts with other text as not well-formed, not as encoded', async () => {
+			const { error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems('&lt; 5 products'),
+				credentials: credentials(),
+			});
+
+			expect(error?.message).toContain('is not well-formed');
+		});
+	});
+
 	describe('continue on fail', () => {
 		it('turns failed items into error items and uploads the others', async () => {
 			const { output, error } = await runNode({

@@ -7,6 +7,7 @@ import { cancelledError, cancelSignal } from '../../../shared/transport';
 import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../shared/xml/build';
 import { isXmlName } from '../../../shared/xml/chars';
 import { checkXml, checkXmlStream, type XmlProblem } from '../../../shared/xml/check';
+import { ENCODED_HEAD_BYTES, findXmlEncodedField, HOW_TO_DECODE, isXmlEncodedDocument } from '../../../shared/xml/encoded';
 
 type XmlSource = 'binary' | 'text' | 'items';
 
@@ -73,6 +74,7 @@ export async function prepareDocuments(
 			} else {
 				const buffer =
 					source === 'text' ? readTextDocument(context, first) : buildDocument(context, items, itemIndexes);
+				if (isXmlEncodedDocument(buffer)) throw xmlEncoded(context, itemIndexes);
 				const problem = validate ? checkXml(buffer) : null;
 				if (problem) throw notWellFormed(context, itemIndexes, problem);
 				document = {
@@ -125,6 +127,18 @@ function notWellFormed(context: IExecuteFunctions, itemIndexes: number[], proble
 	);
 }
 
+function xmlEncoded(context: IExecuteFunctions, itemIndexes: number[]): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The XML document of ${describeItems(itemIndexes)} is XML-encoded as a whole: it starts with "&lt;" where the document's "<" belongs`,
+		{
+			itemIndex: itemIndexes[0],
+			description:
+				`The service wants the document itself, not encoded as a SOAP body carried it. Nothing was uploaded for it. Decode it first: ${HOW_TO_DECODE}.`,
+		},
+	);
+}
+
 async function readBinaryDocument(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
@@ -151,9 +165,11 @@ async function readBinaryDocument(
 
 	const hash = createHash('sha256');
 	let bytes = 0;
+	let head = Buffer.alloc(0);
 	const measure = (chunk: Buffer) => {
 		hash.update(chunk);
 		bytes += chunk.length;
+		if (head.length < ENCODED_HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, ENCODED_HEAD_BYTES - head.length)]);
 	};
 	let buffer: Buffer | undefined;
 	let problem: XmlProblem | null = null;
@@ -177,6 +193,7 @@ async function readBinaryDocument(
 		measure(buffer);
 		problem = validate ? checkXml(buffer) : null;
 	}
+	if (isXmlEncodedDocument(head)) throw xmlEncoded(context, [itemIndex]);
 	if (problem) throw notWellFormed(context, [itemIndex], problem);
 	if (bytes === 0) {
 		throw new NodeOperationError(context.getNode(), `The binary field "${propertyName}" of item ${itemIndex} is empty`, {
@@ -227,6 +244,17 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 	const itemElement = elementName(context, 'itemElement', first);
 	const declaration = context.getNodeParameter('xmlDeclaration', first, true) as boolean;
 	const entries = itemIndexes.map((itemIndex) => {
+		const encodedField = findXmlEncodedField(items[itemIndex].json);
+		if (encodedField !== null) {
+			throw new NodeOperationError(
+				context.getNode(),
+				`Item ${itemIndex} cannot become XML: the field '${encodedField}' holds an XML-encoded document (it starts with "&lt;?xml")`,
+				{
+					itemIndex,
+					description: `Build From Items writes every field as text, so the service would get that document as text. Nothing was uploaded for ${describeItems(itemIndexes)}. To upload the document itself, decode it (${HOW_TO_DECODE}) and choose XML Source: Text.`,
+				},
+			);
+		}
 		try {
 			return prepareItemForXml(items[itemIndex].json);
 		} catch (error) {
