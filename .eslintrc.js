@@ -12,6 +12,8 @@ module.exports = {
 	overrides: [
 		{
 			files: ['package.json'],
+			// package.json is no part of the TypeScript program (it would be copied into the build)
+			parserOptions: { project: null },
 			plugins: ['eslint-plugin-n8n-nodes-base'],
 			extends: ['plugin:n8n-nodes-base/community'],
 			rules: {

@@ -1,0 +1,97 @@
+// n8n's gate for community packages (`@n8n/scan-community-package`, the version pinned in
+// package.json) lints a package's source and its published tarball with
+// `@n8n/eslint-plugin-community-nodes`' recommended rules and eslint-plugin-n8n-nodes-base, on
+// ESLint 9. This runs the gate's own configuration (its `buildScanConfig`, its ESLint) over the same
+// files, offline, after `npm run build`. It fails on every finding, warnings included, except the
+// exceptions below; an exception that no longer matches anything fails too, so the list stays true.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/**
+ * What the package keeps although the gate flags it: each buys a capability users need that cannot
+ * be had inside the rules. `file` is relative to the package (source) or to the tarball (dist);
+ * `name` is the module or global the finding is about. The README says what they mean for n8n
+ * Cloud verification.
+ */
+const EXCEPTIONS = [];
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// What the gate lints in the tarball (the source patterns it exports).
+const TARBALL_PATTERNS = ['**/*.js', 'package.json'];
+
+const requireHere = createRequire(import.meta.url);
+const scannerPath = requireHere.resolve('@n8n/scan-community-package/scanner/scanner.mjs');
+const requireFromScanner = createRequire(scannerPath);
+// Importing the scanner makes a temporary folder; without this it would outlive the run.
+requireFromScanner('tmp').setGracefulCleanup();
+const { buildScanConfig, SOURCE_FILE_PATTERNS } = await import(pathToFileURL(scannerPath).href);
+const { ESLint } = await import(pathToFileURL(requireFromScanner.resolve('eslint')).href);
+const glob = requireFromScanner('fast-glob');
+
+function nameOf(message) {
+	return /'([^']+)'/.exec(message.message)?.[1];
+}
+
+function exceptionFor(file, message) {
+	return EXCEPTIONS.find(
+		(exception) => exception.rule === message.ruleId && exception.name === nameOf(message) && exception.file === file,
+	);
+}
+
+async function lint(directory, patterns, config) {
+	const eslint = new ESLint({ cwd: directory, allowInlineConfig: false, overrideConfigFile: true, overrideConfig: config });
+	const files = glob.sync(patterns, { cwd: directory, absolute: true, ignore: ['node_modules/**', '**/package-lock.json'] });
+	return { eslint, results: await eslint.lintFiles(files) };
+}
+
+function packTarball() {
+	const folder = mkdtempSync(join(tmpdir(), 'community-lint-'));
+	execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+	const [tarball] = readdirSync(folder).filter((name) => name.endsWith('.tgz'));
+	execFileSync('tar', ['-xzf', tarball, '--strip-components=1'], { cwd: folder });
+	rmSync(join(folder, tarball));
+	return folder;
+}
+
+const config = await buildScanConfig();
+const tarball = packTarball();
+const used = new Set();
+let problems = 0;
+try {
+	for (const [leg, directory, patterns] of [
+		['source', ROOT, SOURCE_FILE_PATTERNS],
+		['tarball', tarball, TARBALL_PATTERNS],
+	]) {
+		const { eslint, results } = await lint(directory, patterns, config);
+		for (const result of results) {
+			const file = relative(directory, result.filePath);
+			result.filePath = leg === 'source' ? file : `tarball: ${file}`;
+			result.messages = result.messages.filter((message) => {
+				const exception = exceptionFor(file, message);
+				if (exception) used.add(exception);
+				return !exception;
+			});
+			result.errorCount = result.messages.filter((message) => message.severity === 2).length;
+			result.warningCount = result.messages.length - result.errorCount;
+			result.fatalErrorCount = 0;
+			result.fixableErrorCount = 0;
+			result.fixableWarningCount = 0;
+			problems += result.messages.length;
+		}
+		const report = await (await eslint.loadFormatter('stylish')).format(results);
+		if (report) console.log(`n8n community-package lint, ${leg}:${report}`);
+	}
+} finally {
+	rmSync(tarball, { recursive: true, force: true });
+}
+
+const stale = EXCEPTIONS.filter((exception) => !used.has(exception));
+for (const exception of stale) {
+	console.log(`Exception no longer needed, remove it: ${exception.file} ${exception.rule} '${exception.name}'`);
+}
+if (problems > 0 || stale.length > 0) process.exit(1);
+console.log(`n8n community-package lint: no findings (${EXCEPTIONS.length} exceptions, each with its reason, in scripts/community-lint.mjs)`);

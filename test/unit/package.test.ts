@@ -1,0 +1,65 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
+
+import type { ICredentialType, INodeType } from 'n8n-workflow';
+
+const ROOT = join(__dirname, '..', '..');
+const manifest = require(join(ROOT, 'package.json')) as { n8n: { nodes: string[]; credentials: string[] } };
+
+/** What n8n loads from the package: the built code, the nodes' codex files and the icons. */
+const NEEDED = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/.+\.js$/, /^dist\/.+\.node\.json$/, /^dist\/icons\/[^/]+\.svg$/];
+
+function packedFiles(): string[] {
+	const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+		cwd: ROOT,
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'ignore'],
+	});
+	const [pack] = JSON.parse(output) as Array<{ files: Array<{ path: string }> }>;
+	return pack.files.map(({ path }) => path).sort();
+}
+
+function iconPaths(icon: unknown): string[] {
+	if (typeof icon === 'string') return [icon];
+	if (icon && typeof icon === 'object') return Object.values(icon).filter((value): value is string => typeof value === 'string');
+	return [];
+}
+
+describe('the published package', () => {
+	let files: string[];
+
+	beforeAll(() => {
+		if (!existsSync(join(ROOT, 'dist'))) throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+		files = packedFiles();
+	});
+
+	it('holds only what n8n loads, the README and the LICENSE', () => {
+		expect(files.filter((file) => !NEEDED.some((pattern) => pattern.test(file)))).toEqual([]);
+		expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+	});
+
+	it('holds no built file whose source is gone', () => {
+		const orphans = files
+			.filter((file) => file.startsWith('dist/') && file.endsWith('.js'))
+			.filter((file) => !existsSync(join(ROOT, file.slice('dist/'.length).replace(/\.js$/, '.ts'))));
+		expect(orphans).toEqual([]);
+	});
+
+	it('holds every node and credential package.json names, and the icons they point at', () => {
+		const entries = [...manifest.n8n.nodes, ...manifest.n8n.credentials];
+		expect(entries.filter((entry) => !files.includes(entry))).toEqual([]);
+
+		for (const entry of entries) {
+			const exports = require(join(ROOT, entry)) as Record<string, new () => INodeType | ICredentialType>;
+			const instance = new (Object.values(exports)[0])();
+			const icon = 'description' in instance ? instance.description.icon : instance.icon;
+			const paths = iconPaths(icon);
+			expect(paths.length).toBeGreaterThan(0);
+			for (const path of paths) {
+				expect(path.startsWith('file:')).toBe(true);
+				expect(files).toContain(posix.normalize(posix.join(dirname(entry), path.slice('file:'.length))));
+			}
+		}
+	});
+});
