@@ -4,7 +4,7 @@
  *
  *   Manual Trigger -> Wait (settle) -> Read/Write Files from Disk (read the file) -> Upload
  *
- * run with `n8n execute` through the end-to-end harness. Two uploads are compared:
+ * run with `n8n execute` through the driver of a real n8n (scripts/n8n). Two uploads are compared:
  * - `node`: the package's node, Document > Upload from Binary File, Validate Before Upload on;
  * - `http-request`: n8n's own HTTP Request node doing the same PUT /api/xml with the binary file as
  *   body (Basic auth and customer headers as plain headers, redirects off), the way a user would
@@ -29,29 +29,23 @@
  * each line says which store the file went to, read from the ID n8n gave it.
  *
  * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
- * else the script builds and packs it itself, as scripts/e2e.sh does. Installs n8n on its first run
+ * else the script builds and packs it itself, as `npm run test:e2e` does. Installs n8n on its first run
  * (scripts/install-n8n.sh, a few minutes). Prints one JSON line per variant:
  *   {"variant":"node-200mb","bytes","peak_rss_mb","baseline_peak_rss_mb","growth_mb",...}
  * BENCH_UPLOAD_MB sets the size (default 200), BENCH_SETTLE_SECONDS the wait (default 10).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { basic, call } from '../scripts/emulator/client';
-import {
-	cleanRun,
-	nodeItems,
-	prepareN8n,
-	prepareRun,
-	PROJECT_ROOT,
-	type N8nHarness,
-	type WorkflowDefinition,
-	type WorkflowRun,
-} from '../test/e2e/harness';
-import { actionNode, type ChainNode } from '../test/e2e/workflows';
+import { emulatorCredential, type CredentialImport } from '../scripts/n8n/credential';
+import { installN8n, N8nFolder, packPackage } from '../scripts/n8n/instance';
+import { nodeItems, parseExecuteOutput, type WorkflowRun } from '../scripts/n8n/run-data';
+import type { WorkflowDefinition } from '../scripts/n8n/server';
+import { actionNode, type ChainNode } from '../scripts/n8n/workflows';
 import { writeCatalogue } from './catalogue';
 
 const MB = 1024 * 1024;
@@ -61,21 +55,6 @@ const SAMPLE_MS = 50;
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 // From 65 s on, the Wait node parks the execution in the database instead of waiting in-process.
 if (!(SETTLE_SECONDS >= 0 && SETTLE_SECONDS < 65)) throw new Error('BENCH_SETTLE_SECONDS must be from 0 to 64');
-
-/** The package built from clean and packed, as scripts/e2e.sh hands it to the end-to-end suite. */
-function packPackage(destination: string): string {
-	const run = (command: string, args: string[]) => {
-		// Its output goes to stderr: stdout carries only the JSON lines.
-		const result = spawnSync(command, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 2, 2] });
-		if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed`);
-	};
-	rmSync(join(PROJECT_ROOT, 'dist'), { recursive: true, force: true });
-	run('npm', ['run', 'build']);
-	run('npm', ['pack', '--pack-destination', destination, '--silent']);
-	const tarball = readdirSync(destination).find((name) => name.endsWith('.tgz'));
-	if (!tarball) throw new Error('npm pack produced no tarball');
-	return join(destination, tarball);
-}
 
 interface ProcessPeak {
 	pid: number;
@@ -192,12 +171,12 @@ interface Measured {
 	seconds: number;
 }
 
-async function measure(n8n: N8nHarness, workflowId: string): Promise<Measured> {
+async function measure(n8n: N8nFolder, workflowId: string): Promise<Measured> {
 	const stop = startSampler();
 	const started = performance.now();
 	let run: WorkflowRun;
 	try {
-		run = await n8n.executeWorkflow(workflowId);
+		run = parseExecuteOutput((await n8n.n8n(['execute', `--id=${workflowId}`, '--rawOutput'])).stdout);
 	} catch (error) {
 		await stop();
 		throw error;
@@ -252,9 +231,7 @@ function nodeUpload(): ChainNode {
 	});
 }
 
-function httpRequestUpload(n8n: N8nHarness): ChainNode {
-	const credential = n8n.credential?.data;
-	if (!credential) throw new Error('The harness imported no credential');
+function httpRequestUpload({ data: credential }: CredentialImport): ChainNode {
 	return {
 		name: UPLOAD_NODE,
 		type: 'n8n-nodes-base.httpRequest',
@@ -290,10 +267,10 @@ function binaryMode(run: WorkflowRun): string {
 }
 
 /** The size of the document the emulator received for a session, from its list of the day. */
-async function receivedBytes(n8n: N8nHarness, run: WorkflowRun, sessionId: string): Promise<number | undefined> {
+async function receivedBytes(emulator: Emulator, run: WorkflowRun, sessionId: string): Promise<number | undefined> {
 	const days = new Set([run.startedAt, run.stoppedAt ?? new Date().toISOString()].map((at) => at.slice(0, 10)));
 	for (const day of days) {
-		const answer = await call(n8n.emulator, 'GET', `/api/xml/${day}`);
+		const answer = await call(emulator, 'GET', `/api/xml/${day}`);
 		const records = answer.json<Array<{ id: string; fileLenght: number }>>();
 		const record = records.find((entry) => entry.id.toLowerCase() === sessionId.toLowerCase());
 		if (record) return record.fileLenght;
@@ -301,14 +278,14 @@ async function receivedBytes(n8n: N8nHarness, run: WorkflowRun, sessionId: strin
 	return undefined;
 }
 
-async function checkUpload(n8n: N8nHarness, measured: Measured, bytes: number, variant: string): Promise<void> {
+async function checkUpload(emulator: Emulator, measured: Measured, bytes: number, variant: string): Promise<void> {
 	const [item] = nodeItems(measured.run, UPLOAD_NODE);
 	if (!item) throw new Error(`${variant}: the upload node output no item`);
 	const sessionId = String(item.sessionId ?? '').trim();
 	if (variant === 'node' && (item.bytes !== bytes || item.validation !== 'passed')) {
 		throw new Error(`${variant}: the node reported ${String(item.bytes)} bytes, validation ${String(item.validation)}`);
 	}
-	const received = await receivedBytes(n8n, measured.run, sessionId);
+	const received = await receivedBytes(emulator, measured.run, sessionId);
 	if (received !== bytes) {
 		throw new Error(`${variant}: the service received ${String(received)} bytes instead of ${bytes} (session "${sessionId}")`);
 	}
@@ -321,36 +298,42 @@ async function main(): Promise<void> {
 		throw new Error(`n8n 2.x needs Node 24, this is Node ${process.versions.node}: run it with the toolchain of scripts/toolchain.sh`);
 	}
 	const folder = realpathSync(mkdtempSync(join(tmpdir(), 'memory-n8n-')));
-	let n8n: N8nHarness | undefined;
+	let emulator: Emulator | undefined;
 	try {
-		process.env.E2E_PACKAGE_TGZ ??= packPackage(folder);
-		await prepareRun();
+		const tarball = process.env.E2E_PACKAGE_TGZ ?? packPackage(join(folder, 'pack'));
+		const n8n = await N8nFolder.create(await installN8n(), join(folder, 'n8n'), tarball);
 
 		const files = join(folder, 'files');
 		const tiny = join(files, 'tiny.xml');
 		const large = join(files, 'catalogue.xml');
 		mkdirSync(files);
 		const sizes = { tiny: await writeCatalogue(tiny, TINY_BYTES), large: await writeCatalogue(large, LARGE_MB * MB) };
-		// The only folder the n8n runs may read files from; the harness passes this process's
-		// environment on to every n8n command.
+		// The only folder the n8n runs may read files from; every n8n command gets this process's
+		// environment.
 		process.env.N8N_RESTRICT_FILE_ACCESS_TO = files;
 
-		n8n = await prepareN8n();
+		emulator = await startEmulator({ processingMs: 0 });
+		const credential = emulatorCredential(emulator.url, DEFAULT_ACCOUNT);
+		await n8n.importCredentials([credential]);
 		const variants = [
 			{ variant: 'node', upload: nodeUpload() },
-			{ variant: 'http-request', upload: httpRequestUpload(n8n) },
+			{ variant: 'http-request', upload: httpRequestUpload(credential) },
 		];
 		for (const { variant, upload } of variants) {
-			const tinyId = await n8n.importWorkflow(uploadWorkflow(`${variant} tiny`, tiny, upload));
-			const largeId = await n8n.importWorkflow(uploadWorkflow(`${variant} ${LARGE_MB} MB`, large, upload));
+			const tinyId = `${variant}-tiny`.replace(/[^a-z]/g, '');
+			const largeId = `${variant}-large`.replace(/[^a-z]/g, '');
+			await n8n.importWorkflows([
+				{ ...uploadWorkflow(`${variant} tiny`, tiny, upload), id: tinyId },
+				{ ...uploadWorkflow(`${variant} ${LARGE_MB} MB`, large, upload), id: largeId },
+			]);
 
 			const baseline = await measure(n8n, tinyId);
-			await checkUpload(n8n, baseline, sizes.tiny, variant);
-			n8n.emulator.reset();
+			await checkUpload(emulator, baseline, sizes.tiny, variant);
+			emulator.reset();
 			const measured = await measure(n8n, largeId);
-			await checkUpload(n8n, measured, sizes.large, variant);
+			await checkUpload(emulator, measured, sizes.large, variant);
 			// Drops the received files.
-			n8n.emulator.reset();
+			emulator.reset();
 
 			process.stdout.write(
 				`${JSON.stringify({
@@ -371,8 +354,7 @@ async function main(): Promise<void> {
 			);
 		}
 	} finally {
-		await n8n?.stop();
-		cleanRun();
+		await emulator?.close();
 		rmSync(folder, { recursive: true, force: true });
 	}
 }

@@ -139,7 +139,7 @@ done
 n8n_env "$demo" "$port" "$(free_port)"
 
 say 'Import the emulator credential'
-"$tsx" test/e2e/credential.ts "$ready_file" >"$work/credential.json"
+"$tsx" scripts/n8n/credential.ts "$ready_file" >"$work/credential.json"
 "$n8n" import:credentials --input="$work/credential.json" >"$work/import.log" 2>&1 || {
 	log_tail "$work/import.log"
 	exit 1

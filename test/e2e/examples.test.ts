@@ -1,6 +1,6 @@
 /**
  * The workflows in examples/ as a user imports them, run against the emulator. The trigger example
- * (failed-upload-alert.json) needs a running n8n and is run by trigger.test.ts.
+ * (failed-upload-alert.json) is run by trigger.test.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,6 +38,8 @@ describe('the example workflows', () => {
 	beforeAll(async () => {
 		// Processing takes a moment, so that the catalogue example really waits for it.
 		n8n = await prepareN8n({ emulator: { processingMs: 1000 } });
+		// As the editor's "Import from File" does: created through the REST API, keeping their ids.
+		for (const file of files) await n8n.importWorkflow(readExample(file));
 	});
 
 	afterAll(async () => {
@@ -48,7 +50,7 @@ describe('the example workflows', () => {
 		n8n.emulator.reset();
 	});
 
-	test('all import into n8n and use the package’s nodes with the emulator credential', async () => {
+	test('all are in n8n with their ids and use the package’s nodes with the emulator credential', async () => {
 		expect(files).toEqual(
 			expect.arrayContaining(['catalogue-sync.json', 'failed-upload-alert.json', 'image-upload-skip-existing.json']),
 		);
@@ -59,17 +61,13 @@ describe('the example workflows', () => {
 			for (const node of ours) {
 				expect(node.credentials).toEqual({ productDataIntegrationApi: { ...EMULATOR_CREDENTIAL } });
 			}
-			expect(await n8n.importWorkflow(example)).toBe(example.id);
 		}
-		const listed = await n8n.n8n(['list:workflow']);
-		for (const file of files) expect(listed.stdout).toContain(readExample(file).id);
+		const { data: listed } = await n8n.server.request<{ data: Array<{ id: string }> }>('GET', '/rest/workflows');
+		expect(listed.map((workflow) => workflow.id).sort()).toEqual(files.map((file) => readExample(file).id).sort());
 	});
 
 	test('catalogue sync: builds one document from the products, uploads it once and ends in Catalogue Accepted', async () => {
-		const example = readExample('catalogue-sync.json');
-		const id = await n8n.importWorkflow(example);
-
-		const run = await n8n.executeWorkflow(id);
+		const run = await n8n.executeWorkflow(readExample('catalogue-sync.json').id);
 
 		const [upload] = nodeItems(run, 'Upload Catalogue and Wait');
 		expect(upload).toMatchObject({ status: 'succeeded', endpoint: 'xml', customerId: '1001', validation: 'passed' });
@@ -89,8 +87,7 @@ describe('the example workflows', () => {
 	});
 
 	test('image upload: the first run uploads the photos, the second skips them with the same hashcodes', async () => {
-		const example = readExample('image-upload-skip-existing.json');
-		const id = await n8n.importWorkflow(example);
+		const { id } = readExample('image-upload-skip-existing.json');
 
 		const first = await n8n.executeWorkflow(id);
 		const uploaded = nodeItems(first, 'Hashcode per Product');

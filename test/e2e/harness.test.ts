@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import {
 	CREDENTIAL_TYPE,
+	EMULATOR_CREDENTIAL,
 	nodeItems,
 	nodeType,
 	prepareN8n,
@@ -73,14 +74,14 @@ describe('n8n with the packed package', () => {
 		await n8n?.stop();
 	});
 
-	test('n8n execute hands back the run data of a workflow', async () => {
-		const id = await n8n.importWorkflow(codeWorkflow('Items', ITEMS_CODE));
+	test('a workflow run through the REST API hands back its run data', async () => {
+		const run = await n8n.run(codeWorkflow('Items', ITEMS_CODE));
 
-		const run = await n8n.executeWorkflow(id);
-
-		expect(run.status).toBe('success');
+		expect(run).toMatchObject({ status: 'success', mode: 'manual' });
 		expect(nodeItems(run, 'Code')).toEqual(ITEMS);
 		expect(runError(run)).toBeUndefined();
+		const [listed] = await n8n.server.listExecutions({ workflowId: run.workflowId });
+		expect(listed).toMatchObject({ id: run.id, status: 'success' });
 	});
 
 	test('a failing workflow is reported with its error, and refused where success was expected', async () => {
@@ -90,26 +91,24 @@ describe('n8n with the packed package', () => {
 
 		expect(run.status).toBe('error');
 		expect(runError(run)).toMatchObject({ node: 'Code', message: expect.stringContaining('stopped on purpose') });
-		await expect(n8n.executeWorkflow(id)).rejects.toThrow(/expected exit code 0 \(Code: stopped on purpose/);
+		await expect(n8n.executeWorkflow(id)).rejects.toThrow(/status error, expected success \(Code: stopped on purpose/);
 	});
 
-	test('n8n start loads every node and credential of the package and lists executions with their data', async () => {
-		const id = await n8n.importWorkflow(codeWorkflow('Listed', ITEMS_CODE));
-		await n8n.executeWorkflow(id);
-
-		const server = await n8n.startN8n();
-
-		const nodes = await server.request<Array<{ name: string }>>('GET', '/types/nodes.json');
-		const credentials = await server.request<Array<{ name: string }>>('GET', '/types/credentials.json');
+	test('n8n loads every node and credential of the package, and the emulator credential points at the emulator', async () => {
+		const nodes = await n8n.server.request<Array<{ name: string }>>('GET', '/types/nodes.json');
+		const credentials = await n8n.server.request<Array<{ name: string }>>('GET', '/types/credentials.json');
 		const declared = declaredTypes();
 		expect(declared.nodes.length).toBeGreaterThan(0);
 		expect(declared.credentials).toContain(CREDENTIAL_TYPE);
 		expect(nodes.map((node) => node.name)).toEqual(expect.arrayContaining(declared.nodes));
 		expect(credentials.map((credential) => credential.name)).toEqual(expect.arrayContaining(declared.credentials));
 
-		const [execution] = await server.waitForExecutions({ workflowId: id });
-		expect(execution).toMatchObject({ workflowId: id, status: 'success', mode: 'cli' });
-		const stored = await server.getExecution(execution.id);
-		expect(nodeItems(stored.data, 'Code')).toEqual(ITEMS);
+		const { data } = await n8n.server.request<{ data: Array<{ id: string; name: string }> }>('GET', '/rest/credentials');
+		expect(data).toEqual([expect.objectContaining(EMULATOR_CREDENTIAL)]);
+		const { data: test } = await n8n.server.request<{ data: { status: string } }>('POST', '/rest/credentials/test', {
+			credentials: n8n.credential,
+		});
+		expect(test).toMatchObject({ status: 'OK' });
+		expect(n8n.emulator.stats().requests['GET /api/auth/me']).toBe(1);
 	});
 });

@@ -1,6 +1,7 @@
 /**
- * Every operation of the action node in a real n8n (`n8n execute`) against the emulator: what the
- * node outputs (fields, values, paired items) and what reached the service.
+ * Every operation of the action node in a real n8n (`n8n start`, workflows run through its REST
+ * API) against the emulator: what the node outputs (fields, values, paired items) and what reached
+ * the service.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -11,15 +12,18 @@ import type { IDataObject, IPairedItemData } from 'n8n-workflow';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { call, putXml } from '../../scripts/emulator/client';
 import {
-	emulatorCredential,
+	actionNode,
+	chainWorkflow,
+	downloadNode,
+	ITEMS_NAME,
 	nodeItems,
-	parseExecuteOutput,
 	prepareN8n,
 	runError,
+	type ChainNode,
+	type InputItem,
 	type N8nHarness,
-	type WorkflowRun,
+	type StoredExecution,
 } from './harness';
-import { actionNode, chainWorkflow, downloadNode, ITEMS_NAME, type ChainNode, type InputItem } from './workflows';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HASHCODE = /^[0-9a-f]{32}$/;
@@ -66,7 +70,7 @@ async function serveFiles(files: Record<string, { body: Buffer | string; content
 }
 
 /** The pairedItem of each output item of a node, as n8n recorded it. */
-function pairedItems(run: WorkflowRun, nodeName: string): Array<IPairedItemData | IPairedItemData[] | number | undefined> {
+function pairedItems(run: StoredExecution, nodeName: string): Array<IPairedItemData | IPairedItemData[] | number | undefined> {
 	const items = run.data.resultData.runData[nodeName]?.[0]?.data?.main?.[0] ?? [];
 	return items.map((item) => item.pairedItem);
 }
@@ -79,9 +83,8 @@ describe('the action node in n8n', () => {
 		items: InputItem[],
 		chain: ChainNode[],
 		outcome: 'success' | 'failure' = 'success',
-	): Promise<WorkflowRun> {
-		const id = await n8n.importWorkflow(chainWorkflow(name, items, chain));
-		return await n8n.executeWorkflow(id, { expect: outcome });
+	): Promise<StoredExecution> {
+		return await n8n.run(chainWorkflow(name, items, chain), { expect: outcome });
 	}
 
 	/** The document the service received for a session, byte for byte. */
@@ -180,7 +183,7 @@ describe('the action node in n8n', () => {
 				'/feeds/catalogue.xml': { body: catalogue, contentType: 'application/xml' },
 				'/photos/front.png': { body: FRONT, contentType: 'image/png' },
 			});
-			let result: WorkflowRun;
+			let result: StoredExecution;
 			try {
 				result = await run('Stored binary data', [{ json: { sku: 'DL-1' } }], [
 					downloadNode('Download Catalogue', `${url}/feeds/catalogue.xml`),
@@ -616,66 +619,64 @@ describe('the action node in n8n', () => {
 	});
 
 	describe('Credentials', () => {
-		const WRONG = { id: 'pdiWrongPassword', name: 'Wrong password', password: 'wrong-Secret-4711' };
+		const WRONG_PASSWORD = 'wrong-Secret-4711';
 		const secrets = [
-			WRONG.password,
-			Buffer.from(`${DEFAULT_ACCOUNT.username}:${WRONG.password}`).toString('base64'),
+			WRONG_PASSWORD,
+			Buffer.from(`${DEFAULT_ACCOUNT.username}:${WRONG_PASSWORD}`).toString('base64'),
 			DEFAULT_ACCOUNT.password,
 			Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64'),
 		];
+		let wrong: { id: string; name: string };
 
 		beforeAll(async () => {
-			await n8n.importCredential({
-				...emulatorCredential(n8n.emulator.url, { username: DEFAULT_ACCOUNT.username, password: WRONG.password }),
-				id: WRONG.id,
-				name: WRONG.name,
-			});
+			wrong = await n8n.createCredential('Wrong password', { password: WRONG_PASSWORD });
 		});
 
-		test('a refused password fails the run with the service’s 401 message for the item, and nothing n8n prints holds a secret', async () => {
+		/**
+		 * Runs the workflow; what n8n printed meanwhile and what its API hands out about the run (the
+		 * execution as the editor shows it) must hold no secret.
+		 */
+		async function runKeepingSecrets(workflowId: string, outcome: 'success' | 'failure'): Promise<StoredExecution> {
+			const printedBefore = n8n.server.log().length;
+			const result = await n8n.executeWorkflow(workflowId, { expect: outcome });
+			const printed = n8n.server.log().slice(printedBefore);
+			const shown = JSON.stringify(await n8n.server.request('GET', `/rest/executions/${result.id}`));
+			for (const secret of secrets) {
+				expect(printed).not.toContain(secret);
+				expect(shown).not.toContain(secret);
+			}
+			return result;
+		}
+
+		test('a refused password fails the run with the service’s 401 message for the item, and nothing n8n shows holds a secret', async () => {
 			const id = await n8n.importWorkflow(
 				chainWorkflow('Wrong password', xmlItems(CHAIR, TABLE), [
-					actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { credential: WRONG }),
+					actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { credential: wrong }),
 				]),
 			);
 
-			// The raw command, for all of its output: the log lines and the error banner of a failed run
-			// as well as the run data.
-			const { exitCode, stdout, stderr } = await n8n.n8n(['execute', `--id=${id}`, '--rawOutput'], {
-				allowFailure: true,
-			});
+			const result = await runKeepingSecrets(id, 'failure');
 
-			expect(exitCode).toBe(1);
-			for (const secret of secrets) {
-				expect(stdout).not.toContain(secret);
-				expect(stderr).not.toContain(secret);
-			}
-			const result = parseExecuteOutput(stdout);
 			const error = result.data.resultData.error as (IDataObject & { context?: IDataObject }) | undefined;
 			expect(runError(result)).toMatchObject({ node: 'Upload', message: 'Authorization has been denied for this request.' });
 			expect(error).toMatchObject({ httpCode: '401', context: expect.objectContaining({ itemIndex: 0 }) });
 			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 1 });
 		});
 
-		test('with continue on fail, each item carries the 401 message, and nothing n8n prints holds a secret', async () => {
+		test('with continue on fail, each item carries the 401 message, and nothing n8n shows holds a secret', async () => {
 			const id = await n8n.importWorkflow(
 				chainWorkflow('Wrong password, continue', xmlItems(CHAIR, TABLE), [
 					actionNode(
 						'Upload',
 						{ resource: 'document', operation: 'upload', ...TEXT_SOURCE },
-						{ credential: WRONG, onError: 'continueRegularOutput' },
+						{ credential: wrong, onError: 'continueRegularOutput' },
 					),
 				]),
 			);
 
-			// The raw command, for all of its output: stdout and stderr.
-			const { stdout, stderr } = await n8n.n8n(['execute', `--id=${id}`, '--rawOutput']);
+			const result = await runKeepingSecrets(id, 'success');
 
-			for (const secret of secrets) {
-				expect(stdout).not.toContain(secret);
-				expect(stderr).not.toContain(secret);
-			}
-			expect(nodeItems(parseExecuteOutput(stdout), 'Upload')).toEqual([
+			expect(nodeItems(result, 'Upload')).toEqual([
 				expect.objectContaining({ error: 'Authorization has been denied for this request.' }),
 				expect.objectContaining({ error: 'Authorization has been denied for this request.' }),
 			]);

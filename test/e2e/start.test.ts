@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 
 import { EMULATOR_CREDENTIAL, freePort, PROJECT_ROOT } from './harness';
-import { tail } from './run-data';
+import { tail } from '../../scripts/n8n/processes';
 
 const READY_LINE = 'Press Ctrl-C to stop.';
 

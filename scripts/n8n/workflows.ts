@@ -8,7 +8,19 @@
  *     actionNode('Wait', { resource: 'uploadSession', operation: 'waitForCompletion', sessionIds: '={{ $json.sessionId }}' }),
  *   ]);
  */
-import { EMULATOR_CREDENTIAL, nodeType, type WorkflowDefinition } from './harness';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { EMULATOR_CREDENTIAL } from './credential';
+import { PROJECT_ROOT } from './instance';
+import type { WorkflowDefinition } from './server';
+
+const PACKAGE_NAME = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
+
+/** The type of one of the package's nodes in a workflow, as n8n names a community node. */
+export function nodeType(nodeName: string): string {
+	return `${PACKAGE_NAME}.${nodeName}`;
+}
 
 /** Binary data of an input item: text (UTF-8) or raw bytes, as a Code node hands it out. */
 export interface BinaryInput {

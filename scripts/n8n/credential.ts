@@ -4,7 +4,7 @@
  *
  *   "credentials": { "productDataIntegrationApi": { "id": "pdiEmulatorCreds", "name": "Product Data Integration (emulator)" } }
  *
- * Run as a script (`tsx test/e2e/credential.ts <readyFile>`), it prints the `n8n import:credentials`
+ * Run as a script (`tsx scripts/n8n/credential.ts <readyFile>`), it prints the `n8n import:credentials`
  * file for the emulator described by the ready file of `npm run emulator` (EMULATOR_READY_FILE).
  */
 import { readFileSync } from 'node:fs';
@@ -68,7 +68,7 @@ interface ReadyFile {
 }
 
 function main(readyFile: string | undefined): void {
-	if (!readyFile) throw new Error('usage: tsx test/e2e/credential.ts <emulator ready file>');
+	if (!readyFile) throw new Error('usage: tsx scripts/n8n/credential.ts <emulator ready file>');
 	const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as ReadyFile;
 	process.stdout.write(`${JSON.stringify([emulatorCredential(ready.productionUrl, ready)], null, '\t')}\n`);
 }

@@ -4,6 +4,8 @@
  */
 import type { ExecutionStatus, IDataObject, IRunExecutionData } from 'n8n-workflow';
 
+import { tail } from './processes';
+
 /** A run as `n8n execute --rawOutput` prints it (an IRun, dates as ISO strings). */
 export interface WorkflowRun {
 	data: IRunExecutionData;
@@ -40,7 +42,7 @@ export function parseExecuteOutput(stdout: string): WorkflowRun {
  * ran in this execution. Throws when the node did not run, so a test names the missing node.
  */
 export function nodeItems(
-	data: IRunExecutionData | WorkflowRun,
+	data: IRunExecutionData | { data: IRunExecutionData },
 	nodeName: string,
 	{ output = 0, runIndex = 0 }: { output?: number; runIndex?: number } = {},
 ): IDataObject[] {
@@ -58,7 +60,7 @@ export function nodeItems(
 }
 
 /** The error that stopped the run (its message and the node that failed), if it failed. */
-export function runError(data: IRunExecutionData | WorkflowRun): { message: string; node?: string; description?: string } | undefined {
+export function runError(data: IRunExecutionData | { data: IRunExecutionData }): { message: string; node?: string; description?: string } | undefined {
 	const { error, lastNodeExecuted } = executionData(data).resultData;
 	if (!error) return undefined;
 	// Node errors carry their node; others (e.g. the Code node's) do not, but a run stops at the
@@ -71,11 +73,6 @@ export function runError(data: IRunExecutionData | WorkflowRun): { message: stri
 	};
 }
 
-function executionData(data: IRunExecutionData | WorkflowRun): IRunExecutionData {
+function executionData(data: IRunExecutionData | { data: IRunExecutionData }): IRunExecutionData {
 	return 'resultData' in data ? data : data.data;
-}
-
-/** The last lines of a command's output, enough to see why it failed. */
-export function tail(text: string, lines = 40): string {
-	return text.trimEnd().split('\n').slice(-lines).join('\n');
 }

@@ -1,0 +1,197 @@
+/**
+ * A real n8n with the package installed the way a user installs it, driven from TypeScript: the one
+ * driver behind `npm start`, the end-to-end suite and the benchmarks that need a real n8n.
+ *
+ *   const n8nBin = await installN8n();                         // the pinned n8n, cached per user
+ *   const tarball = await packPackage(dir);                    // built from clean, as npm publishes it
+ *   const folder = await N8nFolder.create(n8nBin, path, tarball);   // user folder, package in .n8n/nodes
+ *   await folder.importCredentials([credential]);              // CLI commands: before start() only
+ *   const server = await folder.start();                       // `n8n start`, ready, on free ports
+ *   await server.ensureOwner(OWNER);                           // then its REST API (./server.ts)
+ *
+ * The folder must lie outside the project: from inside it, the package would resolve n8n-workflow
+ * from the project's node_modules instead of n8n's own, which no user's n8n does.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+
+import { describeExit, freePort, runCommand, tail, track, type CommandResult } from './processes';
+import { N8nServer } from './server';
+
+export const PROJECT_ROOT = resolve(__dirname, '..', '..');
+
+const INSTALL_TIMEOUT_MS = 30 * 60_000;
+
+/** Installs the pinned n8n (scripts/install-n8n.sh, cached per user); the path of its executable. */
+export async function installN8n({ echo = true }: { echo?: boolean } = {}): Promise<string> {
+	const install = await runCommand('bash', [join(PROJECT_ROOT, 'scripts', 'install-n8n.sh')], {
+		echoStderr: echo,
+		timeoutMs: INSTALL_TIMEOUT_MS,
+	});
+	if (install.exitCode !== 0) throw new Error(`scripts/install-n8n.sh failed (${describeExit(install)})\n${tail(install.stderr)}`);
+	const n8nBin = install.stdout.trim().split('\n').pop() ?? '';
+	if (!existsSync(n8nBin)) throw new Error(`scripts/install-n8n.sh printed no n8n executable: "${n8nBin}"`);
+	return n8nBin;
+}
+
+/** The version of the n8n at `n8nBin`. */
+export function n8nVersion(n8nBin: string): string {
+	const manifest = join(dirname(dirname(n8nBin)), 'n8n', 'package.json');
+	return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+/**
+ * Builds the package from clean (no file of an older build can land in the tarball) and packs it
+ * as npm publishes it into `destination`; the tarball's path. Build output goes to stderr.
+ */
+export function packPackage(destination: string): string {
+	const run = (command: string, args: string[]) => {
+		const result = spawnSync(command, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 2, 2] });
+		if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed`);
+	};
+	rmSync(join(PROJECT_ROOT, 'dist'), { recursive: true, force: true });
+	run('npm', ['run', 'build', '--silent']);
+	mkdirSync(destination, { recursive: true });
+	run('npm', ['pack', '--pack-destination', destination, '--silent']);
+	const tarball = readdirSync(destination).find((name) => name.endsWith('.tgz'));
+	if (!tarball) throw new Error('npm pack produced no tarball');
+	return join(destination, tarball);
+}
+
+// Variables bash itself sets, not part of what n8n_env exports.
+const SHELL_VARIABLES = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
+
+/** The environment of an n8n command: this process's, plus what scripts/n8n-env.sh exports. */
+function n8nEnvironment(userFolder: string, port: number, brokerPort: number): NodeJS.ProcessEnv {
+	const script = join(PROJECT_ROOT, 'scripts', 'n8n-env.sh');
+	const result = spawnSync(
+		'bash',
+		['-c', 'source "$1" && n8n_env "$2" "$3" "$4" && env -0', 'n8n-env', script, userFolder, String(port), String(brokerPort)],
+		{ env: { PATH: process.env.PATH }, encoding: 'utf8' },
+	);
+	if (result.status !== 0) throw new Error(`scripts/n8n-env.sh failed: ${result.stderr}`);
+	const exported: NodeJS.ProcessEnv = {};
+	for (const entry of result.stdout.split('\0')) {
+		const separator = entry.indexOf('=');
+		if (separator <= 0) continue;
+		const name = entry.slice(0, separator);
+		if (!SHELL_VARIABLES.has(name)) exported[name] = entry.slice(separator + 1);
+	}
+	return { ...process.env, ...exported };
+}
+
+export interface StartOptions {
+	/** n8n's port; a free one unless given. */
+	port?: number;
+	/** More environment for n8n, e.g. another execution mode. */
+	env?: NodeJS.ProcessEnv;
+	/** Where n8n's output goes; a new file in the user folder unless given. */
+	logFile?: string;
+}
+
+/** An n8n user folder (`<path>/.n8n`) with the package installed. */
+export class N8nFolder {
+	constructor(
+		readonly n8nBin: string,
+		readonly path: string,
+	) {}
+
+	/**
+	 * A new user folder at `path` with the package of `tarball` installed into `.n8n/nodes`, as a
+	 * user's install does (`npm install <package>` there); replaces an older copy of the package.
+	 */
+	static async create(n8nBin: string, path: string, tarball: string): Promise<N8nFolder> {
+		const nodesDir = join(path, '.n8n', 'nodes');
+		mkdirSync(nodesDir, { recursive: true });
+		const manifest = join(nodesDir, 'package.json');
+		if (!existsSync(manifest)) writeFileSync(manifest, `${JSON.stringify({ name: 'installed-nodes', private: true })}\n`);
+		// Every build has the same version number: drop the old copy so that npm cannot keep it.
+		const { name } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string };
+		rmSync(join(nodesDir, 'node_modules', name), { recursive: true, force: true });
+		const npm = await runCommand(
+			'npm',
+			['install', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', resolve(tarball)],
+			{ cwd: nodesDir },
+		);
+		if (npm.exitCode !== 0) throw new Error(`npm install of the package failed:\n${tail(npm.stdout + npm.stderr)}`);
+		return new N8nFolder(n8nBin, path);
+	}
+
+	/** A copy of this folder at `path` (e.g. of a prepared one, instead of preparing it again). */
+	copyTo(path: string): N8nFolder {
+		cpSync(this.path, path, { recursive: true, verbatimSymlinks: true });
+		return new N8nFolder(this.n8nBin, path);
+	}
+
+	/**
+	 * Runs an n8n CLI command in this folder; throws on a non-zero exit code unless `allowFailure`.
+	 * CLI commands share the database of `n8n start`: run them before start() or after stop().
+	 */
+	async n8n(args: string[], { allowFailure = false }: { allowFailure?: boolean } = {}): Promise<CommandResult> {
+		const env = n8nEnvironment(this.path, await freePort(), await freePort());
+		// The n8n executable is a Node script: run it with this Node (24, from scripts/toolchain.sh).
+		const result = await runCommand(process.execPath, [this.n8nBin, ...args], { cwd: this.path, env });
+		if (!allowFailure && result.exitCode !== 0) {
+			throw new Error(`n8n ${args.join(' ')} failed (${describeExit(result)}):\n${tail(result.stdout + result.stderr)}`);
+		}
+		return result;
+	}
+
+	/** `n8n import:credentials`: each keeps its id; `data` in clear text, n8n encrypts it. */
+	async importCredentials(credentials: unknown[]): Promise<void> {
+		await this.n8n(['import:credentials', `--input=${this.writeImportFile('credentials', credentials)}`]);
+	}
+
+	/** `n8n import:workflow`: each keeps its id, a workflow with the same id is replaced. */
+	async importWorkflows(workflows: Array<{ id: string }>): Promise<void> {
+		const dir = join(this.path, 'import', `workflows-${Date.now()}`);
+		mkdirSync(dir, { recursive: true });
+		for (const workflow of workflows) writeFileSync(join(dir, `${workflow.id}.json`), JSON.stringify(workflow));
+		const result = await this.n8n(['import:workflow', '--separate', `--input=${dir}`]);
+		// n8n skips a file it cannot read as a workflow with a warning: none may go missing.
+		if (!result.stdout.includes(`Successfully imported ${workflows.length} workflow`)) {
+			throw new Error(`n8n did not import every workflow:\n${tail(result.stdout + result.stderr)}`);
+		}
+	}
+
+	/** `n8n start` on 127.0.0.1, ready (GET /healthz/readiness = 200) when the promise resolves. */
+	async start({ port, env = {}, logFile }: StartOptions = {}): Promise<N8nServer> {
+		const serverPort = port ?? (await freePort());
+		const log = logFile ?? join(this.path, `n8n-start-${Date.now()}.log`);
+		const output = openSync(log, 'a');
+		const child = spawn(process.execPath, [this.n8nBin, 'start'], {
+			cwd: this.path,
+			env: { ...n8nEnvironment(this.path, serverPort, await freePort()), ...env },
+			// Its own process group: stopping it also ends the task runner it starts.
+			detached: true,
+			stdio: ['ignore', output, output],
+		});
+		closeSync(output);
+		track(child);
+		const server = new N8nServer(`http://127.0.0.1:${serverPort}`, child, log, this.loadFlatted());
+		try {
+			await server.waitUntilReady();
+		} catch (error) {
+			await server.stop();
+			throw error;
+		}
+		return server;
+	}
+
+	private writeImportFile(name: string, content: unknown): string {
+		const dir = join(this.path, 'import');
+		mkdirSync(dir, { recursive: true });
+		const file = join(dir, `${name}-${Date.now()}.json`);
+		writeFileSync(file, JSON.stringify(content, null, '\t'));
+		return file;
+	}
+
+	// The REST API hands execution data out in `flatted` form; n8n's own copy decodes it.
+	private loadFlatted(): (text: string) => unknown {
+		const n8nPackage = join(dirname(dirname(this.n8nBin)), 'n8n', 'package.json');
+		const flatted = createRequire(n8nPackage)('flatted') as { parse(text: string): unknown };
+		return (text) => flatted.parse(text);
+	}
+}

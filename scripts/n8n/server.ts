@@ -1,0 +1,292 @@
+/**
+ * A running `n8n start` and its REST API, logged in as the owner: workflows created, run (as the
+ * editor's "Execute workflow" does) and activated, executions read back with their run data.
+ * Started by N8nFolder.start() (./instance.ts).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+
+import type { ExecutionStatus, IRunExecutionData } from 'n8n-workflow';
+import { request as httpRequest } from 'undici';
+
+import { runError } from './run-data';
+import { killGroup, sleep, tail, untrack } from './processes';
+
+const START_TIMEOUT_MS = 3 * 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const RUN_TIMEOUT_MS = 5 * 60_000;
+
+export interface Owner {
+	email: string;
+	password: string;
+	firstName: string;
+	lastName: string;
+}
+
+export interface WorkflowDefinition {
+	id?: string;
+	name: string;
+	nodes: unknown[];
+	connections: Record<string, unknown>;
+	[key: string]: unknown;
+}
+
+export interface ExecutionSummary {
+	id: string;
+	workflowId: string;
+	mode: string;
+	status: ExecutionStatus;
+	createdAt: string;
+	startedAt: string | null;
+	stoppedAt: string | null;
+}
+
+/** One execution with its run data, as GET /rest/executions/:id gives it (data decoded). */
+export interface StoredExecution extends ExecutionSummary {
+	finished: boolean;
+	data: IRunExecutionData;
+}
+
+export interface CredentialInput {
+	name: string;
+	type: string;
+	data: object;
+}
+
+const FINISHED_STATUSES: ReadonlySet<string> = new Set(['success', 'error', 'crashed', 'canceled']);
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export class N8nServer {
+	private cookie = '';
+
+	private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+	private readonly exited: Promise<void>;
+
+	constructor(
+		readonly url: string,
+		private readonly child: ChildProcess,
+		readonly logFile: string,
+		private readonly parseFlatted: (text: string) => unknown,
+	) {
+		this.exited = new Promise((resolvePromise) => {
+			child.once('exit', (code, signal) => {
+				this.exit = { code, signal };
+				untrack(child);
+				resolvePromise();
+			});
+		});
+	}
+
+	get pid(): number | undefined {
+		return this.child.pid;
+	}
+
+	/** A promise that settles when n8n has exited, for whatever reason. */
+	get stopped(): Promise<void> {
+		return this.exited;
+	}
+
+	/** Waits for GET /healthz/readiness = 200 (/healthz answers before the REST API is up). */
+	async waitUntilReady(timeoutMs = START_TIMEOUT_MS): Promise<void> {
+		const deadline = Date.now() + timeoutMs;
+		while (Date.now() < deadline) {
+			this.assertRunning();
+			try {
+				const { statusCode, body } = await httpRequest(`${this.url}/healthz/readiness`);
+				await body.dump();
+				if (statusCode === 200) return;
+			} catch {
+				// Not listening yet.
+			}
+			await sleep(250);
+		}
+		throw new Error(`n8n was not ready within ${timeoutMs} ms:\n${this.logTail()}`);
+	}
+
+	/**
+	 * Sets up the owner on a new n8n, or logs in as the owner an earlier start set up; every later
+	 * request is made as the owner. 'created' or 'kept'.
+	 */
+	async ensureOwner(owner: Owner): Promise<'created' | 'kept'> {
+		const setup = await this.send('POST', '/rest/owner/setup', owner);
+		if (setup.statusCode === 200) {
+			this.cookie = authCookie(setup.headers['set-cookie']);
+			return 'created';
+		}
+		if (!setup.text.includes('already setup')) throw new Error(`Owner set-up failed: ${setup.statusCode} ${setup.text}`);
+		const login = await this.send('POST', '/rest/login', { emailOrLdapLoginId: owner.email, password: owner.password });
+		if (login.statusCode !== 200) throw new Error(`Owner login failed: ${login.statusCode} ${login.text}`);
+		this.cookie = authCookie(login.headers['set-cookie']);
+		return 'kept';
+	}
+
+	/** Any route, as the owner; the parsed JSON answer. Throws on a status >= 300. */
+	async request<T = unknown>(method: Method, path: string, body?: unknown): Promise<T> {
+		const { statusCode, text } = await this.send(method, path, body);
+		if (statusCode >= 300) throw new Error(`${method} ${path}: ${statusCode} ${text.slice(0, 500)}`);
+		return JSON.parse(text) as T;
+	}
+
+	/** Creates a workflow (keeping its id, if it has one); its id and the version to activate. */
+	async createWorkflow(workflow: WorkflowDefinition): Promise<{ id: string; versionId: string }> {
+		const { data } = await this.request<{ data: { id: string; versionId: string } }>('POST', '/rest/workflows', workflow);
+		return { id: data.id, versionId: data.versionId };
+	}
+
+	/**
+	 * Runs a workflow from its Manual Trigger, as the editor's "Execute workflow" does, and waits
+	 * for the execution to finish: its status must be 'success' (or 'error' with expect 'failure').
+	 */
+	async runWorkflow(id: string, { expect = 'success' }: { expect?: 'success' | 'failure' } = {}): Promise<StoredExecution> {
+		const execution = await this.waitForExecution(await this.startRun(id));
+		const wanted = expect === 'success' ? 'success' : 'error';
+		if (execution.status !== wanted) {
+			const error = runError(execution.data);
+			const why = error ? ` (${error.node ? `${error.node}: ` : ''}${error.message})` : '';
+			throw new Error(`Execution ${execution.id} of workflow ${id} ended with status ${execution.status}, expected ${wanted}${why}`);
+		}
+		return execution;
+	}
+
+	/** Starts a run from the workflow's Manual Trigger; the execution's id, without waiting. */
+	async startRun(id: string): Promise<string> {
+		const { data: workflow } = await this.request<{ data: { nodes: Array<{ name: string; type: string }> } }>(
+			'GET',
+			`/rest/workflows/${encodeURIComponent(id)}`,
+		);
+		const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
+		if (!trigger) throw new Error(`Workflow ${id} has no Manual Trigger to run it from`);
+		const { data } = await this.request<{ data: { executionId?: string } }>('POST', `/rest/workflows/${encodeURIComponent(id)}/run`, {
+			triggerToStartFrom: { name: trigger.name },
+		});
+		if (!data.executionId) throw new Error(`n8n started no execution of workflow ${id}: ${JSON.stringify(data)}`);
+		return data.executionId;
+	}
+
+	/** Waits for an execution to finish (any status but new, running or waiting); it with its data. */
+	async waitForExecution(executionId: string, timeoutMs = RUN_TIMEOUT_MS): Promise<StoredExecution> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const execution = await this.getExecution(executionId);
+			if (FINISHED_STATUSES.has(execution.status)) return execution;
+			if (Date.now() > deadline) throw new Error(`Execution ${executionId} did not finish within ${timeoutMs} ms (${execution.status})`);
+			await sleep(100);
+		}
+	}
+
+	/** Publishes the workflow's current version: its triggers start (a polling trigger polls at once). */
+	async activateWorkflow(id: string): Promise<void> {
+		const { data } = await this.request<{ data: { versionId: string } }>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
+		await this.request('POST', `/rest/workflows/${encodeURIComponent(id)}/activate`, { versionId: data.versionId });
+	}
+
+	async deactivateWorkflow(id: string): Promise<void> {
+		await this.request('POST', `/rest/workflows/${encodeURIComponent(id)}/deactivate`, {});
+	}
+
+	/** Creates a credential owned by the owner; its id (n8n chooses it). */
+	async createCredential(credential: CredentialInput): Promise<string> {
+		const { data } = await this.request<{ data: { id: string } }>('POST', '/rest/credentials', credential);
+		return data.id;
+	}
+
+	/** Replaces the name and data of an existing credential. */
+	async updateCredential(id: string, credential: CredentialInput): Promise<void> {
+		await this.request('PATCH', `/rest/credentials/${encodeURIComponent(id)}`, credential);
+	}
+
+	/** The latest 100 executions, newest first (GET /rest/executions; 100 is its largest page). */
+	async listExecutions(filter: { workflowId?: string; status?: ExecutionStatus } = {}): Promise<ExecutionSummary[]> {
+		const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
+		const answer = await this.request<{ data: { results: ExecutionSummary[] } }>('GET', `/rest/executions?${query}`);
+		return answer.data.results;
+	}
+
+	/** One execution with its run data (GET /rest/executions/:id). */
+	async getExecution(id: string): Promise<StoredExecution> {
+		const answer = await this.request<{ data?: Omit<StoredExecution, 'data'> & { data: string } }>(
+			'GET',
+			`/rest/executions/${encodeURIComponent(id)}`,
+		);
+		if (!answer.data) throw new Error(`Execution ${id} not found`);
+		return { ...answer.data, data: this.parseFlatted(answer.data.data) as IRunExecutionData };
+	}
+
+	/**
+	 * Waits until the workflow has `count` finished executions (with `status`, if given) and returns
+	 * them oldest first.
+	 */
+	async waitForExecutions({
+		workflowId,
+		count = 1,
+		status,
+		timeoutMs = 120_000,
+	}: {
+		workflowId: string;
+		count?: number;
+		status?: ExecutionStatus;
+		timeoutMs?: number;
+	}): Promise<ExecutionSummary[]> {
+		const deadline = Date.now() + timeoutMs;
+		let seen: ExecutionSummary[] = [];
+		while (Date.now() < deadline) {
+			seen = await this.listExecutions({ workflowId });
+			const finished = seen.filter((execution) =>
+				status ? execution.status === status : FINISHED_STATUSES.has(execution.status),
+			);
+			if (finished.length >= count) return finished.sort((a, b) => Number(a.id) - Number(b.id));
+			await sleep(250);
+		}
+		const statuses = seen.map((execution) => `${execution.id}:${execution.status}`).join(', ') || 'none';
+		throw new Error(
+			`Workflow ${workflowId} did not reach ${count} finished execution(s)${status ? ` with status ${status}` : ''} within ${timeoutMs} ms (seen: ${statuses})`,
+		);
+	}
+
+	/** Everything n8n has printed so far (stdout and stderr). */
+	log(): string {
+		return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : '';
+	}
+
+	/** SIGTERM, as an operator stops n8n; SIGKILL for the whole group if it does not stop in time. */
+	async stop(): Promise<void> {
+		if (!this.exit) {
+			this.child.kill('SIGTERM');
+			const timer = setTimeout(() => killGroup(this.child, 'SIGKILL'), STOP_TIMEOUT_MS);
+			await this.exited;
+			clearTimeout(timer);
+		}
+		// The task runner n8n started, should it have outlived n8n.
+		killGroup(this.child, 'SIGKILL');
+	}
+
+	private async send(method: Method, path: string, body?: unknown) {
+		this.assertRunning();
+		const response = await httpRequest(`${this.url}${path}`, {
+			method,
+			headers: { cookie: this.cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		return { statusCode: response.statusCode, headers: response.headers, text: await response.body.text() };
+	}
+
+	private assertRunning(): void {
+		if (this.exit) {
+			const how = this.exit.signal ? `signal ${this.exit.signal}` : `exit code ${this.exit.code}`;
+			throw new Error(`n8n stopped (${how}):\n${this.logTail()}`);
+		}
+	}
+
+	private logTail(): string {
+		return tail(this.log()) || '(no output)';
+	}
+}
+
+function authCookie(setCookie: string | string[] | undefined): string {
+	const cookies = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
+	const auth = cookies.map((cookie) => cookie.split(';')[0]).find((cookie) => cookie.startsWith('n8n-auth='));
+	if (!auth) throw new Error('n8n answered without the n8n-auth cookie');
+	return auth;
+}
