@@ -256,7 +256,7 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 			);
 		}
 		try {
-			return prepareItemForXml(items[itemIndex].json);
+			return prepareItemForXml(items[itemIndex].json, itemElement);
 		} catch (error) {
 			if (!(error instanceof XmlFieldError)) throw error;
 			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} cannot become XML: ${error.message}`, {
@@ -265,7 +265,7 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 			});
 		}
 	});
-	return Buffer.from(buildXmlDocument(entries, { rootElement, itemElement, declaration }), 'utf8');
+	return Buffer.from(buildXmlDocument(entries, { rootElement, declaration }), 'utf8');
 }
 
 export interface DocumentBody {
