@@ -454,7 +454,11 @@ export class Scanner {
 					this.state = State.CharRefStart;
 					return true;
 				}
-				return this.beginName(buf, i, end, State.EntityName, "'&' must start an entity reference such as '&amp;'", true);
+				if (!this.isNameStartAt(buf, i, end)) return this.problem ? false : !this.failAtMark("'&' must start an entity reference such as '&amp;'");
+				this.scratch.length = 0;
+				this.state = State.EntityName;
+				this.nextIndex = i;
+				return true;
 			case State.CharRefStart:
 				this.charRefValue = 0;
 				this.charRefDigits = 0;
@@ -687,7 +691,13 @@ export class Scanner {
 		this.attributes.length = 0;
 		this.attributeEnds.length = 0;
 		this.attributeSet = undefined;
-		return this.beginName(buf, i, end, State.StartName, `'<' must start a tag, comment, CDATA section or processing instruction; found ${this.describeAt(buf, i, end)}`, false);
+		if (!this.isNameStartAt(buf, i, end)) {
+			if (this.problem) return false;
+			return this.fail(`'<' must start a tag, comment, CDATA section or processing instruction; found ${this.describeAt(buf, i, end)}`, i);
+		}
+		this.state = State.StartName;
+		this.nextIndex = i;
+		return true;
 	}
 
 	private isNameStartAt(buf: Uint8Array, i: number, end: number): boolean {
@@ -700,17 +710,6 @@ export class Scanner {
 	private failNoName(buf: Uint8Array, i: number, end: number, state: State): boolean {
 		if (state === State.EndName) return this.fail(`An element name is expected after '</', found ${this.describeAt(buf, i, end)}`, i);
 		return this.fail(`A processing instruction needs a target name, found ${this.describeAt(buf, i, end)}`, i);
-	}
-
-	private beginName(buf: Uint8Array, i: number, end: number, state: State, problem: string, atMark: boolean): boolean {
-		if (!this.isNameStartAt(buf, i, end)) {
-			if (this.problem) return false;
-			return atMark ? !this.failAtMark(problem) : this.fail(problem, i);
-		}
-		if (state !== State.StartName) this.scratch.length = 0;
-		this.state = state;
-		this.nextIndex = i;
-		return true;
 	}
 
 	private nameBytes(): Bytes {
@@ -858,11 +857,10 @@ export class Scanner {
 	}
 
 	private closeElement(): void {
-		const depth = this.stackEnds.length - 1;
-		this.stack.length = this.stackEnds[depth];
-		this.stackEnds.length = depth;
-		this.openLines.length = depth;
-		this.openColumns.length = depth;
+		this.stack.length = this.stackEnds.pop() as number;
+		this.openLines.pop();
+		this.openColumns.pop();
+		const depth = this.stackEnds.length;
 		if (depth === 0 && this.mode === ScanMode.Document) {
 			this.where = Where.Epilog;
 			this.state = State.Misc;
