@@ -15,7 +15,8 @@ type Family = 'utf-8' | 'utf-16le' | 'utf-16be';
 
 /** Bytes looked at for the XML declaration; one still open after them is refused. */
 export const HEAD_TEXT_BYTES = 64 * 1024;
-const DECLARATION_START = /^<\?xml[\s?]/;
+/** '<?xml' not followed by a name character: the XML declaration, well-formed or not. */
+const DECLARATION_START = /^<\?xml(?![A-Za-z0-9._:\x80-\uFFFF-])/;
 
 const LATIN1 = new Set(['iso-8859-1', 'iso8859-1', 'iso_8859-1', 'latin1', 'l1', 'iso-ir-100', 'cp819', 'ibm819']);
 const WINDOWS_1252 = new Set(['windows-1252', 'cp1252', 'x-cp1252']);

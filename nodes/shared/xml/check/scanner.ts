@@ -96,6 +96,25 @@ for (let b = 0; b < 128; b++) {
 	else if (isNameChar(b)) ASCII_NAME[b] = 2;
 }
 
+/** 1: ASCII name start character; 2: other ASCII name character; 0: anything else. */
+const NAME_BYTE = new Uint8Array(256);
+NAME_BYTE.set(ASCII_NAME);
+const COMMENT_OPEN = Buffer.from('--');
+const CDATA_OPEN = Buffer.from('[CDATA[');
+const PREDEFINED_REFERENCES = ['amp;', 'lt;', 'gt;', 'quot;', 'apos;'].map((name) => Buffer.from(name));
+
+function startsWith(buf: Uint8Array, i: number, end: number, expected: Uint8Array): boolean {
+	if (i + expected.length > end) return false;
+	for (let k = 0; k < expected.length; k++) if (buf[i + k] !== expected[k]) return false;
+	return true;
+}
+
+/** The index after '&amp;', '&lt;', '&gt;', '&quot;' or '&apos;' at `buf[i]`, or 0. */
+function predefinedReference(buf: Uint8Array, i: number, end: number): number {
+	for (const reference of PREDEFINED_REFERENCES) if (startsWith(buf, i + 1, end, reference)) return i + 1 + reference.length;
+	return 0;
+}
+
 const BANG_COMMENT = '--';
 const BANG_CDATA = '[CDATA[';
 const BANG_DOCTYPE = 'DOCTYPE';
@@ -206,10 +225,20 @@ export class Scanner {
 					}
 					if (i === end) break;
 					if (b === LT) {
+						const after = this.simpleTag(buf, i, end);
+						if (after > 0) {
+							i = after;
+							continue;
+						}
 						this.mark(i);
 						this.state = State.Lt;
 						i++;
 					} else if (b === AMP) {
+						const after = predefinedReference(buf, i, end);
+						if (after > 0) {
+							i = after;
+							continue;
+						}
 						this.startReference(i, false);
 						i++;
 					} else if (b === RSQB) {
@@ -680,8 +709,16 @@ export class Scanner {
 			return true;
 		}
 		if (b === BANG) {
-			this.state = State.Bang;
-			this.bang = '';
+			if (startsWith(buf, i + 1, end, COMMENT_OPEN)) {
+				this.state = State.Comment;
+				this.nextIndex = i + 3;
+			} else if (this.where === Where.Root && startsWith(buf, i + 1, end, CDATA_OPEN)) {
+				this.state = State.CData;
+				this.nextIndex = i + 1 + CDATA_OPEN.length;
+			} else {
+				this.state = State.Bang;
+				this.bang = '';
+			}
 			return true;
 		}
 		if (this.where === Where.Epilog) {
@@ -699,6 +736,89 @@ export class Scanner {
 		this.nextIndex = i;
 		return true;
 	}
+
+	/**
+	 * The common case of a tag inside the root element, read in one go: an ASCII start tag whose
+	 * attribute values hold no reference (at most eight attributes), or an ASCII end tag that
+	 * matches, all within this chunk and on one line. Returns the index after it, or 0 to read it
+	 * through the state machine (which also words any problem).
+	 */
+	private simpleTag(buf: Uint8Array, i: number, end: number): number {
+		let j = i + 1;
+		if (j >= end) return 0;
+		if (buf[j] === SLASH) {
+			const depth = this.stackEnds.length;
+			if (depth === 0) return 0;
+			const start = this.stackEnds[depth - 1];
+			const length = this.stack.length - start;
+			const data = this.stack.data;
+			j++;
+			if (j + length >= end) return 0;
+			for (let k = 0; k < length; k++) if (buf[j + k] !== data[start + k]) return 0;
+			j += length;
+			while (j < end && (buf[j] === 0x20 || buf[j] === 0x09)) j++;
+			if (j >= end || buf[j] !== GT) return 0;
+			this.closeElement();
+			return j + 1;
+		}
+		if (NAME_BYTE[buf[j]] !== 1) return 0;
+		const nameStart = j;
+		while (++j < end && NAME_BYTE[buf[j]] !== 0);
+		const nameEnd = j;
+		const starts = this.simpleAttributeStarts;
+		const ends = this.simpleAttributeEnds;
+		let count = 0;
+		for (;;) {
+			const spaceStart = j;
+			while (j < end && (buf[j] === 0x20 || buf[j] === 0x09)) j++;
+			if (j >= end) return 0;
+			let b = buf[j];
+			if (b === GT || (b === SLASH && j + 1 < end && buf[j + 1] === GT)) {
+				this.mark(i);
+				this.stackEnds.push(this.stack.length);
+				this.stack.append(buf, nameStart, nameEnd);
+				this.openElement();
+				if (b === GT) return j + 1;
+				this.closeElement();
+				return j + 2;
+			}
+			if (j === spaceStart || NAME_BYTE[b] !== 1 || count === ATTRIBUTES_COMPARED_DIRECTLY) return 0;
+			const attributeStart = j;
+			while (++j < end && NAME_BYTE[buf[j]] !== 0);
+			const attributeEnd = j;
+			const length = attributeEnd - attributeStart;
+			for (let k = 0; k < count; k++) {
+				if (ends[k] - starts[k] !== length) continue;
+				let same = true;
+				for (let m = 0; same && m < length; m++) same = buf[starts[k] + m] === buf[attributeStart + m];
+				if (same) return 0;
+			}
+			starts[count] = attributeStart;
+			ends[count] = attributeEnd;
+			count++;
+			if (j + 1 >= end || buf[j] !== EQUALS) return 0;
+			const quote = buf[++j];
+			if (quote !== QUOTE && quote !== APOSTROPHE) return 0;
+			j++;
+			for (;;) {
+				if (j >= end) return 0;
+				b = buf[j];
+				if (ATTRIBUTE_STOPS[b] === 0) {
+					j++;
+				} else if (b === quote) {
+					break;
+				} else if (b === QUOTE || b === APOSTROPHE) {
+					j++;
+				} else {
+					return 0;
+				}
+			}
+			j++;
+		}
+	}
+
+	private readonly simpleAttributeStarts: number[] = [];
+	private readonly simpleAttributeEnds: number[] = [];
 
 	private isNameStartAt(buf: Uint8Array, i: number, end: number): boolean {
 		const b = buf[i];
