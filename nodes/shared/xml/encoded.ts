@@ -30,20 +30,24 @@ export function isXmlEncodedDocument(head: Buffer | string): boolean {
 	return ENCODED_DOCUMENT.test(text);
 }
 
-/** The path of the first field of an item that holds an XML-encoded document, or null. */
-export function findXmlEncodedField(json: unknown, path = ''): string | null {
-	if (typeof json === 'string') return ENCODED_DECLARATION.test(json) ? path : null;
-	if (Array.isArray(json)) {
-		for (let index = 0; index < json.length; index++) {
-			const found = findXmlEncodedField(json[index], `${path}[${index}]`);
-			if (found !== null) return found;
-		}
-		return null;
-	}
-	if (typeof json === 'object' && json !== null && !(json instanceof Date)) {
-		for (const [key, value] of Object.entries(json)) {
-			const found = findXmlEncodedField(value, path ? `${path}.${key}` : key);
-			if (found !== null) return found;
+/**
+ * The path of the first field of an item that holds an XML-encoded document, or null. Walks with
+ * an explicit stack: Build From Items takes items of any depth.
+ */
+export function findXmlEncodedField(json: unknown): string | null {
+	const pending: Array<[unknown, string]> = [[json, '']];
+	for (let next = pending.pop(); next; next = pending.pop()) {
+		const [value, path] = next;
+		if (typeof value === 'string') {
+			if (ENCODED_DECLARATION.test(value)) return path;
+		} else if (Array.isArray(value)) {
+			for (let index = value.length - 1; index >= 0; index--) pending.push([value[index], `${path}[${index}]`]);
+		} else if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
+			const entries = Object.entries(value);
+			for (let index = entries.length - 1; index >= 0; index--) {
+				const [key, field] = entries[index];
+				pending.push([field, path ? `${path}.${key}` : key]);
+			}
 		}
 	}
 	return null;

@@ -55,3 +55,14 @@ describe('findXmlEncodedField', () => {
 		).toBeNull();
 	});
 });
+
+describe('findXmlEncodedField at any depth', () => {
+	it('walks an item nested deeper than the call stack allows', () => {
+		const json: Record<string, unknown> = {};
+		let level = json;
+		for (let depth = 0; depth < 100_000; depth++) level = (level.n = {}) as Record<string, unknown>;
+		expect(findXmlEncodedField(json)).toBeNull();
+		level.xml = '&lt;?xml version="1.0"?>';
+		expect(findXmlEncodedField(json)?.endsWith('.n.xml')).toBe(true);
+	});
+});
