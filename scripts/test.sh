@@ -4,6 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
+ensure_redis
 cd "$PROJECT_ROOT"
 
 results="$(mktemp -d)"

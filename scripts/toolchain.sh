@@ -28,3 +28,19 @@ ensure_dependencies() {
 }
 
 ensure_node
+
+# ensure_redis: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
+# benchmarks of the shared rate limit start on ports of their own. Installing must not leave a
+# system Redis running: service starts are refused while apt-get runs.
+ensure_redis() {
+  if command -v redis-server >/dev/null && command -v openssl >/dev/null; then return; fi
+  echo "Installing redis-server and openssl (apt-get)" >&2
+  local policy=/usr/sbin/policy-rc.d own_policy=
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
+  fi
+  local status=0
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server openssl; } >&2 || status=$?
+  if [ -n "$own_policy" ]; then rm -f "$policy"; fi
+  return "$status"
+}

@@ -1,0 +1,320 @@
+import { createHash } from 'crypto';
+import Redis, { type RedisOptions } from 'ioredis';
+
+import { wait } from '../wait';
+import { SAFETY_MARGIN } from './gcra';
+import { LimiterCancelledError, type AcquireOptions, type BucketTerms, type LimiterGrant, type RateLimiter } from './limiter';
+
+/**
+ * The account's bucket kept in Redis, so that every n8n process using the account (queue-mode
+ * workers, several mains) meters one budget: the same GCRA as the in-process limiter, with the
+ * theoretical arrival time (TAT) in one Redis key, moved by Lua scripts that Redis runs atomically
+ * and that read the Redis server's clock, so the processes' own clocks never matter.
+ *
+ * A request reserves its slot in one round trip and then sleeps until it, locally: nothing polls
+ * Redis. Reservations are served in the order Redis receives them, whatever process sends them.
+ */
+
+export interface RedisConnection {
+	host: string;
+	port: number;
+	db: number;
+	/** 0: IPv4 or IPv6 (n8n's QUEUE_BULL_REDIS_DUALSTACK); default IPv4. */
+	family?: number;
+	username?: string;
+	password?: string;
+	/** Undefined: plain TCP. */
+	tls?: RedisOptions['tls'];
+}
+
+/** Redis could not be asked (not connected, timed out, refused the script). */
+export class SharedBucketUnavailableError extends Error {
+	constructor(readonly reason: string) {
+		super(`The shared rate limit in Redis is unavailable: ${reason}`);
+		this.name = 'SharedBucketUnavailableError';
+	}
+}
+
+/** A reservation further ahead than this is handed back: the wait would outlast any execution. */
+export const MAX_RESERVATION_WAIT_MS = 15 * 60_000;
+
+/** Keys outlive the moment their bucket is empty again by this much, then Redis drops them. */
+const IDLE_EXPIRY_MARGIN_MS = 1000;
+
+const KEY_PREFIX = 'n8n-nodes-product-data-integration:bucket:';
+
+// Every script reads the server's clock in milliseconds (with microseconds as fraction) and keeps
+// TAT as text with three decimals: Lua numbers are doubles, and Redis would truncate a returned
+// number to an integer. `replicate_commands` lets Redis before 5 replicate a script that reads TIME.
+const CLOCK = `
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local function store(tat)
+	if tat <= now then
+		redis.call('DEL', KEYS[1])
+	else
+		redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now + tonumber(ARGV[#ARGV])))
+	end
+end
+`;
+
+/**
+ * ARGV: emission interval, burst tolerance, expiry margin (ms).
+ * Returns the wait until the request may go, and how far its place in the schedule lies beyond
+ * that moment (0 when the bucket was idle: see the grant's settle()).
+ */
+const RESERVE = `${CLOCK}
+local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or 0), now)
+local emission = tonumber(ARGV[1])
+local start = math.max(now, tat - tonumber(ARGV[2]))
+store(tat + emission)
+return { string.format('%.3f', start - now), string.format('%.3f', tat - start) }
+`;
+
+/**
+ * ARGV: at least this far from now (ms, the bucket counted full from then), moved by this much
+ * (ms), expiry margin. Penalties use the first, late arrivals the second; a missing key is an
+ * empty bucket, which a late arrival cannot have made fuller.
+ */
+const PUSH = `${CLOCK}
+local current = tonumber(redis.call('GET', KEYS[1]) or 0)
+local tat = math.max(now + tonumber(ARGV[1]), current + tonumber(ARGV[2]))
+if tat > current then store(tat) end
+return 1
+`;
+
+/** ARGV: emission interval, expiry margin. Gives back the slot of a request that was never sent. */
+const RELEASE = `${CLOCK}
+local current = tonumber(redis.call('GET', KEYS[1]))
+if current then store(current - tonumber(ARGV[1])) end
+return 1
+`;
+
+interface BucketCommands {
+	pdiReserve(key: string, emissionMs: string, toleranceMs: string, marginMs: string): Promise<[string, string]>;
+	pdiPush(key: string, atLeastMs: string, byMs: string, marginMs: string): Promise<number>;
+	pdiRelease(key: string, emissionMs: string, marginMs: string): Promise<number>;
+}
+
+type BucketClient = Redis & BucketCommands;
+
+/** Connect and command time limits: a Redis that does not answer must not hold requests up long. */
+const CONNECT_TIMEOUT_MS = 3000;
+const COMMAND_TIMEOUT_MS = 2000;
+const MAX_RECONNECT_DELAY_MS = 5000;
+
+/**
+ * One connection per Redis server (and login) for the whole process, shared by every account that
+ * uses it. Commands are not queued while it is down: a request then goes through the in-process
+ * limiter at once, and ioredis reconnects in the background.
+ */
+export class SharedBucketStore {
+	private readonly client: BucketClient;
+
+	private firstConnect: Promise<void> | undefined;
+
+	private lastError = '';
+
+	constructor(
+		connection: RedisConnection,
+		/** Names the connection (a digest: the password is part of it) without holding it readable. */
+		readonly id = connectionId(connection),
+	) {
+		const options: RedisOptions = {
+			host: connection.host,
+			port: connection.port,
+			db: connection.db,
+			family: connection.family,
+			username: connection.username || undefined,
+			password: connection.password || undefined,
+			tls: connection.tls,
+			lazyConnect: true,
+			enableOfflineQueue: false,
+			maxRetriesPerRequest: 0,
+			connectTimeout: CONNECT_TIMEOUT_MS,
+			commandTimeout: COMMAND_TIMEOUT_MS,
+			retryStrategy: (attempt) => Math.min(attempt * 250, MAX_RECONNECT_DELAY_MS),
+			// Nothing of this connection needs a name: it carries no secret, only digests.
+			connectionName: 'n8n-nodes-product-data-integration',
+		};
+		this.client = new Redis(options) as BucketClient;
+		this.client.defineCommand('pdiReserve', { numberOfKeys: 1, lua: RESERVE });
+		this.client.defineCommand('pdiPush', { numberOfKeys: 1, lua: PUSH });
+		this.client.defineCommand('pdiRelease', { numberOfKeys: 1, lua: RELEASE });
+		// Without a listener ioredis prints every connection error; the state is reported instead.
+		this.client.on('error', (error: Error) => {
+			this.lastError = error.message;
+		});
+		this.client.on('ready', () => {
+			this.lastError = '';
+		});
+		// An idle connection must not keep a process alive that is done (e.g. `n8n execute`).
+		this.client.on('connect', () => {
+			this.client.stream.unref();
+		});
+	}
+
+	/** Whether commands can be sent now; starts the first connection when none was tried yet. */
+	async ready(): Promise<boolean> {
+		if (!this.firstConnect) {
+			// The error event has the better reason (e.g. WRONGPASS); connect() then only says "closed".
+			this.firstConnect = this.client.connect().catch((error: Error) => {
+				this.lastError ||= error.message;
+			});
+		}
+		// Only the first connection is waited for; later ones happen in the background meanwhile.
+		if (['wait', 'connecting', 'connect'].includes(this.client.status)) await this.firstConnect;
+		return this.client.status === 'ready';
+	}
+
+	/** Why the store is not ready, in words for a log line or a notice. */
+	get problem(): string {
+		return this.lastError || `connection ${this.client.status}`;
+	}
+
+	bucket(accountKey: string, terms: BucketTerms): SharedBucket {
+		return new SharedBucket(this, sharedBucketKey(accountKey), terms);
+	}
+
+	async close(): Promise<void> {
+		if (this.client.status === 'ready') {
+			await this.client.quit().catch(() => this.client.disconnect(false));
+		} else {
+			this.client.disconnect(false);
+		}
+	}
+
+	async reserve(key: string, emissionMs: number, toleranceMs: number): Promise<{ waitMs: number; leadMs: number }> {
+		const [wait, lead] = await this.command(() =>
+			this.client.pdiReserve(key, String(emissionMs), String(toleranceMs), String(IDLE_EXPIRY_MARGIN_MS)),
+		);
+		return { waitMs: Number(wait), leadMs: Number(lead) };
+	}
+
+	/** TAT = max(now + atLeastMs, TAT + byMs), on the server's clock. */
+	async push(key: string, { atLeastMs, byMs = 0 }: { atLeastMs?: number; byMs?: number }): Promise<void> {
+		// A number Lua reads, far enough back to lose against any TAT.
+		const floor = atLeastMs === undefined ? '-1e15' : String(atLeastMs);
+		await this.command(() => this.client.pdiPush(key, floor, String(byMs), String(IDLE_EXPIRY_MARGIN_MS)));
+	}
+
+	async release(key: string, emissionMs: number): Promise<void> {
+		await this.command(() => this.client.pdiRelease(key, String(emissionMs), String(IDLE_EXPIRY_MARGIN_MS)));
+	}
+
+	private async command<T>(send: () => Promise<T>): Promise<T> {
+		if (!(await this.ready())) throw new SharedBucketUnavailableError(this.problem);
+		try {
+			return await send();
+		} catch (error) {
+			this.lastError = (error as Error).message;
+			throw new SharedBucketUnavailableError(this.lastError);
+		}
+	}
+}
+
+function connectionId(connection: RedisConnection): string {
+	return createHash('sha256').update(JSON.stringify(connection)).digest('hex');
+}
+
+const stores = new Map<string, SharedBucketStore>();
+
+/** The process's one store (connection) for a Redis server and login, created on first use. */
+export function storeFor(connection: RedisConnection): SharedBucketStore {
+	const id = connectionId(connection);
+	let store = stores.get(id);
+	if (!store) {
+		store = new SharedBucketStore(connection, id);
+		stores.set(id, store);
+	}
+	return store;
+}
+
+/** Redis key of an account: a digest (see accountKey), never the account's name or secret. */
+export function sharedBucketKey(accountKey: string): string {
+	return `${KEY_PREFIX}${accountKey}`;
+}
+
+/**
+ * One account's bucket in Redis. Same terms, safety margin and corrections as the in-process
+ * RequestThrottle; acquire() throws SharedBucketUnavailableError when Redis cannot be asked.
+ */
+export class SharedBucket implements RateLimiter {
+	private terms: BucketTerms;
+
+	constructor(
+		private readonly store: SharedBucketStore,
+		readonly key: string,
+		terms: BucketTerms,
+	) {
+		this.terms = { ...terms };
+	}
+
+	setTerms(terms: BucketTerms): void {
+		this.terms = { ...terms };
+	}
+
+	getTerms(): BucketTerms {
+		return { ...this.terms };
+	}
+
+	private get emissionMs(): number {
+		return this.terms.intervalMs * (1 + SAFETY_MARGIN);
+	}
+
+	private get toleranceMs(): number {
+		return (this.terms.capacity - 1) * this.emissionMs;
+	}
+
+	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
+		const { signal, logger } = options;
+		if (signal?.aborted) throw new LimiterCancelledError();
+		const emissionMs = this.emissionMs;
+		const { waitMs, leadMs } = await this.store.reserve(this.key, emissionMs, this.toleranceMs);
+		if (waitMs > MAX_RESERVATION_WAIT_MS) {
+			await this.giveBack(emissionMs);
+			throw new Error(
+				`The account's shared rate limit is booked ${Math.round(waitMs / 60_000)} minutes ahead by other n8n processes`,
+			);
+		}
+		if (waitMs > 0) {
+			logger?.debug('Waiting for the shared request rate limit of the product-data integration service', {
+				expectedWaitMs: Math.round(waitMs),
+			});
+		}
+		try {
+			await wait(waitMs, signal);
+		} catch {
+			await this.giveBack(emissionMs);
+			throw new LimiterCancelledError();
+		}
+		const grantedAt = Date.now();
+		let settled = false;
+		return {
+			settle: async () => {
+				if (settled) return;
+				settled = true;
+				// As in RequestThrottle.take(): a request granted into an idle bucket may reach the
+				// service late, which then drains its bucket from a later moment; move the schedule
+				// by that lateness (at most max(interval, 1 s)) beyond the slot's own lead.
+				const lateMs = Math.min(Date.now() - grantedAt, Math.max(emissionMs, 1000)) - leadMs;
+				if (lateMs > 0) await this.store.push(this.key, { byMs: lateMs }).catch(() => undefined);
+			},
+		};
+	}
+
+	/**
+	 * The service refused a request (429/503): the bucket counts as full until `retryAfterMs` (or
+	 * one interval) from now, for every process.
+	 */
+	async penalize(retryAfterMs?: number): Promise<void> {
+		const waitMs =
+			retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : this.emissionMs;
+		await this.store.push(this.key, { atLeastMs: waitMs + this.toleranceMs });
+	}
+
+	private async giveBack(emissionMs: number): Promise<void> {
+		await this.store.release(this.key, emissionMs).catch(() => undefined);
+	}
+}
