@@ -51,6 +51,14 @@ describe('credential definition', () => {
 			'customRateLimit',
 			'bucketCapacity',
 			'leakIntervalSeconds',
+			'rateLimitSharing',
+			'redisHost',
+			'redisPort',
+			'redisDatabase',
+			'redisUser',
+			'redisPassword',
+			'redisSsl',
+			'redisDisableTlsVerification',
 		]);
 		expect(property('environment').options?.map((o) => ('value' in o ? o.value : undefined))).toEqual([
 			'production',
@@ -66,6 +74,8 @@ describe('credential definition', () => {
 		expect(property('baseUrl').description).toMatch(/localhost/);
 		expect(property('bucketCapacity').default).toBe(50);
 		expect(property('leakIntervalSeconds').default).toBe(5);
+		expect(property('rateLimitSharing').default).toBe('automatic');
+		expect(property('redisPassword').typeOptions?.password).toBe(true);
 	});
 
 	it('authenticates with Basic auth and the customer headers', async () => {

@@ -447,14 +447,17 @@ describe('rate limit', () => {
 		expect(service.uploads()).toHaveLength(1);
 	});
 
-	it(`gives up after ${MAX_RATE_LIMIT_ATTEMPTS} refusals and says the rate limit was hit`, async () => {
-		const service = await emulator({ leakIntervalMs: 10 });
-		await post(service, 'faults', { count: 50, kind: '503', path: '/api/auth/me' });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10)) });
+	it(`gives up after ${MAX_RATE_LIMIT_ATTEMPTS} refusals and twice the time the bucket takes to drain, and says the rate limit was hit`, async () => {
+		const service = await emulator({ bucketCapacity: 10, leakIntervalMs: 10 });
+		await post(service, 'faults', { count: 1000, kind: '503', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10, 10)) });
+		const started = Date.now();
 		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));
 		expect(error.message).toMatch(/request limit was hit/);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 5 }));
-		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_RATE_LIMIT_ATTEMPTS);
+		expect(service.stats().requests['GET /api/auth/me']).toBeGreaterThanOrEqual(MAX_RATE_LIMIT_ATTEMPTS);
+		// Drained twice: 2 x 10 x 10 ms after the first refusal.
+		expect(Date.now() - started).toBeGreaterThanOrEqual(200);
 	});
 
 	it('requests beyond the burst wait for the limiter instead of bouncing', async () => {

@@ -9,4 +9,5 @@ export {
 } from './limiter';
 export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
 export { limiterFor } from './registry';
+export { sharingFor } from './sharing';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';

@@ -14,11 +14,18 @@ export const DEFAULT_TERMS: BucketTerms = { capacity: 50, intervalMs: 5000 };
 
 export interface LimiterLogger {
 	debug(message: string, meta?: Record<string, unknown>): void;
+	info?(message: string, meta?: Record<string, unknown>): void;
+	warn?(message: string, meta?: Record<string, unknown>): void;
 }
 
 export interface AcquireOptions {
 	signal?: AbortSignal;
 	logger?: LimiterLogger;
+	/**
+	 * Told when the request is limited less well than the account's set-up asks (e.g. the shared
+	 * bucket in Redis is unreachable), for the user to see in the node's output.
+	 */
+	notice?: (message: string) => void;
 }
 
 /**

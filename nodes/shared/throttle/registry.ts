@@ -1,5 +1,9 @@
+import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter } from './gcra';
 import type { BucketTerms, RateLimiter } from './limiter';
+import { storeFor } from './redisBucket';
+import { SharedLimiter, UnsharedLimiter } from './shared';
+import type { SharingDecision } from './sharing';
 
 // n8n may load the node and the trigger from separately bundled copies of this module; a global
 // symbol makes them share one registry, so one account never gets two budgets in one process.
@@ -15,18 +19,40 @@ function registry(): Map<string, RateLimiter> {
 	return map;
 }
 
-/**
- * The process-wide limiter of one account (`accountKey`: see the transport's account module),
- * created on first use; its terms follow the credential.
- */
-export function limiterFor(accountKey: string, terms: BucketTerms): RateLimiter {
+/** The in-process limiter of one account, created on first use. */
+function localLimiterFor(accountKey: string, terms: BucketTerms): RateLimiter {
 	const map = registry();
 	let limiter = map.get(accountKey);
 	if (limiter) {
 		limiter.setTerms(terms);
 	} else {
-		limiter = new GcraLimiter(terms);
+		limiter = new AdaptiveLimiter(new GcraLimiter(terms), terms);
 		map.set(accountKey, limiter);
+	}
+	return limiter;
+}
+
+// Several processes coordinate through Redis, not through this map: it only keeps one fallback
+// state per account and Redis server in this process.
+const sharedLimiters = new Map<string, SharedLimiter>();
+
+/**
+ * The limiter of one account (`accountKey`: see the transport's account module) for this process,
+ * created on first use; its terms follow the credential. With a shared store (`sharing`, from the
+ * credential and n8n's queue-mode settings) it meters the bucket every process of the account
+ * shares, with this process's own limiter as fallback.
+ */
+export function limiterFor(accountKey: string, terms: BucketTerms, sharing: SharingDecision = {}): RateLimiter {
+	const local = localLimiterFor(accountKey, terms);
+	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
+	const store = storeFor(sharing.connection);
+	const key = `${accountKey}\n${store.id}`;
+	let limiter = sharedLimiters.get(key);
+	if (limiter) {
+		limiter.setTerms(terms);
+	} else {
+		limiter = new SharedLimiter(local, store.bucket(accountKey, terms));
+		sharedLimiters.set(key, limiter);
 	}
 	return limiter;
 }

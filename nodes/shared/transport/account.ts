@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import { NodeOperationError, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { oncePerRun } from '../runCache';
-import { DEFAULT_TERMS, limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
+import { DEFAULT_TERMS, limiterFor, sharingFor, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { isPollContext } from './context';
 import type { ServiceContext } from './context';
@@ -52,7 +52,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		baseUrl,
 		origin: new URL(baseUrl).origin,
 		credentials,
-		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials)),
+		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials), sharingFor(credentials)),
 	};
 }
 

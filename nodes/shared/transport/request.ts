@@ -8,6 +8,7 @@ import {
 	type LimiterGrant,
 	type RateLimiter,
 } from '../throttle';
+import { oncePerRun } from '../runCache';
 import { getAccount, type Account } from './account';
 import { cancelledError, cancelSignal, sleepOrCancel } from './cancel';
 import {
@@ -25,7 +26,10 @@ import { bodyText, normalizeHeaders, parseBody } from './responses';
 import type { ServiceContext } from './context';
 import type { Exchange, ServiceRequest, ServiceResponse } from './types';
 
-/** Attempts of one request that the service refuses with 429/503 before giving up. */
+/**
+ * Attempts of one request that the service refuses with 429/503 before giving up, if by then the
+ * account's full bucket has had time to drain twice since the first refusal (see afterRefusal).
+ */
 export const MAX_RATE_LIMIT_ATTEMPTS = 6;
 /** Attempts of one GET/HEAD that fails with a 5xx or a broken connection before giving up. */
 export const MAX_FAILURE_ATTEMPTS = 3;
@@ -46,12 +50,27 @@ interface Attempt {
 	idempotent: boolean;
 	resendable: boolean;
 	rateLimited: number;
+	/** When the service first refused this request. */
+	firstRefusalAt: number;
 	failures: number;
 }
 
+/** Shown once per node run in its output, e.g. when the shared rate limit had to fall back. */
+function hintOnce(context: ServiceContext, message: string): void {
+	if (!('addExecutionHints' in context)) return;
+	void oncePerRun(context, `limiter-notice:${message}`, async () => {
+		context.addExecutionHints({ message, type: 'warning', location: 'outputPane' });
+	});
+}
+
 async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
+	const { context } = attempt;
 	try {
-		return await attempt.limiter?.acquire({ signal: attempt.signal, logger: attempt.context.logger });
+		return await attempt.limiter?.acquire({
+			signal: attempt.signal,
+			logger: context.logger,
+			notice: (message) => hintOnce(context, message),
+		});
 	} catch (error) {
 		if (error instanceof LimiterCancelledError) throw cancelledError(attempt.node, attempt.exchange.itemIndex);
 		throw error;
@@ -128,7 +147,12 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 			description: 'The service refused the request before processing it, so nothing was stored; running the node again is safe.',
 		});
 	}
-	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS) {
+	// Other processes on the account (without a shared store) learn of each other from refusals
+	// only: a request is kept alive, slower, until the bucket has had time to drain twice.
+	const { capacity, intervalMs } = limiter?.getTerms() ?? attempt.account.limiter.getTerms();
+	const drainMs = capacity * intervalMs;
+	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
+	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= 2 * drainMs) {
 		throw apiError(node, `The service's request limit was hit: ${target} was refused ${attempt.rateLimited} times (${status})`, {
 			httpCode: status,
 			itemIndex,
@@ -141,7 +165,7 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 	} else if (attempt.rateLimited > 1) {
 		// The penalty alone covers the usual case (another client filled the bucket once);
 		// repeated refusals of the same request back off further.
-		await backOff(attempt, backoffDelay(attempt.rateLimited - 1, limiter.getTerms().intervalMs, MAX_BACKOFF_MS));
+		await backOff(attempt, backoffDelay(attempt.rateLimited - 1, intervalMs, Math.min(MAX_BACKOFF_MS, drainMs)));
 	}
 }
 
@@ -175,6 +199,7 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		idempotent: method === 'GET' || method === 'HEAD',
 		resendable: typeof exchange.body === 'function' || !isSingleUse(exchange.body),
 		rateLimited: 0,
+		firstRefusalAt: 0,
 		failures: 0,
 	};
 	const intervalMs = account.limiter.getTerms().intervalMs;

@@ -1,0 +1,69 @@
+import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter } from './limiter';
+
+/** At most this many times slower than the account's terms. */
+const MAX_SLOWDOWN = 16;
+/** Changes of the pace smaller than this are not applied (each change recomputes the limiter). */
+const STEP = 0.05;
+
+/**
+ * A process that meters an account alone, while others use it too (several n8n processes without
+ * a shared store, another tool), learns of them only from the service's refusals. A refusal halves
+ * this process's pace (once per second at most: the requests in flight together are refused
+ * together, and count as one sign); the pace recovers by half of what it lost every time a full
+ * bucket would have drained. Several such processes so settle near their share of the bucket
+ * instead of refusing each other's requests until the requests run out of attempts.
+ */
+export class AdaptiveLimiter implements RateLimiter {
+	private slowdown = 1;
+
+	private slowedAt = Number.NEGATIVE_INFINITY;
+
+	private applied = 1;
+
+	constructor(
+		private readonly inner: RateLimiter,
+		private terms: BucketTerms,
+		private readonly now: () => number = Date.now,
+	) {}
+
+	/** The account's terms; the pace in use may be slower. */
+	getTerms(): BucketTerms {
+		return { ...this.terms };
+	}
+
+	setTerms(terms: BucketTerms): void {
+		this.terms = { ...terms };
+		this.apply(this.currentSlowdown(), true);
+	}
+
+	async acquire(options?: AcquireOptions): Promise<LimiterGrant> {
+		const slowdown = this.currentSlowdown();
+		if (Math.abs(slowdown - this.applied) > STEP) this.apply(slowdown);
+		return await this.inner.acquire(options);
+	}
+
+	async penalize(retryAfterMs?: number): Promise<void> {
+		const now = this.now();
+		if (now - this.slowedAt >= Math.max(1000, this.terms.intervalMs)) {
+			this.slowdown = Math.min(MAX_SLOWDOWN, this.currentSlowdown() * 2);
+			this.slowedAt = now;
+			// The slower pace first: the penalty then counts the bucket full at that pace.
+			this.apply(this.slowdown);
+		}
+		await this.inner.penalize(retryAfterMs);
+	}
+
+	/** Halves the excess over the account's pace every time a full bucket would have drained. */
+	private currentSlowdown(): number {
+		const drainMs = this.terms.capacity * this.terms.intervalMs;
+		const elapsed = this.now() - this.slowedAt;
+		const slowdown = 1 + (this.slowdown - 1) * 0.5 ** (elapsed / drainMs);
+		return slowdown < 1 + STEP ? 1 : slowdown;
+	}
+
+	private apply(slowdown: number, force = false): void {
+		if (!force && slowdown === this.applied) return;
+		this.applied = slowdown;
+		this.inner.setTerms({ capacity: this.terms.capacity, intervalMs: this.terms.intervalMs * slowdown });
+	}
+}

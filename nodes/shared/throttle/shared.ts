@@ -1,0 +1,93 @@
+import { SharedBucketUnavailableError, type SharedBucket } from './redisBucket';
+import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter } from './limiter';
+
+/** After Redis failed, requests stay with the in-process limiter this long before Redis is asked again. */
+const RETRY_SHARED_AFTER_MS = 5000;
+
+/**
+ * The account's limiter when its bucket is shared between processes: every request reserves its
+ * slot in Redis. While Redis cannot be asked, the process's own limiter takes over at once (nothing
+ * waits for Redis, nothing is lost), the n8n log says so once and every request served that way
+ * hears of it (AcquireOptions.notice); Redis is used again as soon as it answers.
+ */
+export class SharedLimiter implements RateLimiter {
+	/** Why requests go through the in-process limiter; undefined while the shared bucket serves them. */
+	private fallbackReason: string | undefined;
+
+	private retrySharedAt = 0;
+
+	constructor(
+		private readonly local: RateLimiter,
+		private readonly shared: SharedBucket,
+	) {}
+
+	getTerms(): BucketTerms {
+		return this.local.getTerms();
+	}
+
+	setTerms(terms: BucketTerms): void {
+		this.local.setTerms(terms);
+		this.shared.setTerms(terms);
+	}
+
+	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
+		if (this.fallbackReason === undefined || Date.now() >= this.retrySharedAt) {
+			try {
+				const grant = await this.shared.acquire(options);
+				if (this.fallbackReason !== undefined) {
+					this.fallbackReason = undefined;
+					options.logger?.info?.(
+						"The shared rate limit in Redis is available again: all n8n processes share the account's bucket",
+					);
+				}
+				return grant;
+			} catch (error) {
+				if (!(error instanceof SharedBucketUnavailableError)) throw error;
+				if (this.fallbackReason === undefined) {
+					options.logger?.warn?.(
+						`${error.message}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,
+					);
+				}
+				this.fallbackReason = error.reason;
+				this.retrySharedAt = Date.now() + RETRY_SHARED_AFTER_MS;
+			}
+		}
+		options.notice?.(
+			`The shared rate limit in Redis was unavailable (${this.fallbackReason}): requests were limited by this n8n process alone`,
+		);
+		return await this.local.acquire(options);
+	}
+
+	async penalize(retryAfterMs?: number): Promise<void> {
+		await this.local.penalize(retryAfterMs);
+		if (this.fallbackReason === undefined) await this.shared.penalize(retryAfterMs).catch(() => undefined);
+	}
+}
+
+/**
+ * The in-process limiter of an account whose set-up asks for sharing that cannot be had (e.g. a
+ * Redis cluster): it limits as usual and says why it does so alone.
+ */
+export class UnsharedLimiter implements RateLimiter {
+	constructor(
+		private readonly local: RateLimiter,
+		private readonly reason: string,
+	) {}
+
+	getTerms(): BucketTerms {
+		return this.local.getTerms();
+	}
+
+	setTerms(terms: BucketTerms): void {
+		this.local.setTerms(terms);
+	}
+
+	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
+		options.notice?.(this.reason);
+		return await this.local.acquire(options);
+	}
+
+	async penalize(retryAfterMs?: number): Promise<void> {
+		await this.local.penalize(retryAfterMs);
+	}
+}

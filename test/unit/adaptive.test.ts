@@ -1,0 +1,74 @@
+import { AdaptiveLimiter } from '../../nodes/shared/throttle/adaptive';
+import type { BucketTerms, RateLimiter } from '../../nodes/shared/throttle';
+
+/** Records the terms the adaptive limiter hands its inner limiter. */
+class RecordingLimiter implements RateLimiter {
+	terms: BucketTerms = { capacity: 0, intervalMs: 0 };
+
+	penalties: Array<number | undefined> = [];
+
+	async acquire() {
+		return { settle: async () => undefined };
+	}
+
+	async penalize(retryAfterMs?: number) {
+		this.penalties.push(retryAfterMs);
+	}
+
+	getTerms() {
+		return this.terms;
+	}
+
+	setTerms(terms: BucketTerms) {
+		this.terms = terms;
+	}
+}
+
+const TERMS = { capacity: 10, intervalMs: 100 };
+const DRAIN_MS = 1000;
+
+function setUp() {
+	let now = 1_000_000;
+	const inner = new RecordingLimiter();
+	const limiter = new AdaptiveLimiter(inner, TERMS, () => now);
+	limiter.setTerms(TERMS);
+	return { inner, limiter, advance: (ms: number) => (now += ms) };
+}
+
+test("a refusal halves the process's pace; refusals within a second count once", async () => {
+	const { inner, limiter, advance } = setUp();
+	expect(inner.terms).toEqual(TERMS);
+	await limiter.penalize(500);
+	expect(inner.terms).toEqual({ capacity: 10, intervalMs: 200 });
+	expect(inner.penalties).toEqual([500]);
+	advance(300);
+	await limiter.penalize();
+	expect(inner.terms.intervalMs).toBe(200);
+	advance(700);
+	await limiter.penalize();
+	// 1 s after the first: 2 x (what is left of the first halving after 1 s = one drain: 1.5) = 3.
+	expect(inner.terms.intervalMs).toBeCloseTo(300);
+	// The account's terms stay what the credential says.
+	expect(limiter.getTerms()).toEqual(TERMS);
+});
+
+test('the pace recovers half of what it lost every time the bucket would have drained, then snaps back', async () => {
+	const { inner, limiter, advance } = setUp();
+	await limiter.penalize();
+	await limiter.penalize();
+	advance(DRAIN_MS);
+	await limiter.acquire();
+	expect(inner.terms.intervalMs).toBeCloseTo(150);
+	advance(5 * DRAIN_MS);
+	await limiter.acquire();
+	expect(inner.terms.intervalMs).toBe(100);
+});
+
+test('at most sixteen times slower', async () => {
+	const { inner, limiter, advance } = setUp();
+	for (let i = 0; i < 10; i++) {
+		await limiter.penalize();
+		advance(1000);
+	}
+	expect(inner.terms.intervalMs).toBeLessThanOrEqual(1600);
+});
