@@ -3,12 +3,7 @@
  * of an emulator. Its id and name are fixed so that the workflows in `examples/` can name it:
  *
  *   "credentials": { "productDataIntegrationApi": { "id": "pdiEmulatorCreds", "name": "Product Data Integration (emulator)" } }
- *
- * Run as a script (`tsx scripts/n8n/credential.ts <readyFile>`), it prints the `n8n import:credentials`
- * file for the emulator described by the ready file of `npm run emulator` (EMULATOR_READY_FILE).
  */
-import { readFileSync } from 'node:fs';
-
 export const CREDENTIAL_TYPE = 'productDataIntegrationApi';
 
 export const EMULATOR_CREDENTIAL = {
@@ -59,25 +54,4 @@ export function emulatorCredential(
 			...overrides,
 		},
 	};
-}
-
-interface ReadyFile {
-	productionUrl: string;
-	username: string;
-	password: string;
-}
-
-function main(readyFile: string | undefined): void {
-	if (!readyFile) throw new Error('usage: tsx scripts/n8n/credential.ts <emulator ready file>');
-	const ready = JSON.parse(readFileSync(readyFile, 'utf8')) as ReadyFile;
-	process.stdout.write(`${JSON.stringify([emulatorCredential(ready.productionUrl, ready)], null, '\t')}\n`);
-}
-
-if (require.main === module) {
-	try {
-		main(process.argv[2]);
-	} catch (error) {
-		process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-		process.exit(1);
-	}
 }

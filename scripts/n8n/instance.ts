@@ -13,9 +13,9 @@
  * from the project's node_modules instead of n8n's own, which no user's n8n does.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 import { describeExit, freePort, runCommand, tail, track, type CommandResult } from './processes';
 import { N8nServer } from './server';
@@ -60,26 +60,40 @@ export function packPackage(destination: string): string {
 	return join(destination, tarball);
 }
 
-// Variables bash itself sets, not part of what n8n_env exports.
-const SHELL_VARIABLES = new Set(['PWD', 'OLDPWD', 'SHLVL', '_']);
+/**
+ * A fixed key, so that credentials imported by one n8n command can be read by the next one, across
+ * starts of the demo and within a test. It protects nothing: it is published here, for local use only.
+ */
+const LOCAL_ONLY_PUBLISHED_ENCRYPTION_KEY = 'n8n-nodes-product-data-integration-local-demo-only';
 
-/** The environment of an n8n command: this process's, plus what scripts/n8n-env.sh exports. */
+/**
+ * The environment of an n8n command: this process's, plus a local, offline n8n with its data in
+ * `<userFolder>/.n8n`, its editor and REST API on 127.0.0.1:<port> and its task-runner broker on
+ * <brokerPort> (two n8n processes at once, even an `n8n execute`, each need their own).
+ */
 function n8nEnvironment(userFolder: string, port: number, brokerPort: number): NodeJS.ProcessEnv {
-	const script = join(PROJECT_ROOT, 'scripts', 'n8n-env.sh');
-	const result = spawnSync(
-		'bash',
-		['-c', 'source "$1" && n8n_env "$2" "$3" "$4" && env -0', 'n8n-env', script, userFolder, String(port), String(brokerPort)],
-		{ env: { PATH: process.env.PATH }, encoding: 'utf8' },
-	);
-	if (result.status !== 0) throw new Error(`scripts/n8n-env.sh failed: ${result.stderr}`);
-	const exported: NodeJS.ProcessEnv = {};
-	for (const entry of result.stdout.split('\0')) {
-		const separator = entry.indexOf('=');
-		if (separator <= 0) continue;
-		const name = entry.slice(0, separator);
-		if (!SHELL_VARIABLES.has(name)) exported[name] = entry.slice(separator + 1);
-	}
-	return { ...process.env, ...exported };
+	return {
+		...process.env,
+		N8N_USER_FOLDER: userFolder,
+		N8N_PORT: String(port),
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+		N8N_ENCRYPTION_KEY: LOCAL_ONLY_PUBLISHED_ENCRYPTION_KEY,
+		// n8n refuses to load nodes under NODE_ENV=test, which test runners set; production is what
+		// n8n's own container image runs with.
+		NODE_ENV: 'production',
+		N8N_HOST: '127.0.0.1',
+		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		// Plain http on loopback: a secure cookie would never be sent back.
+		N8N_SECURE_COOKIE: 'false',
+		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'false',
+		DB_SQLITE_POOL_SIZE: '1',
+		// Its start-up job fetches a registry from the internet and logs a stack trace when it cannot.
+		N8N_DISABLED_MODULES: 'mcp-registry',
+	};
 }
 
 export interface StartOptions {
@@ -99,8 +113,9 @@ export class N8nFolder {
 	) {}
 
 	/**
-	 * A new user folder at `path` with the package of `tarball` installed into `.n8n/nodes`, as a
-	 * user's install does (`npm install <package>` there); replaces an older copy of the package.
+	 * The user folder at `path` (new, or kept from an earlier start) with the package of `tarball`
+	 * installed into `.n8n/nodes`, as a user's install does (`npm install <package>` there); an older
+	 * copy of the package is replaced.
 	 */
 	static async create(n8nBin: string, path: string, tarball: string): Promise<N8nFolder> {
 		const nodesDir = join(path, '.n8n', 'nodes');
@@ -110,9 +125,13 @@ export class N8nFolder {
 		// Every build has the same version number: drop the old copy so that npm cannot keep it.
 		const { name } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string };
 		rmSync(join(nodesDir, 'node_modules', name), { recursive: true, force: true });
+		// Kept in the folder: the nodes folder's package.json refers to it, and a later install there
+		// (the next start of the demo) reads it again.
+		const kept = join(path, basename(tarball));
+		if (resolve(tarball) !== kept) copyFileSync(tarball, kept);
 		const npm = await runCommand(
 			'npm',
-			['install', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', resolve(tarball)],
+			['install', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', kept],
 			{ cwd: nodesDir },
 		);
 		if (npm.exitCode !== 0) throw new Error(`npm install of the package failed:\n${tail(npm.stdout + npm.stderr)}`);

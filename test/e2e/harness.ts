@@ -4,12 +4,12 @@
  * against an emulator that lives in the test's own process. The driver of n8n is scripts/n8n/
  * (shared with `npm start`); this file adds the emulator and jest's set-up.
  *
- * Running: `npm run test:e2e` (scripts/e2e.sh) builds and packs the package, then runs every
- * `*.test.ts` under test/e2e with test/e2e/jest.config.js, one file at a time; arguments go on to
- * jest (`npm run test:e2e -- test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up
- * installs n8n (cached by scripts/install-n8n.sh) and prepares, once per run, an n8n user folder with
- * the package installed the way a user installs it, the emulator credential imported and the
- * database migrated; every prepareN8n() starts n8n on a copy of it (about 5 s). `E2E_KEEP_FOLDERS=1`
+ * Running: `npm run test:e2e` (scripts/e2e.sh) runs every `*.test.ts` under test/e2e with
+ * test/e2e/jest.config.js, one file at a time; arguments go on to jest (`npm run test:e2e --
+ * test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up builds the package from
+ * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names), installs n8n (cached by
+ * scripts/install-n8n.sh) and prepares, once per run, an n8n user folder with the package installed
+ * the way a user installs it, the emulator credential imported and the database migrated; every prepareN8n() starts n8n on a copy of it (about 5 s). `E2E_KEEP_FOLDERS=1`
  * keeps the user folders (database, n8n's log) for a look.
  *
  *   import { chainWorkflow, actionNode, nodeItems, prepareN8n, type N8nHarness } from './harness';
@@ -51,7 +51,7 @@
  *   is the type of one of the package's nodes.
  * The suite runs its files one at a time: an n8n process takes about 400 MB and seconds of CPU to start.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -63,7 +63,7 @@ import {
 	type CredentialData,
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
-import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
+import { installN8n, N8nFolder, packPackage, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import type { N8nServer, Owner, StoredExecution, WorkflowDefinition } from '../../scripts/n8n/server';
 
 export { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL, emulatorCredential, PROJECT_ROOT };
@@ -81,7 +81,7 @@ export {
 	type InputItem,
 } from '../../scripts/n8n/workflows';
 
-/** The owner every prepareN8n() sets up: local test values, like n8n's encryption key in scripts/n8n-env.sh. */
+/** The owner every prepareN8n() sets up: local test values, like the encryption key in scripts/n8n/instance.ts. */
 export const OWNER: Owner = {
 	email: 'owner@example.com',
 	firstName: 'Test',
@@ -98,14 +98,9 @@ function keepFolders(): boolean {
  * both to the test files through the environment.
  */
 export async function prepareRun(): Promise<void> {
-	const tarball = process.env.E2E_PACKAGE_TGZ;
-	if (!tarball || !existsSync(tarball)) {
-		throw new Error(
-			'E2E_PACKAGE_TGZ must name the packed package (npm pack): run the suite with `npm run test:e2e`, which builds and packs it',
-		);
-	}
-	const n8nBin = await installN8n();
 	const workDir = mkdtempSync(join(tmpdir(), 'pdi-e2e-'));
+	const tarball = process.env.E2E_PACKAGE_TGZ || packPackage(join(workDir, 'pack'));
+	const n8nBin = await installN8n();
 	const template = await N8nFolder.create(n8nBin, join(workDir, 'template'), tarball);
 	// Pointing nowhere until prepareN8n() points it at its emulator; imported here so that it keeps
 	// the fixed id the examples name. The import also migrates the new database, once for the run.
