@@ -266,6 +266,9 @@ export class N8nServer {
 		this.assertRunning();
 		const response = await httpRequest(`${this.url}${path}`, {
 			method,
+			// A connection per request: n8n closes idle keep-alive connections, and a request sent on
+			// one just as it does so fails with "other side closed".
+			reset: true,
 			headers: { cookie: this.cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
