@@ -5,7 +5,7 @@
 # The cache folder is keyed by the n8n version and a hash of the host manifest, its lock and the Node
 # ABI (sqlite3 is compiled against it), so a change of any of them installs next to the old one.
 # A finished install is marked by a file written last: a folder without it is a half-done install
-# (interrupted, out of disk) and is removed and redone. Concurrent callers wait on a lock file.
+# (interrupted, out of disk) and is removed and redone. Concurrent callers wait on a lock.
 set -euo pipefail
 
 # shellcheck source=toolchain.sh
@@ -17,7 +17,7 @@ install_key="$(
 	{
 		cat "$host_source/package.json" "$host_source/package-lock.json"
 		node -p 'process.versions.modules'
-	} | sha1sum | cut -c1-12
+	} | sha1_of | cut -c1-12
 )"
 target="$CACHE_ROOT/n8n-$n8n_version-$install_key"
 marker="$target/.install-complete"
@@ -28,12 +28,23 @@ if [ -f "$marker" ] && [ -x "$n8n_bin" ]; then
 	exit 0
 fi
 
+# The lock is a folder (mkdir is atomic everywhere; flock is not on macOS) holding the owner's pid:
+# a lock whose owner is gone (killed mid-install) is taken over.
 mkdir -p "$CACHE_ROOT"
-exec 9>"$target.lock"
-if ! flock -n 9; then
-	echo "Waiting for another install of n8n into $target" >&2
-	flock 9
-fi
+lock="$target.lock.d"
+until mkdir "$lock" 2>/dev/null; do
+	owner="$(cat "$lock/pid" 2>/dev/null || true)"
+	if [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null; then
+		echo "Taking over the lock of a stopped n8n install ($owner)" >&2
+		rm -rf "$lock"
+		continue
+	fi
+	[ -n "${waiting:-}" ] || echo "Waiting for another install of n8n into $target" >&2
+	waiting=1
+	sleep 2
+done
+echo $$ >"$lock/pid"
+trap 'rm -rf "$lock"' EXIT
 
 # Another caller may have finished the install while this one waited for the lock.
 if [ ! -f "$marker" ] || [ ! -x "$n8n_bin" ]; then
@@ -48,8 +59,13 @@ if [ ! -f "$marker" ] || [ ! -x "$n8n_bin" ]; then
 	(
 		cd "$target"
 		# node-gyp compiles sqlite3 against the headers shipped next to the Node 24 binary, not
-		# against whatever nodedir the user's npm configuration names.
-		export npm_config_nodedir="$NODE_DIR"
+		# against whatever nodedir the user's npm configuration names; a Node without headers
+		# beside it (some system packages) leaves node-gyp to fetch those of its version.
+		if [ -f "$NODE_DIR/include/node/node.h" ]; then
+			export npm_config_nodedir="$NODE_DIR"
+		else
+			export npm_config_nodedir=
+		fi
 		# Some transitive install scripts download from the internet; a failing one makes npm roll
 		# back the whole tree, so none runs and the one native module n8n needs is built on its own.
 		# `npm ci` refuses this lock: a few platform builds of optional dependencies (macOS and

