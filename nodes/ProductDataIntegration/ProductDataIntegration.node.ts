@@ -10,7 +10,7 @@ import * as document from './actions/document/Document.resource';
 import * as image from './actions/image/Image.resource';
 import * as uploadSession from './actions/uploadSession/UploadSession.resource';
 import { router } from './actions/router';
-import { getCustomers } from './methods/loadOptions';
+import { getCustomers } from '../shared/customer';
 
 export class ProductDataIntegration implements INodeType {
 	description: INodeTypeDescription = {
@@ -29,8 +29,6 @@ export class ProductDataIntegration implements INodeType {
 			name: 'Product Data Integration',
 		},
 		usableAsTool: true,
-		// a literal rather than NodeConnectionTypes.Main keeps the node loadable by n8n 1.x, whose
-		// n8n-workflow predates that export
 		inputs: ['main'],
 		outputs: ['main'],
 		credentials: [

@@ -7,12 +7,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import {
-	customerOption,
-	getCustomerOverride,
-	includeErrorMessageOption,
-} from '../ProductDataIntegration/actions/common';
-import { getCustomers } from '../ProductDataIntegration/methods/loadOptions';
+import { customerOption, getCustomerOverride, getCustomers } from '../shared/customer';
+import { includeErrorMessageOption } from '../shared/errorDocument';
 import type { StatusFilter } from './poll';
 import { pollUploads } from './poll';
 
@@ -28,6 +24,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		},
 		group: ['trigger'],
 		version: 1,
+		subtitle: '={{$parameter["events"].join(", ")}}',
 		description:
 			'Starts the workflow when an upload to the product-data integration service has finished processing or has been received',
 		defaults: {
@@ -35,8 +32,6 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		},
 		polling: true,
 		inputs: [],
-		// The literal rather than NodeConnectionTypes.Main keeps the node loadable by n8n 1.x, whose
-		// n8n-workflow predates that export.
 		outputs: ['main'],
 		credentials: [
 			{

@@ -1,9 +1,10 @@
 import { createHash } from 'crypto';
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import type { SessionOutcome, SessionOutcomeOptions, SessionStatus } from '../shared/sessions';
-import { getSessionOutcome } from '../shared/sessions';
+import { effectiveCustomer } from '../shared/customer';
+import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, getServiceCredentials } from '../shared/transport';
 import { listUploads } from '../shared/uploads';
@@ -146,7 +147,7 @@ async function checkPending(
 		try {
 			outcome = await getSessionOutcome.call(this, id, outcomeOptions(settings));
 		} catch (error) {
-			if (isUnknownSession(error)) {
+			if (isNotFound(error)) {
 				delete state.pending[id];
 				this.logger.warn(`Upload session ${id} is unknown to the service: no longer followed`);
 				continue;
@@ -225,30 +226,22 @@ async function listDay(
  */
 async function scopeOf(this: IPollFunctions, customer: CustomerOverride | undefined): Promise<string> {
 	const credentials = await getServiceCredentials.call(this);
+	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 	const parts = [
 		checkBaseUrl(credentials.baseUrl),
 		String(credentials.username ?? ''),
-		customer?.customerIdType ?? String(credentials.customerIdType ?? ''),
-		customer?.customerId ?? String(credentials.customerId ?? ''),
+		customerIdType,
+		customerId,
 	];
 	return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
 }
 
 function pollBudgetMs(context: IPollFunctions): number {
-	// n8n 1.x has no poll budget.
+	// n8n before 2.38 has no poll budget.
 	const candidate = context as Partial<Pick<IPollFunctions, 'getPollBudgetMs'>>;
 	return typeof candidate.getPollBudgetMs === 'function'
 		? candidate.getPollBudgetMs()
 		: DEFAULT_POLL_BUDGET_MS;
-}
-
-/**
- * A 404 of the status route: the service does not know the session, and asking again will not
- * change that. (An error document that cannot be fetched does not fail the check: the outcome
- * comes back with a warning.)
- */
-function isUnknownSession(error: unknown): boolean {
-	return error instanceof NodeApiError && String(error.httpCode) === '404';
 }
 
 /** An error message costs a request: it is fetched only where a failed session can be emitted. */

@@ -35,15 +35,22 @@ export interface SessionOutcomeOptions {
 	customer?: CustomerOverride;
 }
 
-export interface WaitForSessionsOptions {
+/** One session of a node run to wait for, with how to ask about it. */
+export interface SessionToAwait {
+	sessionId: string;
+	/** The input item the session belongs to, named in errors. */
+	itemIndex: number;
+	/** The customer node the session was uploaded for: its status is asked for with it. */
+	customer?: CustomerOverride;
+	includeErrorMessage: boolean;
+	/** How long this session may be waited for, from the start of the wait (the item's own timeout). */
 	timeoutMs: number;
-	includeErrorMessage?: boolean;
+}
+
+export interface WaitPacing {
 	/** Delay between the first round of polls and the second; later rounds wait longer, up to `maxDelayMs`. */
 	initialDelayMs?: number;
 	maxDelayMs?: number;
-	customer?: CustomerOverride;
-	/** The input item of each session, named in the errors of its polls. */
-	itemIndexes?: ReadonlyMap<string, number>;
 }
 
 const DEFAULT_INITIAL_DELAY_MS = 5_000;
@@ -113,128 +120,98 @@ export async function getSessionOutcome(
 	return outcome;
 }
 
+/** One status poll of the wait: sessions named alike by several items are asked about once. */
+interface Poll {
+	session: SessionToAwait;
+	deadline: number;
+	failures: number;
+	result?: WaitResult;
+}
+
+function pollKey(session: SessionToAwait): string {
+	return JSON.stringify([
+		session.sessionId,
+		session.customer?.customerIdType,
+		session.customer?.customerId,
+		session.includeErrorMessage,
+	]);
+}
+
 /**
- * Polls many sessions together until each has finished or the timeout has passed. The first round
- * asks every session at once (documents are often processed by the time they are all uploaded);
- * the next follows after `initialDelayMs`, and the delays grow to `maxDelayMs`, since every poll
- * costs a bucket token. The last round starts at the deadline; a round always asks every pending
- * session (the account's rate limit may stretch it). Sessions still unfinished then come back as
- * `processing`; a session the service does not know comes back as an UnknownSession.
+ * Polls the sessions of a node run together until each has finished or its own timeout has passed.
+ * The first round asks every session at once (documents are often processed by the time they are
+ * all uploaded); the next follows after `initialDelayMs`, and the delays grow to `maxDelayMs`, since
+ * every poll costs a bucket token. A round also starts at the earliest pending deadline, so every
+ * session is asked once more when its time is up; a round always asks every pending session (the
+ * account's rate limit may stretch it). A session named by several items is awaited as long as the
+ * longest of their timeouts. Sessions still unfinished then come back as `processing`; a session the
+ * service does not know comes back as an UnknownSession. Returns the outcomes in the order of
+ * `sessions`.
  */
 export async function waitForSessions(
 	this: ServiceContext,
-	sessionIds: string[],
-	options: WaitForSessionsOptions,
-): Promise<Map<string, WaitResult>> {
-	const initialDelayMs = Math.max(0, options.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS);
-	const maxDelayMs = Math.max(initialDelayMs, options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
-	// A deadline that is no number would never pass: the wait would poll for as long as a session runs.
-	const timeoutMs = Number.isFinite(options.timeoutMs) ? Math.max(0, options.timeoutMs) : 0;
-	const deadline = Date.now() + timeoutMs;
+	sessions: SessionToAwait[],
+	pacing: WaitPacing = {},
+): Promise<WaitResult[]> {
+	const initialDelayMs = Math.max(0, pacing.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS);
+	const maxDelayMs = Math.max(initialDelayMs, pacing.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
+	const start = Date.now();
 	const signal = cancelSignal(this);
 	const node = this.getNode();
 
-	const outcomes = new Map<string, WaitResult>();
-	const failures = new Map<string, number>();
-	let pending = [...new Set(sessionIds)];
+	const polls = new Map<string, Poll>();
+	for (const session of sessions) {
+		// A deadline that is no number would never pass: the wait would poll for as long as a session runs.
+		const deadline = start + (Number.isFinite(session.timeoutMs) ? Math.max(0, session.timeoutMs) : 0);
+		const poll = polls.get(pollKey(session));
+		if (poll) poll.deadline = Math.max(poll.deadline, deadline);
+		// Its errors name the first item that named it.
+		else polls.set(pollKey(session), { session, deadline, failures: 0 });
+	}
+
+	let pending = [...polls.values()];
 	let delayMs = 0;
 	let firstRound = true;
-
 	while (pending.length > 0) {
-		await sleepOrCancel(Math.min(delayMs, Math.max(0, deadline - Date.now())), signal, node);
-		const stillPending: string[] = [];
+		const nextDeadline = Math.min(...pending.map((poll) => poll.deadline));
+		await sleepOrCancel(Math.min(delayMs, Math.max(0, nextDeadline - Date.now())), signal, node);
 		const queue = [...pending];
 		let stopped = false;
 		const worker = async () => {
-			for (let id = queue.shift(); id !== undefined && !stopped; id = queue.shift()) {
+			for (let poll = queue.shift(); poll !== undefined && !stopped; poll = queue.shift()) {
+				const { sessionId, includeErrorMessage, customer, itemIndex } = poll.session;
 				try {
-					const outcome = await getSessionOutcome.call(this, id, {
-						includeErrorMessage: options.includeErrorMessage,
-						customer: options.customer,
-						itemIndex: options.itemIndexes?.get(id),
-					});
-					failures.delete(id);
-					if (outcome.status === 'processing') stillPending.push(id);
-					else outcomes.set(id, outcome);
+					const outcome = await getSessionOutcome.call(this, sessionId, { includeErrorMessage, customer, itemIndex });
+					poll.failures = 0;
+					if (outcome.status !== 'processing') poll.result = outcome;
 				} catch (error) {
 					if (isNotFound(error)) {
-						outcomes.set(id, { sessionId: id, error: error as Error });
+						poll.result = { sessionId, error: error as Error };
 						continue;
 					}
-					const count = (failures.get(id) ?? 0) + 1;
-					if (!isTransient(error) || count >= MAX_CONSECUTIVE_POLL_FAILURES) {
+					poll.failures++;
+					if (!isTransient(error) || poll.failures >= MAX_CONSECUTIVE_POLL_FAILURES) {
 						stopped = true;
 						throw error;
 					}
-					failures.set(id, count);
-					stillPending.push(id);
 				}
 			}
 		};
 		await Promise.all(Array.from({ length: Math.min(POLL_CONCURRENCY, queue.length) }, worker));
-		pending = stillPending;
-		if (Date.now() >= deadline) break;
+		const now = Date.now();
+		pending = pending.filter((poll) => poll.result === undefined && poll.deadline > now);
 		delayMs = firstRound ? initialDelayMs : Math.min(maxDelayMs, delayMs * BACKOFF_FACTOR);
 		firstRound = false;
 	}
 
-	const result = new Map<string, WaitResult>();
-	for (const id of new Set(sessionIds)) {
-		result.set(id, outcomes.get(id) ?? { sessionId: id, status: 'processing' });
-	}
-	return result;
+	return sessions.map((session) => {
+		const poll = polls.get(pollKey(session)) as Poll;
+		return poll.result ?? { sessionId: session.sessionId, status: 'processing' };
+	});
 }
 
-/** One session of a node run to wait for, with how to ask about it. */
-export interface SessionToAwait {
-	sessionId: string;
-	/** The input item the session belongs to, named in errors. */
-	itemIndex: number;
-	/** The customer node the session was uploaded for: its status is asked for with it. */
-	customer?: CustomerOverride;
-	includeErrorMessage: boolean;
-}
-
-/**
- * Waits for all sessions of a node run together, sharing one timeout. Sessions asked about with
- * other customer headers, or with and without their error message, cannot share a waitForSessions;
- * one runs per kind, all at once. Returns the outcomes in the order of `sessions`.
- */
-export async function waitForAllSessions(
-	this: ServiceContext,
-	sessions: SessionToAwait[],
-	timeoutMs: number,
-): Promise<WaitResult[]> {
-	const kinds = new Map<string, SessionToAwait[]>();
-	for (const session of sessions) {
-		const kind = JSON.stringify([session.customer?.customerIdType, session.customer?.customerId, session.includeErrorMessage]);
-		kinds.set(kind, [...(kinds.get(kind) ?? []), session]);
-	}
-	const outcomes = new Map<SessionToAwait, WaitResult>();
-	await Promise.all(
-		[...kinds.values()].map(async (kind) => {
-			const itemIndexes = new Map<string, number>();
-			// A session named by several items is polled once; its errors name the first of them.
-			for (const { sessionId, itemIndex } of kind) {
-				if (!itemIndexes.has(sessionId)) itemIndexes.set(sessionId, itemIndex);
-			}
-			const result = await waitForSessions.call(
-				this,
-				kind.map(({ sessionId }) => sessionId),
-				{
-					timeoutMs,
-					includeErrorMessage: kind[0].includeErrorMessage,
-					customer: kind[0].customer,
-					itemIndexes,
-				},
-			);
-			for (const session of kind) outcomes.set(session, result.get(session.sessionId) as WaitResult);
-		}),
-	);
-	return sessions.map((session) => outcomes.get(session) as WaitResult);
-}
-
-function isNotFound(error: unknown): boolean {
+/** The service does not know what was asked for (404): asking again will not change that. */
+export function isNotFound(error: unknown): boolean {
 	return error instanceof NodeApiError && Number(error.httpCode) === 404;
 }
 

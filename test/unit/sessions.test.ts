@@ -5,6 +5,8 @@ import {
 	getSessionOutcome,
 	normalizeSessionId,
 	waitForSessions,
+	type WaitPacing,
+	type WaitResult,
 } from '../../nodes/shared/sessions';
 import * as transport from '../../nodes/shared/transport';
 import type { ServiceContext, ServiceRequest, ServiceResponse } from '../../nodes/shared/transport';
@@ -69,6 +71,18 @@ function script(answers: Record<string, Array<number | Error>>): Record<string, 
 		return next === 301 ? answer(301, { location: `https://service.example/errors/${id}` }) : answer(next);
 	});
 	return asked;
+}
+
+interface WaitFor extends WaitPacing {
+	timeoutMs: number;
+	includeErrorMessage?: boolean;
+}
+
+/** Sessions of one item (index 0) awaited with the same settings; the outcomes by session ID. */
+async function waitFor(ids: string[], { timeoutMs, includeErrorMessage = false, ...pacing }: WaitFor): Promise<Map<string, WaitResult>> {
+	const sessions = ids.map((sessionId) => ({ sessionId, itemIndex: 0, includeErrorMessage, timeoutMs }));
+	const outcomes = await waitForSessions.call(context(), sessions, pacing);
+	return new Map(ids.map((id, index) => [id, outcomes[index]]));
 }
 
 /** Runs the promise to its end on the fake clock. */
@@ -198,7 +212,7 @@ describe('waitForSessions', () => {
 		const asked = script({ [A]: [202, 202, 202, 202, 202, 200], [B]: [200] });
 
 		const outcomes = await settle(
-			waitForSessions.call(context(), [A, B], { timeoutMs: 600_000, initialDelayMs: 5_000, maxDelayMs: 12_000 }),
+			waitFor([A, B], { timeoutMs: 600_000, initialDelayMs: 5_000, maxDelayMs: 12_000 }),
 		);
 
 		expect(outcomes).toEqual(
@@ -215,7 +229,7 @@ describe('waitForSessions', () => {
 	it('uses 5 s growing to 60 s by default', async () => {
 		const asked = script({ [A]: [202] });
 
-		await settle(waitForSessions.call(context(), [A], { timeoutMs: 200_000 }));
+		await settle(waitFor([A], { timeoutMs: 200_000 }));
 
 		const gaps = asked[A].slice(1).map((time, index) => time - asked[A][index]);
 		expect(gaps.slice(0, 3)).toEqual([5_000, 8_000, 12_800]);
@@ -226,17 +240,50 @@ describe('waitForSessions', () => {
 	it('asks once more at the deadline and reports unfinished sessions as processing', async () => {
 		const asked = script({ [A]: [202], [B]: [202, 301] });
 
-		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 12_000, initialDelayMs: 5_000 }));
+		const outcomes = await settle(waitFor([A, B], { timeoutMs: 12_000, initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toEqual([0, 5_000, 12_000]);
 		expect(outcomes.get(A)).toEqual({ sessionId: A, status: 'processing' });
 		expect(outcomes.get(B)).toEqual({ sessionId: B, status: 'failed', errorUrl: `https://service.example/errors/${B}` });
 	});
 
+	it('waits for each session as long as its own item\'s timeout', async () => {
+		const asked = script({ [A]: [202], [B]: [202] });
+		const sessions = [
+			{ sessionId: A, itemIndex: 0, includeErrorMessage: false, timeoutMs: 6_000 },
+			{ sessionId: B, itemIndex: 1, includeErrorMessage: false, timeoutMs: 20_000 },
+		];
+
+		const outcomes = await settle(waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }));
+
+		expect(asked[A]).toEqual([0, 5_000, 6_000]);
+		expect(asked[B]).toEqual([0, 5_000, 6_000, 18_800, 20_000]);
+		expect(outcomes).toEqual([
+			{ sessionId: A, status: 'processing' },
+			{ sessionId: B, status: 'processing' },
+		]);
+	});
+
+	it('waits for a session named by several items as long as the longest of their timeouts', async () => {
+		const asked = script({ [A]: [202, 202, 202, 200] });
+		const sessions = [
+			{ sessionId: A, itemIndex: 0, includeErrorMessage: false, timeoutMs: 0 },
+			{ sessionId: A, itemIndex: 1, includeErrorMessage: false, timeoutMs: 60_000 },
+		];
+
+		const outcomes = await settle(waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }));
+
+		expect(asked[A]).toHaveLength(4);
+		expect(outcomes).toEqual([
+			{ sessionId: A, status: 'succeeded' },
+			{ sessionId: A, status: 'succeeded' },
+		]);
+	});
+
 	it('asks every session once even with no time to wait', async () => {
 		const asked = script({ [A]: [202], [B]: [200] });
 
-		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 0 }));
+		const outcomes = await settle(waitFor([A, B], { timeoutMs: 0 }));
 
 		expect(asked).toEqual({ [A]: [0], [B]: [0] });
 		expect(outcomes.get(A)).toMatchObject({ status: 'processing' });
@@ -246,7 +293,7 @@ describe('waitForSessions', () => {
 	it('asks for each session once per round, however often it is named', async () => {
 		const asked = script({ [A]: [200] });
 
-		const outcomes = await settle(waitForSessions.call(context(), [A, A, A], { timeoutMs: 1_000 }));
+		const outcomes = await settle(waitFor([A, A, A], { timeoutMs: 1_000 }));
 
 		expect(asked[A]).toHaveLength(1);
 		expect([...outcomes.keys()]).toEqual([A]);
@@ -264,7 +311,7 @@ describe('waitForSessions', () => {
 		});
 		const ids = Array.from({ length: 10 }, (_, index) => `${String(index).padStart(8, '0')}-0000-4000-a000-000000000000`);
 
-		const outcomes = await settle(waitForSessions.call(context(), ids, { timeoutMs: 1_000 }));
+		const outcomes = await settle(waitFor(ids, { timeoutMs: 1_000 }));
 
 		expect(most).toBe(4);
 		expect(serviceRequest).toHaveBeenCalledTimes(10);
@@ -274,7 +321,7 @@ describe('waitForSessions', () => {
 	it('asks again in the next round after a server error', async () => {
 		const asked = script({ [A]: [serverError(500), 200], [B]: [200] });
 
-		const outcomes = await settle(waitForSessions.call(context(), [A, B], { timeoutMs: 60_000, initialDelayMs: 5_000 }));
+		const outcomes = await settle(waitFor([A, B], { timeoutMs: 60_000, initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toEqual([0, 5_000]);
 		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
@@ -283,7 +330,7 @@ describe('waitForSessions', () => {
 	it('gives up after three server errors in a row for one session', async () => {
 		script({ [A]: [serverError(502)] });
 
-		await expect(settle(waitForSessions.call(context(), [A], { timeoutMs: 600_000 }))).rejects.toThrow('failed');
+		await expect(settle(waitFor([A], { timeoutMs: 600_000 }))).rejects.toThrow('failed');
 		expect(serviceRequest).toHaveBeenCalledTimes(3);
 	});
 
@@ -292,7 +339,7 @@ describe('waitForSessions', () => {
 		fetchServiceUrl.mockRejectedValue(serverError(404));
 
 		const outcomes = await settle(
-			waitForSessions.call(context(), [A, B], { timeoutMs: 60_000, includeErrorMessage: true }),
+			waitFor([A, B], { timeoutMs: 60_000, includeErrorMessage: true }),
 		);
 
 		expect(outcomes.get(A)).toMatchObject({ status: 'failed', warning: expect.stringContaining('could not be fetched') });
@@ -302,7 +349,7 @@ describe('waitForSessions', () => {
 	it('stops at once on an answer that will not change', async () => {
 		script({ [A]: [202], [B]: [serverError(401)], [C]: [202] });
 
-		await expect(settle(waitForSessions.call(context(), [A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({
+		await expect(settle(waitFor([A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({
 			httpCode: '401',
 		});
 		expect(serviceRequest.mock.calls.length).toBeLessThanOrEqual(3);
@@ -311,7 +358,7 @@ describe('waitForSessions', () => {
 	it('hands back a session the service does not know and waits for the others', async () => {
 		const asked = script({ [A]: [202, 200], [B]: [serverError(404)], [C]: [200] });
 
-		const outcomes = await settle(waitForSessions.call(context(), [A, B, C], { timeoutMs: 600_000 }));
+		const outcomes = await settle(waitFor([A, B, C], { timeoutMs: 600_000 }));
 
 		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
 		expect(outcomes.get(B)).toMatchObject({ sessionId: B, error: expect.objectContaining({ httpCode: '404' }) });
@@ -322,7 +369,7 @@ describe('waitForSessions', () => {
 	it('ends the wait on an error that is no answer of the service', async () => {
 		script({ [A]: [new NodeOperationError(NODE, 'The execution was cancelled')] });
 
-		await expect(settle(waitForSessions.call(context(), [A], { timeoutMs: 600_000 }))).rejects.toThrow(
+		await expect(settle(waitFor([A], { timeoutMs: 600_000 }))).rejects.toThrow(
 			'The execution was cancelled',
 		);
 		expect(serviceRequest).toHaveBeenCalledTimes(1);
@@ -331,7 +378,7 @@ describe('waitForSessions', () => {
 	it('stops waiting when the execution is cancelled', async () => {
 		script({ [A]: [202] });
 
-		const waiting = waitForSessions.call(context(), [A], { timeoutMs: 600_000 });
+		const waiting = waitFor([A], { timeoutMs: 600_000 });
 		const outcome = waiting.catch((error: Error) => error);
 		await jest.advanceTimersByTimeAsync(1_000);
 		abort.abort();

@@ -514,7 +514,8 @@ describe('ProductDataIntegrationTrigger', () => {
 			}
 			jest.setSystemTime(pollAt);
 			// After 00:30, once the last poll emitted nothing, n8n restarts and reads back the static
-			// data it last saved: n8n 1.x saves it only with an emitted execution.
+			// data last saved with an emitted execution (the worst case: a poll that emits nothing
+			// need not be saved).
 			if (!restarted && pollAt >= Date.parse('2025-03-11T00:30:00Z') && staticData !== lastEmittingSnapshot) {
 				staticData = lastEmittingSnapshot;
 				restarted = true;

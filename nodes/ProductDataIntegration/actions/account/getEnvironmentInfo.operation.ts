@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
-import { readOncePerRun } from '../common';
+import { readOncePerRun } from '../readOncePerRun';
 
 const properties: INodeProperties[] = [
 	{

@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { formatDay, listUploads } from '../../../shared/uploads';
-import { customerOption, getCustomerOverride, readOncePerRun } from '../common';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { readOncePerRun } from '../readOncePerRun';
 
 const properties: INodeProperties[] = [
 	{

@@ -1,12 +1,19 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
-import { executeUpload, uploadDescription } from './uploadDocuments';
+import { uploadFields } from './uploadFields';
+import { uploadDocuments } from './uploadDocuments';
 
-export const description = uploadDescription('upload', 'xml');
+export const description = updateDisplayOptions(
+	{ show: { resource: ['document'], operation: ['upload'] } },
+	uploadFields(
+		'The XML document to upload, in one of the service’s XML formats, as it is (not XML-encoded)',
+	),
+);
 
 export async function executeBatch(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
-	return await executeUpload.call(this, items, 'xml');
+	return await uploadDocuments.call(this, items, 'xml');
 }

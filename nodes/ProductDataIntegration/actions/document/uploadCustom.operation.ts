@@ -1,12 +1,19 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
-import { executeUpload, uploadDescription } from './uploadDocuments';
+import { uploadFields } from './uploadFields';
+import { uploadDocuments } from './uploadDocuments';
 
-export const description = uploadDescription('uploadCustom', 'xml/custom');
+export const description = updateDisplayOptions(
+	{ show: { resource: ['document'], operation: ['uploadCustom'] } },
+	uploadFields(
+		'The custom XML document to upload, as it is (not XML-encoded); the service transforms it with the XSLTs set up for the account',
+	),
+);
 
 export async function executeBatch(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
-	return await executeUpload.call(this, items, 'xml/custom');
+	return await uploadDocuments.call(this, items, 'xml/custom');
 }

@@ -1,27 +1,22 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { isUnknownSession, normalizeSessionId, waitForAllSessions, type WaitResult } from '../../../shared/sessions';
+import { effectiveCustomer, getCustomerOverride } from '../../../shared/customer';
+import {
+	isUnknownSession,
+	normalizeSessionId,
+	waitForSessions,
+	type SessionToAwait,
+	type WaitResult,
+} from '../../../shared/sessions';
 import {
 	getServiceCredentials,
 	serviceRequest,
 	type CustomerOverride,
 	type ServiceResponse,
 } from '../../../shared/transport';
-import {
-	customerOption,
-	getCustomerOverride,
-	getWaitTimeoutMs,
-	includeErrorMessageOption,
-	waitedOutcome,
-	waitTimeoutOption,
-} from '../common';
 import { asNodeError, itemFailure } from '../itemErrors';
+import { waitedOutcome, waitSettings } from '../waiting';
 import {
 	describeItems,
 	documentBody,
@@ -34,151 +29,9 @@ import { recallUpload, rememberUpload, uploadKey } from './uploadMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
-function properties(endpoint: UploadEndpoint): INodeProperties[] {
-	return [
-		{
-			displayName: 'XML Source',
-			name: 'source',
-			type: 'options',
-			noDataExpression: true,
-			options: [
-				{
-					name: 'Binary File',
-					value: 'binary',
-					description: 'An XML file in a binary field of each input item',
-				},
-				{
-					name: 'Build From Items',
-					value: 'items',
-					description: 'One XML document built from the JSON of the input items, one element per item',
-				},
-				{
-					name: 'Text',
-					value: 'text',
-					description: 'An XML document given as text, one per input item',
-				},
-			],
-			default: 'binary',
-			description: 'Where the XML document comes from',
-		},
-		{
-			displayName: 'Input Binary Field',
-			name: 'binaryPropertyName',
-			type: 'string',
-			default: 'data',
-			required: true,
-			hint: 'The name of the input binary field containing the file to be uploaded',
-			displayOptions: { show: { source: ['binary'] } },
-		},
-		{
-			displayName: 'XML',
-			name: 'xml',
-			type: 'string',
-			typeOptions: { rows: 8 },
-			default: '',
-			required: true,
-			placeholder: '<Products><Product>…</Product></Products>',
-			description:
-				endpoint === 'xml'
-					? 'The XML document to upload, in one of the service’s XML formats, as it is (not XML-encoded)'
-					: 'The custom XML document to upload, as it is (not XML-encoded); the service transforms it with the XSLTs set up for the account',
-			displayOptions: { show: { source: ['text'] } },
-		},
-		{
-			displayName: 'Root Element',
-			name: 'rootElement',
-			type: 'string',
-			default: 'Products',
-			required: true,
-			description: 'Name of the element that encloses all items of a document',
-			displayOptions: { show: { source: ['items'] } },
-		},
-		{
-			displayName: 'Item Element',
-			name: 'itemElement',
-			type: 'string',
-			default: 'Product',
-			required: true,
-			description:
-				'Name of the element each input item becomes. Its fields become child elements; fields starting with @ become attributes and a field named #text the element’s text.',
-			displayOptions: { show: { source: ['items'] } },
-		},
-		{
-			displayName: 'Items per Document',
-			name: 'itemsPerDocument',
-			type: 'number',
-			typeOptions: { minValue: 0 },
-			default: 0,
-			description:
-				'How many input items go into one document. 0 puts all items into one document (one request); N sends one document per N items.',
-			displayOptions: { show: { source: ['items'] } },
-		},
-		{
-			displayName: 'Include XML Declaration',
-			name: 'xmlDeclaration',
-			type: 'boolean',
-			default: true,
-			description: 'Whether the document starts with an XML declaration (version 1.0, encoding UTF-8)',
-			displayOptions: { show: { source: ['items'] } },
-		},
-		{
-			displayName: 'Options',
-			name: 'options',
-			type: 'collection',
-			placeholder: 'Add Option',
-			default: {},
-			options: [
-				{
-					displayName: 'Content Type',
-					name: 'contentType',
-					type: 'options',
-					options: [
-						{ name: 'Application/XML', value: 'application/xml' },
-						{ name: 'Text/XML', value: 'text/xml' },
-					],
-					default: 'application/xml',
-					description: 'Media type sent in the Content-Type header of the upload',
-				},
-				customerOption,
-				{
-					displayName: 'Fail on Processing Error',
-					name: 'failOnProcessingError',
-					type: 'boolean',
-					default: false,
-					description:
-						'Whether an item fails when the service finished processing its document with errors. Needs Wait for Completion.',
-				},
-				{ ...includeErrorMessageOption, description: `${includeErrorMessageOption.description}. Needs Wait for Completion.` },
-				{ ...waitTimeoutOption, description: `${waitTimeoutOption.description} Needs Wait for Completion.` },
-				{
-					displayName: 'Validate Before Upload',
-					name: 'validate',
-					type: 'boolean',
-					default: true,
-					description:
-						'Whether to check that each document is well-formed XML before any of them is sent, so a broken document costs no request. Large files are checked as a stream.',
-				},
-				{
-					displayName: 'Wait for Completion',
-					name: 'waitForCompletion',
-					type: 'boolean',
-					default: false,
-					description:
-						'Whether to wait, after all documents are uploaded, until the service has processed them (polled together, backing off from 5 to 60 seconds) and output their status',
-				},
-			],
-		},
-	];
-}
-
-export function uploadDescription(operation: 'upload' | 'uploadCustom', endpoint: UploadEndpoint): INodeProperties[] {
-	return updateDisplayOptions({ show: { resource: ['document'], operation: [operation] } }, properties(endpoint));
-}
-
 interface UploadOptions {
 	contentType?: string;
 	failOnProcessingError?: boolean;
-	includeErrorMessage?: boolean;
 	waitForCompletion?: boolean;
 }
 
@@ -187,8 +40,8 @@ interface PlannedUpload {
 	document: XmlDocument;
 	options: UploadOptions;
 	customer?: CustomerOverride;
-	/** Set when the document's session is to be awaited. */
-	timeoutMs?: number;
+	/** Set when the document's session is to be awaited: how. */
+	wait?: Omit<SessionToAwait, 'sessionId'>;
 }
 
 interface Uploaded extends PlannedUpload {
@@ -208,7 +61,7 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
 				document,
 				options,
 				customer: getCustomerOverride.call(context, itemIndex),
-				timeoutMs: options.waitForCompletion ? getWaitTimeoutMs.call(context, itemIndex) : undefined,
+				wait: options.waitForCompletion ? waitSettings(context, itemIndex) : undefined,
 			},
 		};
 	} catch (error) {
@@ -244,7 +97,7 @@ function failureItem(context: IExecuteFunctions, error: unknown, itemIndexes: nu
  * read, before anything is sent; then the documents are uploaded one by one, then (optionally) all
  * their sessions are awaited together.
  */
-export async function executeUpload(
+export async function uploadDocuments(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 	endpoint: UploadEndpoint,
@@ -272,8 +125,7 @@ export async function executeUpload(
 		try {
 			const contentType = options.contentType || 'application/xml';
 			const credentials = await getServiceCredentials.call(this, itemIndex);
-			const customerIdType = customer?.customerIdType ?? String(credentials.customerIdType);
-			const customerId = customer?.customerId ?? String(credentials.customerId ?? '');
+			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 			const key = uploadKey({
 				executionId,
 				nodeName,
@@ -304,7 +156,7 @@ export async function executeUpload(
 		}
 	}
 
-	await awaitSessions(this, slots, continueOnFail);
+	await addWaitedOutcomes(this, slots, continueOnFail);
 
 	return slots.map((slot) => {
 		if ('failure' in slot) return slot.failure;
@@ -355,23 +207,15 @@ async function sendDocument(
 }
 
 /** Wait for Completion: the sessions of all uploaded documents are polled together. */
-async function awaitSessions(context: IExecuteFunctions, slots: Slot[], continueOnFail: boolean): Promise<void> {
-	const waiting = slots.flatMap((slot) =>
-		'uploaded' in slot && slot.uploaded.timeoutMs !== undefined ? [slot.uploaded] : [],
-	);
+async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], continueOnFail: boolean): Promise<void> {
+	const waiting = slots.flatMap((slot) => ('uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : []));
 	if (waiting.length === 0) return;
 
 	let outcomes: WaitResult[];
 	try {
-		outcomes = await waitForAllSessions.call(
+		outcomes = await waitForSessions.call(
 			context,
-			waiting.map(({ json, document, customer, options }) => ({
-				sessionId: String(json.sessionId),
-				itemIndex: document.itemIndexes[0],
-				customer,
-				includeErrorMessage: options.includeErrorMessage === true,
-			})),
-			waiting[0].timeoutMs as number,
+			waiting.map(({ json, wait }) => ({ sessionId: String(json.sessionId), ...(wait as Omit<SessionToAwait, 'sessionId'>) })),
 		);
 	} catch (error) {
 		const itemIndex = waiting[0].document.itemIndexes[0];

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOption, getCustomerOverride } from '../common';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { lookUpImage, UNREADABLE_FIND_ANSWER, type ImageQuery } from './lookup';
 
 const properties: INodeProperties[] = [

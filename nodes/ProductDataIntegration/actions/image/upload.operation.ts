@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../common';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import {
 	MeteredStream,
 	measureImage,

@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { getSessionOutcome } from '../../../shared/sessions';
-import { customerOption, getCustomerOverride, includeErrorMessageOption } from '../common';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { includeErrorMessageOption } from '../../../shared/errorDocument';
 import { getSessionId, sessionIdField } from './sessionId';
 
 const properties: INodeProperties[] = [

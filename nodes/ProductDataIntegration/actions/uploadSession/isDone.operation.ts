@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../common';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { getSessionId, sessionIdField } from './sessionId';
 
 const properties: INodeProperties[] = [

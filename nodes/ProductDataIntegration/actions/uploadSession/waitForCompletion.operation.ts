@@ -1,16 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { isUnknownSession, waitForAllSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
-import {
-	customerOption,
-	getCustomerOverride,
-	getWaitTimeoutMs,
-	includeErrorMessageOption,
-	waitedOutcome,
-	waitTimeoutOption,
-} from '../common';
+import { customerOption } from '../../../shared/customer';
+import { includeErrorMessageOption } from '../../../shared/errorDocument';
+import { isUnknownSession, waitForSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
 import { asNodeError, itemFailure } from '../itemErrors';
+import { waitedOutcome, waitSettings, waitTimeoutOption } from '../waiting';
 import { getSessionIds } from './sessionId';
 
 const properties: INodeProperties[] = [
@@ -42,38 +37,30 @@ export const description = updateDisplayOptions(
 
 /**
  * Every item's sessions and options are checked first; then all sessions of the run are polled
- * together (one request per pending session per round, backing off from 5 to 60 seconds).
+ * together (one request per pending session per round, backing off from 5 to 60 seconds), each for
+ * as long as its item's timeout.
  */
 export async function executeBatch(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const continueOnFail = this.continueOnFail();
-	const entries: Array<{ sessions: SessionToAwait[]; timeoutMs: number } | { failure: INodeExecutionData }> = [];
+	const entries: Array<{ sessions: SessionToAwait[] } | { failure: INodeExecutionData }> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			const { includeErrorMessage } = this.getNodeParameter('options', itemIndex, {}) as { includeErrorMessage?: boolean };
-			const customer = getCustomerOverride.call(this, itemIndex);
-			const timeoutMs = getWaitTimeoutMs.call(this, itemIndex);
-			const sessions = getSessionIds(this, itemIndex).map((sessionId) => ({
-				sessionId,
-				itemIndex,
-				customer,
-				includeErrorMessage: includeErrorMessage === true,
-			}));
-			entries.push({ sessions, timeoutMs });
+			const settings = waitSettings(this, itemIndex);
+			entries.push({ sessions: getSessionIds(this, itemIndex).map((sessionId) => ({ sessionId, ...settings })) });
 		} catch (error) {
 			if (!continueOnFail) throw asNodeError(this, error, itemIndex);
 			entries.push({ failure: itemFailure(this, error, itemIndex) });
 		}
 	}
-	const waiting = entries.flatMap((entry) => ('sessions' in entry ? [entry] : []));
-	if (waiting.length === 0) return entries.flatMap((entry) => ('failure' in entry ? [entry.failure] : []));
+	const sessions = entries.flatMap((entry) => ('sessions' in entry ? entry.sessions : []));
+	if (sessions.length === 0) return entries.flatMap((entry) => ('failure' in entry ? [entry.failure] : []));
 
-	const sessions = waiting.flatMap((entry) => entry.sessions);
 	let outcomes: WaitResult[];
 	try {
-		outcomes = await waitForAllSessions.call(this, sessions, waiting[0].timeoutMs);
+		outcomes = await waitForSessions.call(this, sessions);
 	} catch (error) {
 		if (!continueOnFail) throw asNodeError(this, error, sessions[0].itemIndex);
 		return entries.map((entry) =>
