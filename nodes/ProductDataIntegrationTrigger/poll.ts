@@ -40,7 +40,6 @@ export interface TriggerSettings {
 
 /** Share of n8n's time budget for one poll after which no further status checks are started. */
 const POLL_BUDGET_SHARE = 0.5;
-const DEFAULT_POLL_BUDGET_MS = 5 * 60_000;
 
 const NOTHING_FINISHED_MESSAGE =
 	'No finished upload session found today or yesterday - upload a document and try again';
@@ -134,7 +133,7 @@ async function checkPending(
 	items: INodeExecutionData[],
 ): Promise<Error[]> {
 	const failures: Error[] = [];
-	const deadline = now + pollBudgetMs(this) * POLL_BUDGET_SHARE;
+	const deadline = now + this.getPollBudgetMs() * POLL_BUDGET_SHARE;
 	let checks = 0;
 	for (const [id, session] of dueSessions(state, now)) {
 		if (checks >= settings.maxChecks) break;
@@ -236,14 +235,6 @@ async function scopeOf(this: IPollFunctions, customer: CustomerOverride | undefi
 	return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
 }
 
-function pollBudgetMs(context: IPollFunctions): number {
-	// n8n before 2.38 has no poll budget.
-	const candidate = context as Partial<Pick<IPollFunctions, 'getPollBudgetMs'>>;
-	return typeof candidate.getPollBudgetMs === 'function'
-		? candidate.getPollBudgetMs()
-		: DEFAULT_POLL_BUDGET_MS;
-}
-
 /** An error message costs a request: it is fetched only where a failed session can be emitted. */
 function outcomeOptions(settings: TriggerSettings): SessionOutcomeOptions {
 	return {
@@ -271,7 +262,11 @@ function finishedItem(
 		status: outcome.status,
 		errorUrl: outcome.errorUrl ?? null,
 	};
-	if (includeErrorMessage) json.errorMessage = outcome.errorMessage ?? null;
+	if (includeErrorMessage) {
+		json.errorMessage = outcome.errorMessage ?? null;
+		if (outcome.errorDocument !== undefined) json.errorDocument = outcome.errorDocument;
+		if (outcome.errorText !== undefined) json.errorText = outcome.errorText;
+	}
 	if (outcome.warning !== undefined) json.warning = outcome.warning;
 	return { json };
 }

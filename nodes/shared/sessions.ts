@@ -1,5 +1,6 @@
 import { NodeApiError } from 'n8n-workflow';
 
+import { readErrorDocument, type ErrorDocumentFields } from './errorDocument';
 import type { CustomerOverride, ServiceContext } from './transport';
 import { cancelSignal, fetchServiceUrl, resolveServiceUrl, serviceRequest, sleepOrCancel } from './transport';
 
@@ -10,6 +11,8 @@ export interface SessionOutcome {
 	status: SessionStatus;
 	errorUrl?: string;
 	errorMessage?: string;
+	errorDocument?: ErrorDocumentFields['errorDocument'];
+	errorText?: string;
 	/** Why the error message was asked for but is missing; the session's status stands. */
 	warning?: string;
 }
@@ -105,15 +108,18 @@ export async function getSessionOutcome(
 	if (location) {
 		outcome.errorUrl = await resolveServiceUrl.call(this, location, itemIndex);
 		if (options.includeErrorMessage) {
-			try {
-				const errorDocument = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex);
-				outcome.errorMessage = String(errorDocument.body ?? '').trim();
-			} catch (error) {
-				if (cancelSignal(this)?.aborted) throw error;
+			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex).then(
+				(response) => ({ response }),
+				(error: Error) => ({ error }),
+			);
+			if ('response' in fetched) {
+				Object.assign(outcome, readErrorDocument(fetched.response.body));
+			} else {
+				if (cancelSignal(this)?.aborted) throw fetched.error;
 				// The session has finished, whatever became of its error document (gone, or on a host
 				// that wants other credentials): failing here would make every later check fail the same
 				// way, and a trigger would never report the session.
-				outcome.warning = `The error message could not be fetched: ${(error as Error).message}`;
+				outcome.warning = `The error message could not be fetched: ${fetched.error.message}`;
 			}
 		}
 	}
@@ -180,20 +186,20 @@ export async function waitForSessions(
 		const worker = async () => {
 			for (let poll = queue.shift(); poll !== undefined && !stopped; poll = queue.shift()) {
 				const { sessionId, includeErrorMessage, customer, itemIndex } = poll.session;
-				try {
-					const outcome = await getSessionOutcome.call(this, sessionId, { includeErrorMessage, customer, itemIndex });
+				const answer = await getSessionOutcome
+					.call(this, sessionId, { includeErrorMessage, customer, itemIndex })
+					.then(
+						(outcome) => ({ outcome }),
+						(error: Error) => ({ error }),
+					);
+				if ('outcome' in answer) {
 					poll.failures = 0;
-					if (outcome.status !== 'processing') poll.result = outcome;
-				} catch (error) {
-					if (isNotFound(error)) {
-						poll.result = { sessionId, error: error as Error };
-						continue;
-					}
-					poll.failures++;
-					if (!isTransient(error) || poll.failures >= MAX_CONSECUTIVE_POLL_FAILURES) {
-						stopped = true;
-						throw error;
-					}
+					if (answer.outcome.status !== 'processing') poll.result = answer.outcome;
+				} else if (isNotFound(answer.error)) {
+					poll.result = { sessionId, error: answer.error };
+				} else if (!isTransient(answer.error) || ++poll.failures >= MAX_CONSECUTIVE_POLL_FAILURES) {
+					stopped = true;
+					throw answer.error;
 				}
 			}
 		};

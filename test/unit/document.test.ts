@@ -553,7 +553,9 @@ describe('Document: Upload and Upload Custom XML', () => {
 				status: 'failed',
 				errorUrl: `${emulator.url}/api/status/${String(failed.sessionId)}/errors`,
 			});
-			expect(JSON.parse(failed.errorMessage as string)).toMatchObject({ id: failed.sessionId });
+			expect(failed.errorMessage).toMatch(/^Processing of the document ended with \d+ error\(s\)\.$/);
+			expect(failed.errorDocument).toMatchObject({ id: failed.sessionId });
+			expect(JSON.parse(failed.errorText as string)).toEqual(failed.errorDocument);
 			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBe(2);
 		});
 

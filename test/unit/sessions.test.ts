@@ -173,9 +173,25 @@ describe('getSessionOutcome', () => {
 			sessionId: A,
 			status: 'failed',
 			errorUrl: 'https://service.example/api/status/x/errors',
-			errorMessage: '{"message":"bad"}',
+			errorMessage: 'bad',
+			errorDocument: { message: 'bad' },
+			errorText: '{"message":"bad"}',
 		});
 		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
+	});
+
+	it('keeps a text error document as text', async () => {
+		serviceRequest.mockResolvedValueOnce(answer(301, { location: '/api/status/x/errors' }));
+		fetchServiceUrl.mockResolvedValueOnce({ statusCode: 200, headers: {}, body: 'Line 3: unknown element <Prodct>\n' });
+
+		const outcome = await getSessionOutcome.call(context(), A, { includeErrorMessage: true });
+
+		expect(outcome).toEqual({
+			sessionId: A,
+			status: 'failed',
+			errorUrl: 'https://service.example/api/status/x/errors',
+			errorMessage: 'Line 3: unknown element <Prodct>',
+		});
 	});
 
 	it('keeps the outcome when the error message cannot be fetched, saying why', async () => {

@@ -204,7 +204,10 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(onlyOk.requests).toEqual({ [LIST]: 1, [RESULT]: 2 });
 		const onlyBad = await poll(failed, b);
 		expect(onlyBad.items.map((item) => [item.id, item.status])).toEqual([[bad, 'failed']]);
-		expect(onlyBad.items[0].errorMessage).toEqual(expect.stringContaining('ended with 1 error'));
+		// The emulator's error document is JSON: its reason is a field, the document and its text are kept.
+		expect(onlyBad.items[0].errorMessage).toBe('Processing of the document ended with 1 error(s).');
+		expect(onlyBad.items[0].errorDocument).toMatchObject({ id: bad, errors: [expect.any(Object)] });
+		expect(JSON.parse(onlyBad.items[0].errorText as string)).toEqual(onlyBad.items[0].errorDocument);
 		expect(onlyBad.requests).toEqual({ [LIST]: 1, [RESULT]: 2, [ERROR_DOCUMENT]: 1 });
 
 		// The filtered-out session is finished too: it is not checked again.

@@ -138,7 +138,9 @@ describe('Upload Session', () => {
 			expect(error).toBeUndefined();
 			const { json } = output[0][0];
 			expect(json.errorUrl).toBe(`${relative.url}/api/status/${id}/errors`);
-			expect(JSON.parse(json.errorMessage as string)).toMatchObject({
+			expect(json.errorMessage).toMatch(/^Processing of the document ended with \d+ error\(s\)\.$/);
+			expect(JSON.parse(json.errorText as string)).toEqual(json.errorDocument);
+			expect(json.errorDocument).toMatchObject({
 				id,
 				errors: [expect.objectContaining({ code: 'ProcessingFailed' })],
 			});

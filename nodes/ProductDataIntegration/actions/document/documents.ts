@@ -186,7 +186,7 @@ async function readBinaryDocument(
 			}
 		} catch (error) {
 			if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
-			throw error;
+			throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
 		}
 	} else {
 		buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
@@ -258,7 +258,7 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 		try {
 			return prepareItemForXml(items[itemIndex].json, itemElement);
 		} catch (error) {
-			if (!(error instanceof XmlFieldError)) throw error;
+			if (!(error instanceof XmlFieldError)) throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
 			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} cannot become XML: ${error.message}`, {
 				itemIndex,
 				description: `${capitalized(describeItems(itemIndexes))} would make one document; nothing was uploaded for them. Rename or remove the field "${error.field}" (e.g. with an Edit Fields node) before this node.`,

@@ -119,7 +119,7 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 					description:
 						'Whether an item fails when the service finished processing its document with errors. Needs Wait for Completion.',
 				},
-				{ ...includeErrorMessageOption, description: `${includeErrorMessageOption.description}. Needs Wait for Completion.` },
+				{ ...includeErrorMessageOption, description: `${includeErrorMessageOption.description} Needs Wait for Completion.` },
 				{ ...waitTimeoutOption, description: `${waitTimeoutOption.description} Needs Wait for Completion.` },
 				{
 					displayName: 'Validate Before Upload',
