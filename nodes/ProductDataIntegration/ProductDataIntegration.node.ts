@@ -10,7 +10,7 @@ import * as document from './actions/document/Document.resource';
 import * as image from './actions/image/Image.resource';
 import * as uploadSession from './actions/uploadSession/UploadSession.resource';
 import { router } from './actions/router';
-import { getCustomers } from '../shared/customer';
+import { searchCustomers } from '../shared/customer';
 
 export class ProductDataIntegration implements INodeType {
 	description: INodeTypeDescription = {
@@ -59,8 +59,8 @@ export class ProductDataIntegration implements INodeType {
 	};
 
 	methods = {
-		loadOptions: {
-			getCustomers,
+		listSearch: {
+			searchCustomers,
 		},
 	};
 

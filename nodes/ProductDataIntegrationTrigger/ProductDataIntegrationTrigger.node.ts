@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { customerOption, getCustomerOverride, getCustomers } from '../shared/customer';
+import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
 import { includeErrorMessageOption } from '../shared/errorDocument';
 import type { StatusFilter } from './poll';
 import { pollUploads } from './poll';
@@ -116,8 +116,8 @@ export class ProductDataIntegrationTrigger implements INodeType {
 	};
 
 	methods = {
-		loadOptions: {
-			getCustomers,
+		listSearch: {
+			searchCustomers,
 		},
 	};
 

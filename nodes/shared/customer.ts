@@ -3,40 +3,103 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	ILoadOptionsFunctions,
+	INodeListSearchResult,
 	INodeProperties,
-	INodePropertyOptions,
 	IPollFunctions,
 } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { serviceRequest, type CustomerOverride } from './transport';
 
+/** Digits only: anything else is refused by the service as a service ID. */
+const SERVICE_ID = /^\d{1,18}$/;
+/** One line of printable text: it travels in an HTTP header. */
+const EXTERNAL_ID = /^[^\u0000-\u001f\u007f]{1,200}$/;
+
 /**
  * Goes into the "Options" collection of every operation (and of the trigger) whose requests name a
- * customer node: the credential's customer is the default, this picks another node of the account.
+ * customer node: the credential's customer is the default, this picks another node of the account,
+ * from the list or by either kind of ID.
  */
 export const customerOption: INodeProperties = {
-	displayName: 'Customer Name or ID',
+	displayName: 'Customer',
 	name: 'customer',
-	type: 'options',
-	typeOptions: { loadOptionsMethod: 'getCustomers' },
-	default: '',
-	description:
-		'Customer node to act on instead of the one in the credential, by service ID. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	type: 'resourceLocator',
+	default: { mode: 'list', value: '' },
+	description: 'Customer node to act on instead of the one in the credential',
+	modes: [
+		{
+			displayName: 'From List',
+			name: 'list',
+			type: 'list',
+			placeholder: 'Select a customer...',
+			typeOptions: { searchListMethod: 'searchCustomers', searchable: true },
+		},
+		{
+			displayName: 'By Service ID',
+			name: 'serviceId',
+			type: 'string',
+			placeholder: 'e.g. 1002',
+			hint: 'The number the service gave the customer node',
+			validation: [{ type: 'regex', properties: { regex: SERVICE_ID.source, errorMessage: 'A service ID is a number, e.g. 1002' } }],
+		},
+		{
+			displayName: 'By External ID',
+			name: 'externalId',
+			type: 'string',
+			placeholder: 'e.g. STORE-NORTH',
+			hint: 'Your own ID of the customer node',
+			validation: [
+				{ type: 'regex', properties: { regex: EXTERNAL_ID.source, errorMessage: 'An external ID is text on one line' } },
+			],
+		},
+	],
 };
 
-/** The customer node the Options of an item (or of the trigger) pick, if not the credential's. */
+interface CustomerLocator {
+	mode?: string;
+	value?: unknown;
+}
+
+/**
+ * The customer node the Options of an item (or of the trigger) pick, if not the credential's. A value
+ * of the wrong shape for its kind is refused here, before a request is spent on it: the service
+ * would answer a generic 401. A plain text value (workflows from before the kinds) is a service ID.
+ */
 export function getCustomerOverride(
 	this: IExecuteFunctions | IPollFunctions,
 	itemIndex = 0,
 ): CustomerOverride | undefined {
 	// A trigger has no input items: its parameters are read without an item index.
+	const isTrigger = !('getInputData' in this);
 	const options = (
-		'getInputData' in this
-			? this.getNodeParameter('options', itemIndex, {})
-			: this.getNodeParameter('options', {})
+		isTrigger ? this.getNodeParameter('options', {}) : this.getNodeParameter('options', itemIndex, {})
 	) as IDataObject;
-	const customer = String(options.customer ?? '').trim();
-	return customer === '' ? undefined : { customerId: customer, customerIdType: 'ServiceID' };
+	const locator: CustomerLocator =
+		typeof options.customer === 'object' && options.customer !== null
+			? (options.customer as CustomerLocator)
+			: { mode: 'serviceId', value: options.customer };
+	const customerId = String(locator.value ?? '').trim();
+	if (customerId === '') return undefined;
+	const customerIdType = locator.mode === 'externalId' ? 'ExternalID' : 'ServiceID';
+	const shape = customerIdType === 'ServiceID' ? SERVICE_ID : EXTERNAL_ID;
+	if (!shape.test(customerId)) {
+		const of = isTrigger ? '' : ` of item ${itemIndex}`;
+		throw new NodeOperationError(
+			this.getNode(),
+			customerIdType === 'ServiceID'
+				? `The Customer${of} is not a service ID: "${customerId.slice(0, 100)}"`
+				: `The Customer${of} is not an external ID: it holds a line break or control character`,
+			{
+				itemIndex: isTrigger ? undefined : itemIndex,
+				description:
+					customerIdType === 'ServiceID'
+						? 'A service ID is the number the service gave the customer node, e.g. 1002. For your own ID of the node, choose By External ID.'
+						: 'An external ID is your own ID of the customer node, as text on one line.',
+			},
+		);
+	}
+	return { customerId, customerIdType };
 }
 
 /** The customer node requests act on: the override if there is one, else the credential's. */
@@ -58,15 +121,16 @@ interface EnvironmentInfo {
 }
 
 /** The customer nodes the credential's user may act on, from the environment information. */
-export async function getCustomers(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+export async function searchCustomers(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
 	const response = await serviceRequest.call(this, { method: 'GET', path: '/api/auth/me' });
 	const body = (response.body ?? {}) as EnvironmentInfo;
-	const customers = Object.entries(body.availableCustomers ?? {});
-	return customers
+	const wanted = (filter ?? '').trim().toLowerCase();
+	const results = Object.entries(body.availableCustomers ?? {})
 		.map(([id, name]) => ({
-			name: `${name} (${id})`,
+			name: String(body.customerId) === id ? `${name} (${id}, the credential’s own)` : `${name} (${id})`,
 			value: id,
-			description: String(body.customerId) === id ? 'The credential’s own customer' : undefined,
 		}))
+		.filter((customer) => customer.name.toLowerCase().includes(wanted))
 		.sort((a, b) => a.name.localeCompare(b.name));
+	return { results };
 }

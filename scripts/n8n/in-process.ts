@@ -23,6 +23,8 @@
  *     to the next call. Result: output (null = nothing to emit), staticData, error.
  *   runLoadOptions(node, method, parameters, credentials?): Promise<INodePropertyOptions[]>
  *     Calls methods.loadOptions[method] in n8n-core's LoadOptionsContext, as the editor does.
+ *   runListSearch(node, method, parameters, credentials?, filter?): Promise<INodeListSearchResult>
+ *     The same for methods.listSearch[method] (the list of a resource locator).
  *   binaryItem(data, fileName, mimeType, json?): Promise<INodeExecutionData>
  *     An item with binary property 'data', stored through n8n's BinaryDataService.
  *   setBinaryDataMode(mode): Promise<void>
@@ -67,6 +69,7 @@ import type {
 	INodeExecutionData,
 	INodeParameters,
 	INodeProperties,
+	INodeListSearchResult,
 	INodePropertyOptions,
 	INodeType,
 	INodeTypeDescription,
@@ -559,16 +562,35 @@ export async function runLoadOptions(
 	parameters: NodeParameters,
 	credentials: ICredentialDataDecryptedObject = {},
 ): Promise<INodePropertyOptions[]> {
-	await setUp();
 	const loadOptions = nodeType.methods?.loadOptions?.[method];
 	if (!loadOptions) throw new UnexpectedError(`The node has no loadOptions method "${method}"`);
+	return await loadOptions.call(await loadOptionsContext(nodeType, parameters, credentials));
+}
+
+export async function runListSearch(
+	nodeType: INodeType,
+	method: string,
+	parameters: NodeParameters,
+	credentials: ICredentialDataDecryptedObject = {},
+	filter?: string,
+): Promise<INodeListSearchResult> {
+	const listSearch = nodeType.methods?.listSearch?.[method];
+	if (!listSearch) throw new UnexpectedError(`The node has no listSearch method "${method}"`);
+	return await listSearch.call(await loadOptionsContext(nodeType, parameters, credentials), filter);
+}
+
+async function loadOptionsContext(
+	nodeType: INodeType,
+	parameters: NodeParameters,
+	credentials: ICredentialDataDecryptedObject,
+): Promise<LoadOptionsContext> {
+	await setUp();
 	// As n8n's DynamicNodeParametersService: a one-node workflow holding the parameters being
 	// edited, which getCurrentNodeParameter reads through additionalData.
 	const workflow = createWorkflow([nodeUnderTest(nodeType, parameters)], { [nodeTypeName(nodeType)]: nodeType });
 	const additionalData = createAdditionalData(credentials, randomUUID());
 	additionalData.currentNodeParameters = parameters as INodeParameters;
-	const context = new LoadOptionsContext(workflow, workflow.getNode(NODE_NAME) as INode, additionalData, 'parameters');
-	return await loadOptions.call(context);
+	return new LoadOptionsContext(workflow, workflow.getNode(NODE_NAME) as INode, additionalData, 'parameters');
 }
 
 /** Where binaryItem stores its data; n8n would use the execution that created the item. */

@@ -192,20 +192,20 @@ describe('the trigger in a running n8n', () => {
 			message: expect.stringContaining('Authorization denied (401)'),
 		});
 
-		const { data: customers } = await n8n.server.request<{ data: Array<{ name: string; value: string }> }>(
+		const { data: customers } = await n8n.server.request<{ data: { results: Array<{ name: string; value: string }> } }>(
 			'POST',
-			'/rest/dynamic-node-parameters/options',
+			'/rest/dynamic-node-parameters/resource-locator-results',
 			{
 				path: 'options.customer',
-				methodName: 'getCustomers',
+				methodName: 'searchCustomers',
 				nodeTypeAndVersion: { name: nodeType('productDataIntegration'), version: 1 },
 				currentNodeParameters: { resource: 'document', operation: 'upload', source: 'text', xml: '', options: {} },
 				credentials: { productDataIntegrationApi: { id: credential.id, name: credential.name } },
 			},
 		);
-		expect(customers.map(({ name, value }) => ({ name, value }))).toEqual([
+		expect(customers.results.map(({ name, value }) => ({ name, value }))).toEqual([
 			{ name: 'Head Office (1003)', value: '1003' },
-			{ name: 'North Shop (1001)', value: '1001' },
+			{ name: 'North Shop (1001, the credential’s own)', value: '1001' },
 			{ name: 'South Shop (1002)', value: '1002' },
 		]);
 	});
