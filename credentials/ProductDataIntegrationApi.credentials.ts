@@ -91,6 +91,15 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			default: 'ServiceID',
 		},
 		{
+			displayName: 'Service Time Zone',
+			name: 'serviceTimeZone',
+			type: 'string',
+			default: 'UTC',
+			placeholder: 'e.g. Europe/Berlin',
+			description:
+				'Time zone in which the service dates uploads: a day of the service (Get Many, the trigger) runs from midnight to midnight in it. An IANA name such as Europe/Berlin, or UTC.',
+		},
+		{
 			displayName: 'Custom Rate Limit',
 			name: 'customRateLimit',
 			type: 'boolean',

@@ -7,7 +7,7 @@ import { effectiveCustomer } from '../shared/customer';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, getServiceCredentials } from '../shared/transport';
-import { listUploads } from '../shared/uploads';
+import { getServiceTimeZone, listUploads, serviceDay } from '../shared/uploads';
 import type { TriggerState, UploadRecord } from './state';
 import {
 	DAY_MS,
@@ -19,7 +19,6 @@ import {
 	prune,
 	readState,
 	reportsErrors,
-	serviceDay,
 	takeListing,
 	writeState,
 } from './state';
@@ -75,9 +74,10 @@ async function pollOnce(
 	const now = Date.now();
 	const staticData = this.getWorkflowStaticData('node');
 	const scope = await scopeOf.call(this, settings.customer);
+	const timeZone = await getServiceTimeZone.call(this);
 	const previous = readState(staticData, scope);
 	const state: TriggerState = previous ?? newState(scope, now);
-	const plan = planListing(previous?.listedAt, now);
+	const plan = planListing(previous?.listedAt, now, timeZone);
 	if (previous && plan.skippedFrom) {
 		this.logger.warn(
 			`Uploads of ${plan.skippedFrom} up to the day before yesterday were not looked at: polling paused for more than a day`,
@@ -99,7 +99,7 @@ async function pollOnce(
 		return null;
 	}
 
-	for (const { id, reason } of prune(state, now).dropped) {
+	for (const { id, reason } of prune(state, now, timeZone).dropped) {
 		this.logger.warn(
 			reason === 'age'
 				? `Upload session ${id} is still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`
@@ -177,8 +177,9 @@ async function sampleEvent(
 	settings: TriggerSettings,
 ): Promise<INodeExecutionData[][]> {
 	const now = Date.now();
+	const timeZone = await getServiceTimeZone.call(this);
 	let checks = 0;
-	for (const day of [serviceDay(now), serviceDay(now - DAY_MS)]) {
+	for (const day of [serviceDay(now, timeZone), serviceDay(now - DAY_MS, timeZone)]) {
 		if (settings.uploadFinished && checks >= settings.maxChecks) break;
 		const newestFirst = (await listDay.call(this, day, settings.customer)).reverse();
 		if (!settings.uploadFinished) {

@@ -1,13 +1,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { formatDay } from '../shared/uploads';
+import { serviceDay } from '../shared/uploads';
 
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
  * survives restarts. Everything here is plain JSON: n8n stores it in its database and reads it back.
  *
  * Dates: the service lists uploads by calendar date (GET /api/xml/{yyyy-MM-dd}) and its timestamps
- * carry a UTC offset. The trigger names dates in UTC. Around midnight, and after a pause in polling
+ * carry a UTC offset. The trigger names dates in the credential's Service Time Zone, as Get Many
+ * does (serviceDay). Around midnight, and after a pause in polling
  * (restart, outage), it lists the previous date too until a listing made after that date had ended
  * (plus a grace period) has been read, so uploads of the last minutes before midnight are not missed
  * and a clock that differs a few minutes from the service's is tolerated.
@@ -18,7 +19,7 @@ export const STATE_VERSION = 1;
 const MINUTE_MS = 60_000;
 export const DAY_MS = 24 * 60 * MINUTE_MS;
 
-/** How long after midnight (UTC) the previous date is still listed. */
+/** How long after the service's midnight the previous date is still listed. */
 const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
 /** A session still unfinished this long after it was first seen is given up. */
 export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
@@ -55,11 +56,6 @@ export interface TriggerState {
 	seen: Record<string, string[]>;
 	/** Sessions waiting to finish, by session id. */
 	pending: Record<string, PendingSession>;
-}
-
-/** The date the trigger lists for the moment `ms` (dates are named in UTC, see above). */
-export function serviceDay(ms: number): string {
-	return formatDay(ms, 'UTC');
 }
 
 function hasSessionId(record: IDataObject): record is UploadRecord {
@@ -125,10 +121,10 @@ export interface ListingPlan {
  * the grace period) up to today, but never before yesterday. `listedAt` undefined means no listing
  * yet: the dates a following poll would list, so that they can be recorded as already known.
  */
-export function planListing(listedAt: number | undefined, now: number): ListingPlan {
-	const today = serviceDay(now);
-	const yesterday = serviceDay(now - DAY_MS);
-	const from = serviceDay(Math.min(listedAt ?? now, now) - MIDNIGHT_GRACE_MS);
+export function planListing(listedAt: number | undefined, now: number, timeZone: string): ListingPlan {
+	const today = serviceDay(now, timeZone);
+	const yesterday = serviceDay(now - DAY_MS, timeZone);
+	const from = serviceDay(Math.min(listedAt ?? now, now) - MIDNIGHT_GRACE_MS, timeZone);
 	const days = from < today ? [yesterday, today] : [today];
 	return from < yesterday ? { days, skippedFrom: from } : { days };
 }
@@ -174,9 +170,9 @@ export interface PruneResult {
  * that have been processing for too long (or too many of them) are given up. Call it after the
  * listings of a poll, with `now` the poll's time (then also its `listedAt`).
  */
-export function prune(state: TriggerState, now: number): PruneResult {
+export function prune(state: TriggerState, now: number, timeZone: string): PruneResult {
 	// The next poll lists from this date on (see planListing, with listedAt = now).
-	const oldestListed = serviceDay(now - MIDNIGHT_GRACE_MS);
+	const oldestListed = serviceDay(now - MIDNIGHT_GRACE_MS, timeZone);
 	for (const day of Object.keys(state.seen)) {
 		if (day < oldestListed) delete state.seen[day];
 	}

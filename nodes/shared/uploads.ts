@@ -1,10 +1,37 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { serviceRequest, type CustomerOverride, type ServiceContext } from './transport';
+import { getServiceCredentials, serviceRequest, type CustomerOverride, type ServiceContext } from './transport';
 
-/** The date `instant` falls on in `timeZone`, as the list-by-date route names it (yyyy-MM-dd). */
-export function formatDay(instant: Date | number, timeZone: string): string {
+/**
+ * The time zone the service dates uploads in when the credential does not say: the spec's
+ * timestamps carry offsets but the list-by-date route names a bare date, and the emulator dates in UTC.
+ */
+export const DEFAULT_SERVICE_TIME_ZONE = 'UTC';
+
+/**
+ * The credential's Service Time Zone, checked before any request: Get Many and the trigger both
+ * name the service's days in it.
+ */
+export async function getServiceTimeZone(this: ServiceContext, itemIndex?: number): Promise<string> {
+	const credentials = await getServiceCredentials.call(this, itemIndex);
+	const timeZone = String(credentials.serviceTimeZone ?? '').trim() || DEFAULT_SERVICE_TIME_ZONE;
+	try {
+		serviceDay(0, timeZone);
+	} catch {
+		throw new NodeOperationError(this.getNode(), `The credential's Service Time Zone is not a time zone: "${timeZone}"`, {
+			itemIndex,
+			description: 'Give an IANA time zone name, e.g. Europe/Berlin, or UTC',
+		});
+	}
+	return timeZone;
+}
+
+/**
+ * The service's day of `instant`: the date it falls on in the service's time zone, as the
+ * list-by-date route names it (yyyy-MM-dd). The one rule for "today" of Get Many and the trigger.
+ */
+export function serviceDay(instant: Date | number, timeZone: string): string {
 	const parts = new Intl.DateTimeFormat('en-US', {
 		timeZone,
 		year: 'numeric',
@@ -13,6 +40,16 @@ export function formatDay(instant: Date | number, timeZone: string): string {
 	}).formatToParts(instant);
 	const part = (type: string) => parts.find((entry) => entry.type === type)?.value ?? '';
 	return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
+/**
+ * A record as the nodes output it: the service's fields, fileLength beside the service's own
+ * spelling fileLenght, and listedDate, the date it was listed under (the day asked for).
+ */
+function outputRecord(entry: unknown, day: string): IDataObject {
+	const record = typeof entry === 'object' && entry !== null ? (entry as IDataObject) : { value: entry as IDataObject[string] };
+	const fileLength = 'fileLenght' in record && !('fileLength' in record) ? { fileLength: record.fileLenght } : {};
+	return { ...record, ...fileLength, listedDate: day };
 }
 
 /**
@@ -33,12 +70,8 @@ export async function listUploads(
 		itemIndex: options.itemIndex,
 	});
 	if (body === undefined || body === null || body === '') return [];
-	if (Array.isArray(body)) {
-		return body.map((entry) =>
-			typeof entry === 'object' && entry !== null ? (entry as IDataObject) : { value: entry as IDataObject[string] },
-		);
-	}
-	if (typeof body === 'object') return [body as IDataObject];
+	if (Array.isArray(body)) return body.map((entry) => outputRecord(entry, day));
+	if (typeof body === 'object') return [outputRecord(body, day)];
 	throw new NodeApiError(
 		this.getNode(),
 		{ message: 'The service answered the list of uploads with something other than records' },

@@ -48,6 +48,7 @@ describe('credential definition', () => {
 			'password',
 			'customerId',
 			'customerIdType',
+			'serviceTimeZone',
 			'customRateLimit',
 			'bucketCapacity',
 			'leakIntervalSeconds',

@@ -77,6 +77,8 @@ describe('Document: Get Many', () => {
 			file: expect.stringContaining(ids[0]),
 			result: `${emulator.url}/api/status/${ids[0]}/result`,
 			errors: [],
+			fileLength: output[0][0].json.fileLenght,
+			listedDate: DAY,
 		});
 		expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(1);
 	});
@@ -210,9 +212,11 @@ describe('Document: Get Many', () => {
 describe('Document: Get Many, answers the emulator does not give', () => {
 	let server: LocalServer;
 	let reply: { status: number; body: string } = { status: 200, body: '' };
+	let asked: string[] = [];
 
 	beforeAll(async () => {
-		server = await listenLocal((_req, res) => {
+		server = await listenLocal((req, res) => {
+			asked.push(req.url ?? '');
 			res.writeHead(reply.status, { 'Content-Type': 'application/json' });
 			res.end(reply.status === 204 ? undefined : reply.body);
 		});
@@ -249,7 +253,36 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		});
 
 		expect(error).toBeUndefined();
-		expect(output[0]).toEqual([{ json: record, pairedItem: { item: 0 } }]);
+		expect(output[0]).toEqual([{ json: { ...record, listedDate: DAY }, pairedItem: { item: 0 } }]);
+	});
+
+	it('takes today in the credential’s Service Time Zone, UTC unless it says otherwise', async () => {
+		reply = { status: 200, body: '' };
+		const ask = async (serviceTimeZone?: string) => {
+			asked = [];
+			const credentials = emulatorCredentials(server, { ...FAST_CREDENTIAL, ...(serviceTimeZone ? { serviceTimeZone } : {}) });
+			const { error } = await runNode({ node, parameters: getMany({ returnAll: true }), credentials });
+			expect(error).toBeUndefined();
+			return asked[0];
+		};
+		const now = Date.now();
+		const day = (timeZone: string) => listDate('', timeZone, new Date(now));
+
+		// Both asked within a few seconds: unless that crossed a midnight, each is today in its zone.
+		const [utc, kiritimati] = [await ask(), await ask('Pacific/Kiritimati')];
+		expect(utc).toBe(`/api/xml/${day('UTC')}`);
+		expect(kiritimati).toBe(`/api/xml/${day('Pacific/Kiritimati')}`);
+	});
+
+	it('refuses a Service Time Zone that is none before any request', async () => {
+		asked = [];
+		const { error } = await runNode({
+			node,
+			parameters: getMany({ returnAll: true }),
+			credentials: emulatorCredentials(server, { ...FAST_CREDENTIAL, serviceTimeZone: 'Mars/Olympus' }),
+		});
+		expect(error?.message).toBe('The credential\'s Service Time Zone is not a time zone: "Mars/Olympus"');
+		expect(asked).toEqual([]);
 	});
 
 	it('fails on text that is no record', async () => {
@@ -275,7 +308,7 @@ describe('listDate', () => {
 		expect(listDate('2024-05-31 00:10', 'America/New_York')).toBe('2024-05-31');
 	});
 
-	it('converts an instant to the day of the workflow’s time zone', () => {
+	it('converts an instant to the day of the service’s time zone', () => {
 		expect(listDate('2024-05-31T23:30:00Z', 'Europe/Oslo')).toBe('2024-06-01');
 		expect(listDate('2024-05-31T01:00:00+02:00', 'UTC')).toBe('2024-05-30');
 		expect(listDate('2024-05-31T01:00:00.123-0300', 'UTC')).toBe('2024-05-31');
@@ -284,7 +317,7 @@ describe('listDate', () => {
 		expect(listDate({ toISO: () => '2024-05-31T23:00:00.000-04:00' }, 'Europe/Berlin')).toBe('2024-06-01');
 	});
 
-	it('means today in the workflow’s time zone when empty', () => {
+	it('means today in the service’s time zone when empty', () => {
 		const now = new Date('2024-05-31T23:30:00Z');
 		expect(listDate('', 'Europe/Oslo', now)).toBe('2024-06-01');
 		expect(listDate(undefined, 'America/New_York', now)).toBe('2024-05-31');

@@ -104,9 +104,9 @@ interface PollRecord {
 }
 
 /** One poll in trigger mode; throws what the poll reported through n8n's error path. */
-async function poll(parameters: INodeParameters, staticData: IDataObject): Promise<PollRecord> {
+async function poll(parameters: INodeParameters, staticData: IDataObject, credentialFields: Record<string, string> = {}): Promise<PollRecord> {
 	const before = emulator.stats().requests;
-	const result = await runPoll(trigger, parameters, credentials(), staticData);
+	const result = await runPoll(trigger, parameters, { ...credentials(), ...credentialFields }, staticData);
 	if (result.error) throw result.error;
 	const after = emulator.stats().requests;
 	const requests: Record<string, number> = {};
@@ -155,6 +155,22 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(third.items.some((item) => old.includes(item.id as string))).toBe(false);
 	});
 
+	it('lists the service’s day in the credential’s Service Time Zone, as Get Many does', async () => {
+		setTime('2025-03-10T20:00:00Z');
+		const received = { events: ['uploadReceived'], status: 'any' };
+		const utc = await poll(received, {});
+		const kiritimati = await poll(received, {}, { serviceTimeZone: 'Pacific/Kiritimati' });
+		const id = await upload();
+		advance(MINUTE);
+
+		// The emulator dates uploads in UTC: 20:01 UTC on the 10th is already the 11th at UTC+14.
+		const inUtc = await poll(received, utc.staticData);
+		expect(inUtc.items.map((item) => [item.id, item.listedDate])).toEqual([[id, '2025-03-10']]);
+		const inKiritimati = await poll(received, kiritimati.staticData, { serviceTimeZone: 'Pacific/Kiritimati' });
+		expect(inKiritimati.items).toEqual([]);
+		expect(inKiritimati.requests).toEqual({ [LIST]: 1 });
+	});
+
 	it('emits a finished session once, with the record, its status and error URL', async () => {
 		const parameters = finished();
 		let { staticData } = await poll(parameters, {});
@@ -174,7 +190,9 @@ describe('ProductDataIntegrationTrigger', () => {
 			sentBy: { serviceId: 1001, name: 'North Shop' },
 			result: expect.stringContaining(`/api/status/${bad}/result`),
 			errors: [expect.objectContaining({ code: 'ProcessingFailed' })],
+			listedDate: '2025-03-10',
 		});
+		expect(first.items[0].fileLength).toBe(first.items[0].fileLenght);
 		expect(first.items[0].errorUrl).toBe(`${emulator.url}/api/status/${bad}/errors`);
 		expect(first.items[0]).not.toHaveProperty('errorMessage');
 		staticData = first.staticData;

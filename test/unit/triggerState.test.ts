@@ -9,49 +9,61 @@ import {
 	planListing,
 	prune,
 	readState,
-	serviceDay,
 	takeListing,
 	writeState,
 	type UploadRecord,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
 import type { IDataObject } from 'n8n-workflow';
 
+import { serviceDay } from '../../nodes/shared/uploads';
+
 const at = (iso: string) => Date.parse(iso);
 const MINUTE = 60_000;
+const UTC = 'UTC';
 
 function record(id: string, receivedAt: string, errors: unknown[] = []): UploadRecord {
 	return { id, receivedAt, fileLenght: 10, errors } as UploadRecord;
 }
 
 describe('trigger state: dates', () => {
-	it('names dates in UTC whatever the offset of the timestamp', () => {
-		expect(serviceDay(at('2025-03-10T23:30:00-02:00'))).toBe('2025-03-11');
-		expect(serviceDay(at('2025-03-11T00:30:00+02:00'))).toBe('2025-03-10');
+	it('names dates in the service time zone whatever the offset of the timestamp', () => {
+		expect(serviceDay(at('2025-03-10T23:30:00-02:00'), UTC)).toBe('2025-03-11');
+		expect(serviceDay(at('2025-03-11T00:30:00+02:00'), UTC)).toBe('2025-03-10');
+		expect(serviceDay(at('2025-03-11T00:30:00+02:00'), 'Europe/Berlin')).toBe('2025-03-10');
+		expect(serviceDay(at('2025-03-10T23:30:00Z'), 'Europe/Berlin')).toBe('2025-03-11');
+	});
+
+	it('moves midnight with the service time zone', () => {
+		// 23:02 UTC is 00:02 in Berlin (UTC+1 in March): the first poll of the Berlin day lists yesterday too.
+		const now = at('2025-03-10T23:02:00Z');
+		expect(planListing(undefined, now, UTC).days).toEqual(['2025-03-10']);
+		expect(planListing(undefined, now, 'Europe/Berlin').days).toEqual(['2025-03-10', '2025-03-11']);
+		expect(planListing(undefined, now, 'Pacific/Kiritimati').days).toEqual(['2025-03-11']);
 	});
 
 	it('lists only today during the day', () => {
 		const now = at('2025-03-10T12:00:00Z');
-		expect(planListing(now - MINUTE, now)).toEqual({ days: ['2025-03-10'] });
-		expect(planListing(undefined, now)).toEqual({ days: ['2025-03-10'] });
+		expect(planListing(now - MINUTE, now, UTC)).toEqual({ days: ['2025-03-10'] });
+		expect(planListing(undefined, now, UTC)).toEqual({ days: ['2025-03-10'] });
 	});
 
 	it('lists yesterday too until a listing made well after midnight has been read', () => {
 		const lastBeforeMidnight = at('2025-03-10T23:59:00Z');
-		expect(planListing(lastBeforeMidnight, at('2025-03-11T00:00:30Z')).days).toEqual(['2025-03-10', '2025-03-11']);
+		expect(planListing(lastBeforeMidnight, at('2025-03-11T00:00:30Z'), UTC).days).toEqual(['2025-03-10', '2025-03-11']);
 		// A listing at 00:01 may still miss uploads the service dated yesterday (clock skew).
-		expect(planListing(at('2025-03-11T00:01:00Z'), at('2025-03-11T00:02:00Z')).days).toEqual([
+		expect(planListing(at('2025-03-11T00:01:00Z'), at('2025-03-11T00:02:00Z'), UTC).days).toEqual([
 			'2025-03-10',
 			'2025-03-11',
 		]);
-		expect(planListing(at('2025-03-11T00:06:00Z'), at('2025-03-11T00:07:00Z')).days).toEqual(['2025-03-11']);
+		expect(planListing(at('2025-03-11T00:06:00Z'), at('2025-03-11T00:07:00Z'), UTC).days).toEqual(['2025-03-11']);
 		// The first poll just after midnight records yesterday as known, since the next one lists it.
-		expect(planListing(undefined, at('2025-03-11T00:02:00Z')).days).toEqual(['2025-03-10', '2025-03-11']);
+		expect(planListing(undefined, at('2025-03-11T00:02:00Z'), UTC).days).toEqual(['2025-03-10', '2025-03-11']);
 	});
 
 	it('catches up after a pause, but never further back than yesterday', () => {
 		const now = at('2025-03-11T09:00:00Z');
-		expect(planListing(at('2025-03-10T18:00:00Z'), now)).toEqual({ days: ['2025-03-10', '2025-03-11'] });
-		expect(planListing(at('2025-03-07T18:00:00Z'), now)).toEqual({
+		expect(planListing(at('2025-03-10T18:00:00Z'), now, UTC)).toEqual({ days: ['2025-03-10', '2025-03-11'] });
+		expect(planListing(at('2025-03-07T18:00:00Z'), now, UTC)).toEqual({
 			days: ['2025-03-10', '2025-03-11'],
 			skippedFrom: '2025-03-07',
 		});
@@ -59,7 +71,7 @@ describe('trigger state: dates', () => {
 
 	it('does not list tomorrow when the clock went backwards', () => {
 		const now = at('2025-03-10T12:00:00Z');
-		expect(planListing(now + DAY_MS, now)).toEqual({ days: ['2025-03-10'] });
+		expect(planListing(now + DAY_MS, now, UTC)).toEqual({ days: ['2025-03-10'] });
 	});
 });
 
@@ -103,10 +115,10 @@ describe('trigger state: bounds', () => {
 		const seen = () => ({ '2025-03-09': ['x'], '2025-03-10': ['y'], '2025-03-11': ['z'] });
 		const state = newState('scope', 0);
 		state.seen = seen();
-		prune(state, at('2025-03-11T00:03:00Z'));
+		prune(state, at('2025-03-11T00:03:00Z'), UTC);
 		expect(Object.keys(state.seen).sort()).toEqual(['2025-03-10', '2025-03-11']);
 		state.seen = seen();
-		prune(state, at('2025-03-11T08:00:00Z'));
+		prune(state, at('2025-03-11T08:00:00Z'), UTC);
 		expect(Object.keys(state.seen)).toEqual(['2025-03-11']);
 	});
 
@@ -117,7 +129,7 @@ describe('trigger state: bounds', () => {
 			old: { record: record('old', '2025-03-12T00:00:00Z'), day: '2025-03-12', firstSeen: now - PENDING_MAX_AGE_MS - 1 },
 			young: { record: record('young', '2025-03-19T00:00:00Z'), day: '2025-03-19', firstSeen: now - DAY_MS },
 		};
-		expect(prune(state, now).dropped).toEqual([{ id: 'old', reason: 'age' }]);
+		expect(prune(state, now, UTC).dropped).toEqual([{ id: 'old', reason: 'age' }]);
 		expect(Object.keys(state.pending)).toEqual(['young']);
 	});
 
@@ -128,7 +140,7 @@ describe('trigger state: bounds', () => {
 			const id = `s${i}`;
 			state.pending[id] = { record: record(id, '2025-03-20T07:00:00Z'), day: '2025-03-20', firstSeen: now - DAY_MS + i };
 		}
-		const { dropped } = prune(state, now);
+		const { dropped } = prune(state, now, UTC);
 		expect(dropped).toEqual([
 			{ id: 's0', reason: 'count' },
 			{ id: 's1', reason: 'count' },

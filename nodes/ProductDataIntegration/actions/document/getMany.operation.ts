@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { formatDay, listUploads } from '../../../shared/uploads';
+import { getServiceTimeZone, listUploads, serviceDay } from '../../../shared/uploads';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { readOncePerRun } from '../readOncePerRun';
 
@@ -11,8 +11,9 @@ const properties: INodeProperties[] = [
 		name: 'date',
 		type: 'dateTime',
 		default: '',
-		description: 'Day whose uploads to list, in the workflow’s time zone. Leave empty for today.',
-		hint: 'A date such as 2024-05-31, or a date and time in ISO 8601 (e.g. 2024-05-31T08:00:00+02:00)',
+		description:
+			'Day whose uploads to list, as the service dates them (the credential’s Service Time Zone). Leave empty for the service’s today. A date such as 2024-05-31 is taken as it is; a date and time with an offset (e.g. 2024-05-31T08:00:00+02:00) is moved to the service’s day.',
+		hint: 'A day without uploads outputs no items, so the nodes after this one do not run; to run them anyway, turn on Always Output Data in the node’s settings',
 	},
 	{
 		displayName: 'Return All',
@@ -58,13 +59,13 @@ function isCalendarDate(text: string): boolean {
 
 /**
  * The day to list as yyyy-MM-dd. A bare date or a date and time without offset is a day of the
- * workflow's time zone as written; an instant (offset, Z, epoch milliseconds, a Date) is converted
- * to that time zone. Undefined when the value is no date.
+ * service as written; an instant (offset, Z, epoch milliseconds, a Date) is moved to the service's
+ * time zone. Undefined when the value is no date.
  */
 export function listDate(value: unknown, timeZone: string, now = new Date()): string | undefined {
-	if (value === undefined || value === null || value === '') return formatDay(now, timeZone);
-	if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : formatDay(value, timeZone);
-	if (typeof value === 'number') return Number.isFinite(value) ? formatDay(value, timeZone) : undefined;
+	if (value === undefined || value === null || value === '') return serviceDay(now, timeZone);
+	if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : serviceDay(value, timeZone);
+	if (typeof value === 'number') return Number.isFinite(value) ? serviceDay(value, timeZone) : undefined;
 	// Luxon DateTime values of expressions ($now, $today) turn into ISO text.
 	const text =
 		typeof value === 'object' && typeof (value as { toISO?: unknown }).toISO === 'function'
@@ -75,12 +76,12 @@ export function listDate(value: unknown, timeZone: string, now = new Date()): st
 	if (!match || !isCalendarDate(match[1])) return undefined;
 	if (!match[2]) return match[1];
 	const instant = new Date(text.replace(' ', 'T'));
-	return Number.isNaN(instant.getTime()) ? undefined : formatDay(instant, timeZone);
+	return Number.isNaN(instant.getTime()) ? undefined : serviceDay(instant, timeZone);
 }
 
 export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const rawDate = this.getNodeParameter('date', itemIndex, '') as unknown;
-	const date = listDate(rawDate, this.getTimezone());
+	const date = listDate(rawDate, await getServiceTimeZone.call(this, itemIndex));
 	if (date === undefined) {
 		throw new NodeOperationError(this.getNode(), `The Date of item ${itemIndex} is not a valid date: "${String(rawDate)}"`, {
 			itemIndex,
