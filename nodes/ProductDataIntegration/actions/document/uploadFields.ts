@@ -80,8 +80,8 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 			type: 'number',
 			typeOptions: { minValue: 0 },
 			default: 0,
-			description:
-				'How many input items go into one document. 0 puts all items into one document (one request); N sends one document per N items.',
+			description: 'How many input items go into one document',
+			hint: '0 puts all input items into one document (one request); N sends one document per N items',
 			displayOptions: { show: { source: ['items'] } },
 		},
 		{
