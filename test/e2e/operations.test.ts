@@ -276,7 +276,8 @@ describe('the action node in n8n', () => {
 				sessionId: expect.stringMatching(GUID),
 				status: 'failed',
 				errorUrl: `${n8n.emulator.url}/api/status/${String(failed.sessionId)}/errors`,
-				errorMessage: expect.stringContaining('ProcessingFailed'),
+				errorMessage: 'Processing of the document ended with 1 error(s).',
+				errorDocument: expect.objectContaining({ errors: [expect.objectContaining({ code: 'ProcessingFailed' })] }),
 			});
 			expect(n8n.emulator.uploads().map((upload) => upload.state)).toEqual(['succeeded', 'failed']);
 		});
@@ -433,7 +434,14 @@ describe('the action node in n8n', () => {
 			expect(nodeItems(result, 'Get Result')).toEqual([
 				{ sessionId: done, status: 'succeeded' },
 				{ sessionId: endless, status: 'processing' },
-				{ sessionId: failed, status: 'failed', errorUrl, errorMessage: expect.stringContaining('ProcessingFailed') },
+				{
+					sessionId: failed,
+					status: 'failed',
+					errorUrl,
+					errorMessage: 'Processing of the document ended with 1 error(s).',
+					errorDocument: expect.objectContaining({ errors: [expect.objectContaining({ code: 'ProcessingFailed' })] }),
+					errorText: expect.stringContaining('"ProcessingFailed"'),
+				},
 			]);
 			// The error message is fetched only where asked for; the endless session is given up at the timeout.
 			expect(nodeItems(result, 'Wait')).toEqual([

@@ -154,7 +154,8 @@ describe('the trigger in a running n8n', () => {
 			if (status === 'failed') {
 				expect(item).toMatchObject({
 					errorUrl: `${n8n.emulator.url}/api/status/${String(item.id)}/errors`,
-					errorMessage: expect.stringContaining('ProcessingFailed'),
+					errorMessage: 'Processing of the document ended with 1 error(s).',
+					errorDocument: expect.objectContaining({ errors: [expect.objectContaining({ code: 'ProcessingFailed' })] }),
 				});
 			} else {
 				expect(item).toMatchObject({ errorUrl: null, errorMessage: null });
@@ -171,7 +172,7 @@ describe('the trigger in a running n8n', () => {
 		const failedIds = [...firstBatch.failed, ...secondBatch.failed];
 		expect(alerts.map((item) => item.sessionId).sort()).toEqual([...failedIds].sort());
 		for (const alert of alerts) {
-			expect(alert.alert).toMatch(new RegExp(`^Upload ${String(alert.sessionId)} from North Shop \\(.+\\) failed: .*ProcessingFailed`));
+			expect(alert.alert).toMatch(new RegExp(`^Upload ${String(alert.sessionId)} from North Shop \\(.+\\) failed: Processing of the document ended with 1 error\\(s\\)\\.$`));
 		}
 		expect(processed.map((item) => item.sessionId).sort()).toEqual(
 			[...firstBatch.succeeded, ...secondBatch.succeeded].sort(),
