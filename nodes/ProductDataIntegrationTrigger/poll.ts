@@ -3,10 +3,9 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { SessionOutcome, SessionOutcomeOptions, SessionStatus } from '../shared/sessions';
-import { effectiveCustomer } from '../shared/customer';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
-import { checkBaseUrl, getServiceCredentials } from '../shared/transport';
+import { checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../shared/transport';
 import { getServiceTimeZone, listUploads, serviceDay } from '../shared/uploads';
 import type { TriggerState, UploadRecord } from './state';
 import {

@@ -1,5 +1,4 @@
 import type {
-	ICredentialDataDecryptedObject,
 	IDataObject,
 	IExecuteFunctions,
 	ILoadOptionsFunctions,
@@ -100,19 +99,6 @@ export function getCustomerOverride(
 		);
 	}
 	return { customerId, customerIdType };
-}
-
-/** The customer node requests act on: the override if there is one, else the credential's. */
-export function effectiveCustomer(
-	credentials: ICredentialDataDecryptedObject,
-	override: CustomerOverride | undefined,
-): CustomerOverride {
-	return (
-		override ?? {
-			customerId: String(credentials.customerId ?? ''),
-			customerIdType: credentials.customerIdType === 'ExternalID' ? 'ExternalID' : 'ServiceID',
-		}
-	);
 }
 
 interface EnvironmentInfo {

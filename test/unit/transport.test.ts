@@ -193,7 +193,7 @@ describe('requests against the emulator', () => {
 		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 3 }));
 		expect(error.message).toBe(MESSAGES.denied);
 		expect(error.description).toMatch(/username and password/);
-		expect(error.description).toMatch(/customer ID/);
+		expect(error.description).toMatch(/customer ID/i);
 		expect(error.httpCode).toBe('401');
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 3 }));
 		const rendered = renderError(error);
@@ -223,6 +223,49 @@ describe('requests against the emulator', () => {
 		);
 		expect(error.httpCode).toBe('401');
 		expectNoSecrets(renderError(error));
+	});
+
+	describe('401: one check of the credential’s own login names the likely cause', () => {
+		const authMe = () => service.stats().requests['GET /api/auth/me'] ?? 0;
+
+		it('the customer node, when the login works', async () => {
+			const context = createContext({ credentials: credentialsFor(service.url) });
+			const before = authMe();
+			const error = await failure(
+				call(context, {
+					method: 'GET',
+					path: '/api/xml/2025-01-01',
+					customer: { customerId: 'SHOP-NOWHERE', customerIdType: 'ExternalID' },
+				}),
+			);
+			expect(error.httpCode).toBe('401');
+			expect(error.description).toBe(
+				"The login works (the credential's own customer is accepted), so the service refused the customer node ExternalID SHOP-NOWHERE: check the node's Customer option. A service ID is the number the service gave the node; your own ID of it is an external ID.",
+			);
+			expect(authMe() - before).toBe(1);
+		});
+
+		it('the login and the credential’s customer, when the credential’s customer is refused', async () => {
+			// The check goes with the credential's own customer: when that is the wrong one, the check
+			// fails as well, and the hint names both.
+			const context = createContext({ credentials: credentialsFor(service.url, { customerId: 'SHOP-NORTH', customerIdType: 'ServiceID' }) });
+			const error = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
+			expect(error.description).toMatch(/^The credential's login is refused as well/);
+			expect(error.description).toMatch(/Customer ID and its type/);
+		});
+
+		it('the login, when the check is refused too; no check for a refused check', async () => {
+			const context = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+			const before = authMe();
+			const error = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
+			expect(error.description).toMatch(/^The credential's login is refused as well \(GET \/api\/auth\/me with its own customer\): check that the username and password are the ones issued for the Production environment/);
+			expect(authMe() - before).toBe(1);
+
+			const onCheck = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+			expect(onCheck.description).toMatch(/^The credential's login is refused as well/);
+			expect(authMe() - before).toBe(2);
+			expectNoSecrets(renderError(error));
+		});
 	});
 
 	it('400: the service message', async () => {

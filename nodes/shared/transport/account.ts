@@ -6,8 +6,22 @@ import { DEFAULT_TERMS, limiterFor, sharingFor, type BucketTerms, type RateLimit
 import { checkBaseUrl } from './baseUrl';
 import { isPollContext } from './context';
 import type { ServiceContext } from './context';
+import type { CustomerOverride } from './types';
 
 export const CREDENTIAL_NAME = 'productDataIntegrationApi';
+
+/** The customer node a request acts on: the override if there is one, else the credential's. */
+export function effectiveCustomer(
+	credentials: ICredentialDataDecryptedObject,
+	override: CustomerOverride | undefined,
+): CustomerOverride {
+	return (
+		override ?? {
+			customerId: String(credentials.customerId ?? ''),
+			customerIdType: credentials.customerIdType === 'ExternalID' ? 'ExternalID' : 'ServiceID',
+		}
+	);
+}
 
 /** The credential as the requests of one node run use it. */
 export interface Account {

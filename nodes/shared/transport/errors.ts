@@ -1,12 +1,33 @@
 import { NodeApiError, type INode, type JsonObject } from 'n8n-workflow';
 
 import { serviceMessage } from './responses';
-import type { Exchange } from './types';
+import type { CustomerOverride, Exchange } from './types';
 
-/** The credential's Environment is what a 401 most often gets wrong: a password of the other one. */
-function authDescription(environment: unknown): string {
+/**
+ * What a 401 tells, once the credential's own login was tried (GET /api/auth/me with its own
+ * customer): `login` when that failed too, `customer` when it worked, so the customer node of the
+ * refused request is what the service refused.
+ */
+export interface Unauthorized {
+	cause?: 'login' | 'customer';
+	customer: CustomerOverride;
+	/** The customer came from the node's Customer option, not from the credential. */
+	overridden: boolean;
+}
+
+/** The credential's Environment is what a refused login most often gets wrong: a password of the other one. */
+function authDescription(environment: unknown, unauthorized?: Unauthorized): string {
 	const name = environment === 'test' ? 'Development/Test' : 'Production';
-	return `Check that the username and password are the ones issued for the ${name} environment (the credential's Environment), that the Base URL is that environment's address, and the customer ID and its type (ServiceID or ExternalID)`;
+	const login = `that the username and password are the ones issued for the ${name} environment (the credential's Environment) and that the Base URL is that environment's address`;
+	if (unauthorized?.cause === 'customer') {
+		const { customerIdType, customerId } = unauthorized.customer;
+		const where = unauthorized.overridden ? "the node's Customer option" : "the credential's Customer ID and Customer ID Type";
+		return `The login works (the credential's own customer is accepted), so the service refused the customer node ${customerIdType} ${customerId}: check ${where}. A service ID is the number the service gave the node; your own ID of it is an external ID.`;
+	}
+	if (unauthorized?.cause === 'login') {
+		return `The credential's login is refused as well (GET /api/auth/me with its own customer): check ${login}, and the credential's Customer ID and its type (ServiceID or ExternalID)`;
+	}
+	return `Check ${login}, and the customer ID and its type (ServiceID or ExternalID)`;
 }
 
 export const AMBIGUOUS_DESCRIPTION =
@@ -76,6 +97,7 @@ export function statusError(
 	status: number,
 	text: string,
 	headers: Record<string, string>,
+	unauthorized?: Unauthorized,
 ): NodeApiError {
 	const said = serviceMessage(text);
 	const target = describeTarget(exchange);
@@ -84,7 +106,7 @@ export function statusError(
 		return apiError(node, said ?? `Authorization denied (${status})`, {
 			httpCode: status,
 			itemIndex,
-			description: authDescription(environment),
+			description: authDescription(environment, unauthorized),
 		});
 	}
 	if (status === 400) {

@@ -5,7 +5,7 @@
 export type { ServiceContext } from './context';
 export type { CustomerOverride, RequestBody, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, bucketTerms, CREDENTIAL_NAME, getServiceCredentials } from './account';
+export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
 export { cancelledError, cancelSignal, sleepOrCancel } from './cancel';
 export {
 	fetchServiceUrl,

@@ -1,4 +1,4 @@
-import { NodeOperationError, type IN8nHttpFullResponse, type INode } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, type IN8nHttpFullResponse, type INode } from 'n8n-workflow';
 
 import {
 	backoffDelay,
@@ -9,7 +9,7 @@ import {
 	type RateLimiter,
 } from '../throttle';
 import { oncePerRun } from '../runCache';
-import { getAccount, type Account } from './account';
+import { effectiveCustomer, getAccount, type Account } from './account';
 import { cancelledError, cancelSignal, sleepOrCancel } from './cancel';
 import {
 	AMBIGUOUS_DESCRIPTION,
@@ -20,6 +20,7 @@ import {
 	NOT_SENT_CODES,
 	PERMANENT_CODES,
 	statusError,
+	type Unauthorized,
 } from './errors';
 import { isSingleUse, sendOnce } from './http';
 import { bodyText, normalizeHeaders, parseBody } from './responses';
@@ -234,9 +235,37 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		} else if (status >= 500) {
 			await afterServerError(attempt, status, text, headers);
 		} else {
-			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers);
+			const unauthorized = status === 401 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
+			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers, unauthorized);
 		}
 	}
+}
+
+/**
+ * After a 401, whether the credential's own login works: one GET /api/auth/me with its own
+ * customer, sent only then, tells a refused login from a refused customer node.
+ */
+async function diagnoseUnauthorized(context: ServiceContext, account: Account, exchange: Exchange): Promise<Unauthorized | undefined> {
+	if (!exchange.authenticated) return undefined;
+	const unauthorized = {
+		customer: effectiveCustomer(account.credentials, exchange.customer),
+		overridden: exchange.customer !== undefined,
+	};
+	const check = `${account.baseUrl}/api/auth/me`;
+	// The refused request was that very check.
+	if (exchange.url === check && !exchange.customer) return { ...unauthorized, cause: 'login' };
+	const answer = await perform(context, account, {
+		method: 'GET',
+		url: check,
+		itemIndex: exchange.itemIndex,
+		responseType: 'none',
+		allowStatus: [],
+		authenticated: true,
+	}).then(
+		() => 'customer' as const,
+		(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
+	);
+	return { ...unauthorized, cause: answer };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { effectiveCustomer, getCustomerOverride } from '../../../shared/customer';
+import { getCustomerOverride } from '../../../shared/customer';
 import {
 	isUnknownSession,
 	normalizeSessionId,
@@ -10,6 +10,7 @@ import {
 	type WaitResult,
 } from '../../../shared/sessions';
 import {
+	effectiveCustomer,
 	getServiceCredentials,
 	serviceRequest,
 	type CustomerOverride,
