@@ -479,6 +479,7 @@ describe('ProductDataIntegrationTrigger', () => {
 		});
 	});
 
+	// Hundreds of polls against the emulator: seconds of work, more on a loaded machine.
 	it('survives a simulated day: each finished session emitted exactly once, no poll above its cap', async () => {
 		const maxChecks = 3;
 		const parameters = {
@@ -568,5 +569,5 @@ describe('ProductDataIntegrationTrigger', () => {
 		const state = triggerState(staticData);
 		expect(state.pending).toEqual({});
 		expect(Object.keys(state.seen as IDataObject)).toEqual(['2025-03-11']);
-	});
+	}, 60_000);
 });
