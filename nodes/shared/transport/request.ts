@@ -207,7 +207,7 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 
 	for (;;) {
 		const grant = await acquire(attempt);
-		const body = typeof exchange.body === 'function' ? exchange.body() : exchange.body;
+		const body = typeof exchange.body === 'function' ? await exchange.body() : exchange.body;
 
 		let response: IN8nHttpFullResponse;
 		try {

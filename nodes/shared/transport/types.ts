@@ -17,9 +17,9 @@ export interface ServiceRequest {
 	/**
 	 * Streams (and FormData, which is a stream) are sent as they are read, never buffered, and so
 	 * can be sent only once: a request that must be repeated (e.g. after a 429) fails instead.
-	 * Pass a function that creates the body to let such a request be repeated.
+	 * Pass a function that creates the body (or promises it) to let such a request be repeated.
 	 */
-	body?: RequestBody | (() => RequestBody);
+	body?: RequestBody | (() => RequestBody | Promise<RequestBody>);
 	headers?: IDataObject;
 	/** Replaces the credential's customer headers for this call. */
 	customer?: CustomerOverride;

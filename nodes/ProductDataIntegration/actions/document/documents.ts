@@ -1,9 +1,8 @@
 import { createHash } from 'crypto';
-import { addAbortSignal, PassThrough, pipeline, type Readable } from 'stream';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { cancelledError, cancelSignal } from '../../../shared/transport';
+import { cancelledError, cancelSignal, type RequestBody } from '../../../shared/transport';
 import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../shared/xml/build';
 import { isXmlName } from '../../../shared/xml/chars';
 import { checkXml, checkXmlStream, type XmlProblem } from '../../../shared/xml/check';
@@ -177,7 +176,8 @@ async function readBinaryDocument(
 		const stream = await context.helpers.getBinaryStream(binaryData.id);
 		// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
 		const signal = cancelSignal(context);
-		if (signal) addAbortSignal(signal, stream);
+		const stop = () => stream.destroy(new Error('The execution was cancelled'));
+		signal?.addEventListener('abort', stop, { once: true });
 		try {
 			if (validate) {
 				problem = await checkXmlStream(stream, measure);
@@ -187,6 +187,8 @@ async function readBinaryDocument(
 		} catch (error) {
 			if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
 			throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+		} finally {
+			signal?.removeEventListener('abort', stop);
 		}
 	} else {
 		buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
@@ -270,7 +272,7 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 
 export interface DocumentBody {
 	/** A buffer, or for stored binary data a function that opens a fresh stream for each attempt. */
-	body: Buffer | (() => Readable);
+	body: Buffer | (() => Promise<RequestBody>);
 	/** Releases the stored file after the last attempt. */
 	close(): void;
 }
@@ -283,19 +285,14 @@ export interface DocumentBody {
 export function documentBody(context: IExecuteFunctions, document: XmlDocument): DocumentBody {
 	if (document.buffer) return { body: document.buffer, close: () => {} };
 	const binaryDataId = document.binaryDataId as string;
-	let attempt: PassThrough | undefined;
-	// Destroying the PassThrough makes the pipeline destroy the file stream too.
+	let attempt: { destroy(): void } | undefined;
 	const close = () => attempt?.destroy();
 	return {
-		body: () => {
+		body: async () => {
 			close();
-			const body = new PassThrough();
-			attempt = body;
-			context.helpers.getBinaryStream(binaryDataId).then(
-				(stream) => pipeline(stream, body, () => {}),
-				(error: Error) => body.destroy(error),
-			);
-			return body;
+			const stream = await context.helpers.getBinaryStream(binaryDataId);
+			attempt = stream;
+			return stream;
 		},
 		close,
 	};
