@@ -5,7 +5,7 @@ import type {
 	INodeTypeDescription,
 	IPollFunctions,
 } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
 import { includeErrorMessageOption } from '../shared/errorDocument';
@@ -32,7 +32,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		},
 		polling: true,
 		inputs: [],
-		outputs: ['main'],
+		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{
 				name: 'productDataIntegrationApi',
