@@ -3,30 +3,30 @@ import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { emulatorCredentials, runListSearch, runNode } from '../../scripts/n8n/in-process';
 
 const node = new ProductDataIntegration();
+let emulator: Emulator;
+
+beforeAll(async () => {
+	emulator = await startEmulator({
+		accounts: [
+			{
+				username: 'shop-chain',
+				password: 'chain-password',
+				customers: [
+					{ serviceId: 2002, externalId: 'ZETA', name: 'Zeta Store' },
+					{ serviceId: 2001, externalId: 'ALPHA', name: 'Alpha Store' },
+					{ serviceId: 2003, externalId: null, name: 'Chain Office' },
+				],
+			},
+		],
+	});
+});
+
+afterAll(async () => {
+	await emulator.close();
+});
 
 describe('Customer option: the list', () => {
-	let emulator: Emulator;
 	const parameters = { resource: 'image', operation: 'find', searchBy: 'md5', options: {} };
-
-	beforeAll(async () => {
-		emulator = await startEmulator({
-			accounts: [
-				{
-					username: 'shop-chain',
-					password: 'chain-password',
-					customers: [
-						{ serviceId: 2002, externalId: 'ZETA', name: 'Zeta Store' },
-						{ serviceId: 2001, externalId: 'ALPHA', name: 'Alpha Store' },
-						{ serviceId: 2003, externalId: null, name: 'Chain Office' },
-					],
-				},
-			],
-		});
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
 
 	const credentials = (customerId: string, customerIdType = 'ServiceID') =>
 		emulatorCredentials(emulator, { username: 'shop-chain', password: 'chain-password', customerId, customerIdType });
@@ -62,7 +62,6 @@ describe('Customer option: the list', () => {
 });
 
 describe('Customer option: the customer a request acts on', () => {
-	let emulator: Emulator;
 	const UNKNOWN_MD5 = '0123456789abcdef0123456789abcdef';
 	const find = (customer: unknown) => ({
 		resource: 'image',
@@ -70,25 +69,6 @@ describe('Customer option: the customer a request acts on', () => {
 		searchBy: 'md5',
 		md5: UNKNOWN_MD5,
 		options: { customer },
-	});
-
-	beforeAll(async () => {
-		emulator = await startEmulator({
-			accounts: [
-				{
-					username: 'shop-chain',
-					password: 'chain-password',
-					customers: [
-						{ serviceId: 2001, externalId: 'ALPHA', name: 'Alpha Store' },
-						{ serviceId: 2002, externalId: null, name: 'Chain Office' },
-					],
-				},
-			],
-		});
-	});
-
-	afterAll(async () => {
-		await emulator.close();
 	});
 
 	// The credential names a customer the account does not have: only the override can pass.
