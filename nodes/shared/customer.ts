@@ -35,15 +35,15 @@ export const customerOption: INodeProperties = {
 			typeOptions: { searchListMethod: 'searchCustomers', searchable: true },
 		},
 		{
-			displayName: 'By Service ID',
+			displayName: 'By ID',
 			name: 'serviceId',
 			type: 'string',
 			placeholder: 'e.g. 1002',
-			hint: 'The number the service gave the customer node',
+			hint: 'The service ID: the number the service gave the customer node',
 			validation: [{ type: 'regex', properties: { regex: SERVICE_ID.source, errorMessage: 'A service ID is a number, e.g. 1002' } }],
 		},
 		{
-			displayName: 'By External ID',
+			displayName: 'External ID',
 			name: 'externalId',
 			type: 'string',
 			placeholder: 'e.g. STORE-NORTH',
@@ -93,7 +93,7 @@ export function getCustomerOverride(
 				itemIndex: isTrigger ? undefined : itemIndex,
 				description:
 					customerIdType === 'ServiceID'
-						? 'A service ID is the number the service gave the customer node, e.g. 1002. For your own ID of the node, choose By External ID.'
+						? 'A service ID is the number the service gave the customer node, e.g. 1002. For your own ID of the node, choose External ID.'
 						: 'An external ID is your own ID of the customer node, as text on one line.',
 			},
 		);
