@@ -668,7 +668,9 @@ describe('the action node in n8n', () => {
 			const error = result.data.resultData.error as (IDataObject & { context?: IDataObject }) | undefined;
 			expect(runError(result)).toMatchObject({ node: 'Upload', message: 'Authorization has been denied for this request.' });
 			expect(error).toMatchObject({ httpCode: '401', context: expect.objectContaining({ itemIndex: 0 }) });
-			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 1 });
+			expect(error?.description).toMatch(/^The credential's login is refused as well/);
+			// The upload, then the one check of the credential's own login that names the cause.
+			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 2 });
 		});
 
 		test('with continue on fail, each item carries the 401 message, and nothing n8n shows holds a secret', async () => {
@@ -688,7 +690,8 @@ describe('the action node in n8n', () => {
 				expect.objectContaining({ error: 'Authorization has been denied for this request.' }),
 				expect.objectContaining({ error: 'Authorization has been denied for this request.' }),
 			]);
-			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 2 });
+			// Two uploads and one check of the login for the run, not one per item.
+			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 3 });
 		});
 	});
 });

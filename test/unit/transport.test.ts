@@ -261,7 +261,12 @@ describe('requests against the emulator', () => {
 			expect(error.description).toMatch(/^The credential's login is refused as well \(GET \/api\/auth\/me with its own customer\): check that the username and password are the ones issued for the Production environment/);
 			expect(authMe() - before).toBe(1);
 
-			const onCheck = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+			const again = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-02' }));
+			expect(again.description).toBe(error.description);
+			// Once per node run, however many requests are refused.
+			expect(authMe() - before).toBe(1);
+
+			const onCheck = await failure(call(createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) }), { method: 'GET', path: '/api/auth/me' }));
 			expect(onCheck.description).toMatch(/^The credential's login is refused as well/);
 			expect(authMe() - before).toBe(2);
 			expectNoSecrets(renderError(error));

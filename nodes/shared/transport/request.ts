@@ -254,16 +254,19 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 	const check = `${account.baseUrl}/api/auth/me`;
 	// The refused request was that very check.
 	if (exchange.url === check && !exchange.customer) return { ...unauthorized, cause: 'login' };
-	const answer = await perform(context, account, {
-		method: 'GET',
-		url: check,
-		itemIndex: exchange.itemIndex,
-		responseType: 'none',
-		allowStatus: [],
-		authenticated: true,
-	}).then(
-		() => 'customer' as const,
-		(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
+	// Asked once per node run, however many items are refused.
+	const answer = await oncePerRun(context, 'login-check', async () =>
+		await perform(context, account, {
+			method: 'GET',
+			url: check,
+			itemIndex: exchange.itemIndex,
+			responseType: 'none',
+			allowStatus: [],
+			authenticated: true,
+		}).then(
+			() => 'customer' as const,
+			(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
+		),
 	);
 	return { ...unauthorized, cause: answer };
 }
