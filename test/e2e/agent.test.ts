@@ -20,12 +20,11 @@ import {
 	nodeItems,
 	nodeType,
 	prepareN8n,
-	type CredentialImport,
 	type N8nHarness,
 	type WorkflowDefinition,
 } from './harness';
 
-const OPENAI_CREDENTIAL = { id: 'chatModelStub', name: 'Chat model stub' } as const;
+const OPENAI_CREDENTIAL_NAME = 'Chat model stub';
 const IMAGE = Buffer.from('an image of a chair, as far as the emulator cares');
 const IMAGE_MD5 = createHash('md5').update(IMAGE).digest('hex');
 
@@ -46,7 +45,7 @@ function toolNode(name: string, parameters: Record<string, unknown>, position: [
 	};
 }
 
-function agentWorkflow(prompt: string): WorkflowDefinition {
+function agentWorkflow(prompt: string, openAiCredential: { id: string; name: string }): WorkflowDefinition {
 	return {
 		name: 'Agent with the node as tools',
 		nodes: [
@@ -64,7 +63,7 @@ function agentWorkflow(prompt: string): WorkflowDefinition {
 				typeVersion: 1.2,
 				position: [200, 300],
 				parameters: { model: { __rl: true, mode: 'id', value: STUB_MODEL }, options: {} },
-				credentials: { openAiApi: OPENAI_CREDENTIAL },
+				credentials: { openAiApi: openAiCredential },
 			},
 			toolNode(
 				'Get Result',
@@ -131,16 +130,18 @@ describe('the node as a tool of the AI Agent', () => {
 				);
 			},
 		]);
-		await n8n.importCredential({
-			...OPENAI_CREDENTIAL,
-			type: 'openAiApi',
-			data: { apiKey: 'stub-key', url: model.url },
-		} as unknown as CredentialImport);
-		const id = await n8n.importWorkflow(
-			agentWorkflow(`What became of upload ${sessionId}, and is the image with MD5 ${IMAGE_MD5} there?`),
-		);
+		const openAiCredential = {
+			id: await n8n.server.createCredential({
+				name: OPENAI_CREDENTIAL_NAME,
+				type: 'openAiApi',
+				data: { apiKey: 'stub-key', url: model.url },
+			}),
+			name: OPENAI_CREDENTIAL_NAME,
+		};
 
-		const run = await n8n.executeWorkflow(id);
+		const run = await n8n.run(
+			agentWorkflow(`What became of upload ${sessionId}, and is the image with MD5 ${IMAGE_MD5} there?`, openAiCredential),
+		);
 
 		// What n8n offered the model: one tool per node, its input schema made of the $fromAI() fields.
 		const [first] = model.requests;
