@@ -2,8 +2,9 @@ import { isNameChar, isNameStart, isSpace, isXmlChar, isXmlName } from '../chars
 
 /** A general entity declared in the DOCTYPE. */
 export interface EntityDeclaration {
-	/** Replacement text of an internal entity; null for an external one (never read). */
+	/** Replacement text of an internal entity; null when not known (external ones are never read). */
 	value: string | null;
+	external: boolean;
 	/** An unparsed entity (NDATA): never referenced in text or attribute values. */
 	unparsed: boolean;
 }
@@ -45,8 +46,9 @@ export function readDoctype(text: string, standalone: boolean): DoctypeResult {
 	try {
 		reader.readDoctype();
 	} catch (error) {
-		if (error instanceof DoctypeProblem) return { problem: { message: error.message, offset: error.offset } };
-		throw error;
+		// The reader throws nothing but DoctypeProblem: the first problem ends the reading.
+		const { message, offset } = error as DoctypeProblem;
+		return { problem: { message, offset: offset ?? 0 } };
 	}
 	return { doctype: { entities: reader.entities, undeclaredAllowed: reader.undeclaredAllowed, defaults: reader.defaults } };
 }
@@ -346,9 +348,10 @@ class DoctypeReader {
 	 * Checks the references of a literal: character references must name characters XML allows,
 	 * entity references must be well-formed names ending in ';', and parameter entity references
 	 * (entity values only) are not allowed in the internal subset. Returns the literal with its
-	 * character references replaced: the replacement text of an entity value.
+	 * character references replaced: the replacement text of an entity value; null when that
+	 * depends on a parameter entity (inside one), which is not expanded.
 	 */
-	private checkReferences(value: string, offset: number, entityValue: boolean): string {
+	private checkReferences(value: string, offset: number, entityValue: boolean): string | null {
 		let result = '';
 		let k = 0;
 		while (k < value.length) {
@@ -358,7 +361,7 @@ class DoctypeReader {
 				const end = value.indexOf(';', k);
 				const name = end > k ? value.slice(k + 1, end) : '';
 				if (!isXmlName(name)) this.fail("'%' must start a parameter entity reference such as '%name;'", offset + k);
-				throw new UnknownValue();
+				return null;
 			}
 			if (c !== '&') {
 				result += c;
@@ -403,16 +406,11 @@ class DoctypeReader {
 		this.requireSpace('after the entity name');
 		let value: string | null = null;
 		let unparsed = false;
-		let known = true;
-		if (this.at('"') || this.at("'")) {
+		const external = !(this.at('"') || this.at("'"));
+		if (!external) {
 			const offset = this.pos + 1;
 			const literal = this.readQuoted('the entity value');
-			try {
-				value = this.checkReferences(literal, offset, true);
-			} catch (error) {
-				if (!(error instanceof UnknownValue)) throw error;
-				known = false;
-			}
+			value = this.checkReferences(literal, offset, true);
 		} else {
 			this.readExternalId(false);
 			const spaced = this.skipSpace();
@@ -427,9 +425,9 @@ class DoctypeReader {
 		}
 		// The first declaration of an entity is the one that counts.
 		if (parameter) {
-			if (!this.parameterEntities.has(name)) this.parameterEntities.set(name, known ? value : null);
+			if (!this.parameterEntities.has(name)) this.parameterEntities.set(name, value);
 		} else if (!this.entities.has(name)) {
-			this.entities.set(name, { value: known ? value : null, unparsed });
+			this.entities.set(name, { value, external, unparsed });
 		}
 	}
 
@@ -533,7 +531,6 @@ class DoctypeReader {
 	}
 }
 
-class UnknownValue extends Error {}
 
 const PREDEFINED = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
 

@@ -41,7 +41,8 @@ export class EntityResolver {
 		const entity = this.doctype?.entities.get(name);
 		if (!entity) return this.undeclared(name);
 		if (entity.unparsed) return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in an attribute value`;
-		if (entity.value === null) return `The entity '&${name};' is external and cannot be referenced in an attribute value`;
+		if (entity.external) return `The entity '&${name};' is external and cannot be referenced in an attribute value`;
+		if (entity.value === null) return null;
 		return this.verdict(this.attributeVerdicts, name, () => {
 			const problem = this.attributeValueProblem(entity.value as string);
 			return problem && `In the entity '&${name};': ${problem}`;
