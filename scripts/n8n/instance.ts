@@ -189,7 +189,7 @@ export class N8nFolder {
 		});
 		closeSync(output);
 		track(child);
-		const server = new N8nServer(`http://127.0.0.1:${serverPort}`, child, log, this.loadFlatted());
+		const server = new N8nServer(`http://127.0.0.1:${serverPort}`, log, this.loadFlatted(), child);
 		try {
 			await server.waitUntilReady();
 		} catch (error) {
@@ -205,6 +205,11 @@ export class N8nFolder {
 		const file = join(dir, `${name}-${Date.now()}.json`);
 		writeFileSync(file, JSON.stringify(content, null, '\t'));
 		return file;
+	}
+
+	/** The client of an n8n already running on this folder (started by another process). */
+	attach(url: string, logFile: string): N8nServer {
+		return new N8nServer(url, logFile, this.loadFlatted());
 	}
 
 	// The REST API hands execution data out in `flatted` form; n8n's own copy decodes it.

@@ -64,14 +64,18 @@ export class N8nServer {
 
 	private readonly exited: Promise<void>;
 
+	/**
+	 * `child`: the `n8n start` process this driver started (N8nFolder.start()); without it, the
+	 * client of an n8n started elsewhere, which stop() leaves running.
+	 */
 	constructor(
 		readonly url: string,
-		private readonly child: ChildProcess,
 		readonly logFile: string,
 		private readonly parseFlatted: (text: string) => unknown,
+		private readonly child?: ChildProcess,
 	) {
 		this.exited = new Promise((resolvePromise) => {
-			child.once('exit', (code, signal) => {
+			child?.once('exit', (code, signal) => {
 				this.exit = { code, signal };
 				untrack(child);
 				resolvePromise();
@@ -79,11 +83,7 @@ export class N8nServer {
 		});
 	}
 
-	get pid(): number | undefined {
-		return this.child.pid;
-	}
-
-	/** A promise that settles when n8n has exited, for whatever reason. */
+	/** A promise that settles when the n8n this driver started has exited, for whatever reason. */
 	get stopped(): Promise<void> {
 		return this.exited;
 	}
@@ -250,16 +250,21 @@ export class N8nServer {
 		return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : '';
 	}
 
-	/** SIGTERM, as an operator stops n8n; SIGKILL for the whole group if it does not stop in time. */
+	/**
+	 * SIGTERM, as an operator stops n8n; SIGKILL for the whole group if it does not stop in time.
+	 * Only an n8n this driver started.
+	 */
 	async stop(): Promise<void> {
+		const { child } = this;
+		if (!child) return;
 		if (!this.exit) {
-			this.child.kill('SIGTERM');
-			const timer = setTimeout(() => killGroup(this.child, 'SIGKILL'), STOP_TIMEOUT_MS);
+			child.kill('SIGTERM');
+			const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_TIMEOUT_MS);
 			await this.exited;
 			clearTimeout(timer);
 		}
 		// The task runner n8n started, should it have outlived n8n.
-		killGroup(this.child, 'SIGKILL');
+		killGroup(child, 'SIGKILL');
 	}
 
 	private async send(method: Method, path: string, body?: unknown) {

@@ -1,5 +1,5 @@
 import { cleanRun } from './harness';
 
-export default function globalTeardown(): void {
-	cleanRun();
+export default async function globalTeardown(): Promise<void> {
+	await cleanRun();
 }

@@ -104,7 +104,7 @@ describe('n8n with the packed package', () => {
 		expect(credentials.map((credential) => credential.name)).toEqual(expect.arrayContaining(declared.credentials));
 
 		const { data } = await n8n.server.request<{ data: Array<{ id: string; name: string }> }>('GET', '/rest/credentials');
-		expect(data).toEqual([expect.objectContaining(EMULATOR_CREDENTIAL)]);
+		expect(data).toEqual(expect.arrayContaining([expect.objectContaining(EMULATOR_CREDENTIAL)]));
 		const { data: test } = await n8n.server.request<{ data: { status: string } }>('POST', '/rest/credentials/test', {
 			credentials: n8n.credential,
 		});

@@ -1,7 +1,7 @@
 /**
  * End-to-end harness: the packed package installed into a real n8n (the version pinned in
- * scripts/n8n-host), one `n8n start` per test file, workflows created and run through its REST API
- * against an emulator that lives in the test's own process. The driver of n8n is scripts/n8n/
+ * scripts/n8n-host), one `n8n start` for the whole run, workflows created and run through its REST
+ * API against an emulator that lives in the test file's own process. The driver of n8n is scripts/n8n/
  * (shared with `npm start`); this file adds the emulator and jest's set-up.
  *
  * Running: `npm run test:e2e` (scripts/e2e.sh) runs every `*.test.ts` under test/e2e with
@@ -9,7 +9,7 @@
  * test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up builds the package from
  * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names), installs n8n (cached by
  * scripts/install-n8n.sh) and prepares, once per run, an n8n user folder with the package installed
- * the way a user installs it, the emulator credential imported and the database migrated; every prepareN8n() starts n8n on a copy of it (about 5 s). `E2E_KEEP_FOLDERS=1`
+X `E2E_KEEP_FOLDERS=1`
  * keeps the user folders (database, n8n's log) for a look.
  *
  *   import { chainWorkflow, actionNode, nodeItems, prepareN8n, type N8nHarness } from './harness';
@@ -28,8 +28,9 @@
  *
  * API
  * - prepareN8n({ emulator?, credential?, env? }) -> N8nHarness: an emulator started in this process
- *   (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given), n8n started
- *   on a fresh user folder (`env`: more environment for it), the owner logged in, and the credential
+ *   (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given), the run's
+ *   n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of the prepared
+ *   user folder, about 10 s to start), the owner logged in, and the credential
  *   EMULATOR_CREDENTIAL (customer 1001 of the default account, the emulator's bucket terms as its
  *   Custom Rate Limit; `credential` overrides its fields) pointing at the emulator.
  * - harness.run(workflow, { expect: 'success' | 'failure' }) -> StoredExecution: creates the workflow
@@ -45,7 +46,10 @@
  * - harness.createCredential(overrides) -> { id, name }: another credential for the emulator.
  * - harness.server: any REST route (server.request(method, path, body)), executions
  *   (listExecutions, getExecution), n8n's output so far (server.log()).
- * - harness.stop(): stops n8n and the emulator and removes the user folder.
+ * - harness.stop(): stops the emulator (and an n8n of its own, removing its user folder).
+ * The run's n8n is shared: workflows, credentials and executions of earlier files stay in it, so a
+ * test looks at its own workflows' executions, and creates an example workflow of examples/ as a
+ * copy (`{ ...example, id: undefined }`) unless it is examples.test.ts.
  * - nodeItems(run, nodeName, { output?, runIndex? }) and runError(run) read a StoredExecution;
  *   chainWorkflow/actionNode/downloadNode build workflows (scripts/n8n/workflows.ts); nodeType(name)
  *   is the type of one of the package's nodes.
@@ -93,9 +97,22 @@ function keepFolders(): boolean {
 	return process.env.E2E_KEEP_FOLDERS === '1';
 }
 
+/** What the global set-up hands to the test files (through the environment: jest runs them in-band). */
+interface RunSettings {
+	n8nBin: string;
+	workDir: string;
+	template: string;
+	shared: { folder: string; url: string; logFile: string };
+}
+
+const SETTINGS_VARIABLE = 'E2E_N8N_RUN';
+
+// Jest hands the globals of the global set-up to the global tear-down, nothing else.
+const sharedServer = globalThis as { e2eSharedN8n?: N8nServer };
+
 /**
- * Jest global set-up: installs n8n and prepares the user folder every prepareN8n() copies. Hands
- * both to the test files through the environment.
+ * Jest global set-up: installs n8n, prepares the user folder every n8n of the run starts from, and
+ * starts the n8n the test files share.
  */
 export async function prepareRun(): Promise<void> {
 	const workDir = mkdtempSync(join(tmpdir(), 'pdi-e2e-'));
@@ -105,15 +122,25 @@ export async function prepareRun(): Promise<void> {
 	// Pointing nowhere until prepareN8n() points it at its emulator; imported here so that it keeps
 	// the fixed id the examples name. The import also migrates the new database, once for the run.
 	await template.importCredentials([emulatorCredential('http://127.0.0.1:9', DEFAULT_ACCOUNT)]);
-	process.env.E2E_N8N_BIN = n8nBin;
-	process.env.E2E_WORK_DIR = workDir;
-	process.env.E2E_TEMPLATE_FOLDER = template.path;
+	const shared = template.copyTo(join(workDir, 'shared'));
+	const server = await shared.start();
+	sharedServer.e2eSharedN8n = server;
+	await server.ensureOwner(OWNER);
+	const settings: RunSettings = {
+		n8nBin,
+		workDir,
+		template: template.path,
+		shared: { folder: shared.path, url: server.url, logFile: server.logFile },
+	};
+	process.env[SETTINGS_VARIABLE] = JSON.stringify(settings);
 }
 
 /** Jest global tear-down. */
-export function cleanRun(): void {
-	const workDir = process.env.E2E_WORK_DIR;
-	if (!workDir) return;
+export async function cleanRun(): Promise<void> {
+	await sharedServer.e2eSharedN8n?.stop();
+	const settings = process.env[SETTINGS_VARIABLE];
+	if (!settings) return;
+	const { workDir } = JSON.parse(settings) as RunSettings;
 	if (keepFolders()) {
 		process.stderr.write(`n8n user folders kept in ${workDir}\n`);
 		return;
@@ -121,12 +148,10 @@ export function cleanRun(): void {
 	rmSync(workDir, { recursive: true, force: true });
 }
 
-function preparedTemplate(): { template: N8nFolder; workDir: string } {
-	const { E2E_N8N_BIN: n8nBin, E2E_WORK_DIR: workDir, E2E_TEMPLATE_FOLDER: template } = process.env;
-	if (!n8nBin || !workDir || !template) {
-		throw new Error('The n8n end-to-end set-up did not run: use `npm run test:e2e` (test/e2e/jest.config.js)');
-	}
-	return { template: new N8nFolder(n8nBin, template), workDir };
+function runSettings(): RunSettings {
+	const settings = process.env[SETTINGS_VARIABLE];
+	if (!settings) throw new Error('The n8n end-to-end set-up did not run: use `npm run test:e2e` (test/e2e/jest.config.js)');
+	return JSON.parse(settings) as RunSettings;
 }
 
 export interface PrepareOptions {
@@ -143,14 +168,23 @@ export interface PrepareOptions {
  */
 const FAST_LEAK_MS = 100;
 
-/** n8n running on a fresh user folder with the package, an emulator and a credential for it. */
+/**
+ * The n8n of the run with an emulator of this test file and the emulator credential pointing at
+ * it; with `env`, an n8n of its own on a fresh user folder.
+ */
 export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarness> {
-	const { template, workDir } = preparedTemplate();
-	const folder = template.copyTo(mkdtempSync(join(workDir, 'n8n-')));
+	const { n8nBin, workDir, template, shared } = runSettings();
 	const emulator = await startEmulator({ processingMs: 0, leakIntervalMs: FAST_LEAK_MS, ...options.emulator });
 	let server: N8nServer | undefined;
 	try {
-		server = await folder.start({ env: options.env });
+		let folder: N8nFolder;
+		if (options.env) {
+			folder = new N8nFolder(n8nBin, template).copyTo(mkdtempSync(join(workDir, 'n8n-')));
+			server = await folder.start({ env: options.env });
+		} else {
+			folder = new N8nFolder(n8nBin, shared.folder);
+			server = folder.attach(shared.url, shared.logFile);
+		}
 		await server.ensureOwner(OWNER);
 		const [account] = emulator.options.accounts;
 		const credential = emulatorCredential(emulator.url, account, {
@@ -160,7 +194,7 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 			...options.credential,
 		});
 		await server.updateCredential(credential.id, credential);
-		return new N8nHarness(folder, server, emulator, credential);
+		return new N8nHarness(folder, server, emulator, credential, options.env !== undefined);
 	} catch (error) {
 		await server?.stop();
 		await emulator.close();
@@ -177,6 +211,8 @@ export class N8nHarness {
 		readonly emulator: Emulator,
 		/** The emulator credential as n8n has it (fixed id EMULATOR_CREDENTIAL.id). */
 		readonly credential: CredentialImport,
+		/** Whether n8n and its folder are this harness's own, not the run's shared ones (stop() leaves those). */
+		private readonly ownN8n: boolean,
 	) {}
 
 	/** Creates the workflow and runs it from its Manual Trigger; the finished execution. */
@@ -207,7 +243,7 @@ export class N8nHarness {
 			await this.server.stop();
 		} finally {
 			await this.emulator.close();
-			if (!keepFolders()) rmSync(this.folder.path, { recursive: true, force: true });
+			if (this.ownN8n && !keepFolders()) rmSync(this.folder.path, { recursive: true, force: true });
 		}
 	}
 }
