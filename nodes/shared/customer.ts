@@ -88,13 +88,13 @@ export function getCustomerOverride(
 			this.getNode(),
 			customerIdType === 'ServiceID'
 				? `The Customer${of} is not a service ID: "${customerId.slice(0, 100)}"`
-				: `The Customer${of} is not an external ID: it holds a line break or control character`,
+				: `The Customer${of} is not an external ID: it must be one line of at most 200 characters`,
 			{
 				itemIndex: isTrigger ? undefined : itemIndex,
 				description:
 					customerIdType === 'ServiceID'
 						? 'A service ID is the number the service gave the customer node, e.g. 1002. For your own ID of the node, choose External ID.'
-						: 'An external ID is your own ID of the customer node, as text on one line.',
+						: 'An external ID is your own ID of the customer node, as text on one line (no line breaks or control characters).',
 			},
 		);
 	}

@@ -101,7 +101,11 @@ describe('Customer option: the customer a request acts on', () => {
 		[{ __rl: true, mode: 'list', value: 'ALPHA' }, 'The Customer of item 0 is not a service ID: "ALPHA"'],
 		[
 			{ __rl: true, mode: 'externalId', value: 'ALPHA\r\nX-Injected: 1' },
-			'The Customer of item 0 is not an external ID: it holds a line break or control character',
+			'The Customer of item 0 is not an external ID: it must be one line of at most 200 characters',
+		],
+		[
+			{ __rl: true, mode: 'externalId', value: 'X'.repeat(201) },
+			'The Customer of item 0 is not an external ID: it must be one line of at most 200 characters',
 		],
 	])('refuses a value of the wrong shape before any request: %j', async (customer, message) => {
 		const before = emulator.stats().requests['GET /api/images'] ?? 0;
