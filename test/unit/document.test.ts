@@ -517,6 +517,27 @@ describe('Document: Upload and Upload Custom XML', () => {
 			expect(emulator.stats().requests).toEqual({});
 		});
 
+		it('refuses a root element with a namespace prefix, and an item element whose prefix the item does not declare', async () => {
+			const root = await runNode({
+				node,
+				parameters: build({ rootElement: 'g:Products' }),
+				items: [{ json: { sku: 'A' } }],
+				credentials: credentials(),
+			});
+			const item = await runNode({
+				node,
+				parameters: build({ itemElement: 'g:Product' }),
+				items: [{ json: { sku: 'A' } }],
+				credentials: credentials(),
+			});
+
+			expect(root.error?.message).toBe('Root Element "g:Products" of item 0 has a namespace prefix that nothing declares');
+			expect(item.error?.message).toBe(
+				"Item 0 cannot become XML: The element 'g:Product' uses the namespace prefix 'g', which no '@xmlns:g' field declares on it or above it",
+			);
+			expect(emulator.stats().requests).toEqual({});
+		});
+
 		it('fails only the group of a bad item under continue on fail', async () => {
 			const { output } = await runNode({
 				node,

@@ -117,6 +117,7 @@ describe('building faithfully or not at all', () => {
 			message: "The attribute 'h:x' uses the namespace prefix 'h', which no '@xmlns:h' field declares on it or above it",
 			field: 'a.@h:x',
 		});
+		expect(prepareItemForXml({ '@xmlns:g': 'urn:g', sku: 'A' }, 'g:Product').xml).toBe('\t<g:Product xmlns:g="urn:g">\n\t\t<sku>A</sku>\n\t</g:Product>\n');
 		expect(refusal({ '@xmlns:g': '' }).field).toBe('@xmlns:g');
 		expect(refusal({ 'a:b:c': 1 }).message).toBe("The field name 'a:b:c' is not a valid XML element name");
 		expect(refusal({ 'xmlns:a': 1 }).message).toBe("The field name 'xmlns:a' uses the prefix 'xmlns', which only namespace declarations may use");

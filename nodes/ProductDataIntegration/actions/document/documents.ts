@@ -237,6 +237,12 @@ function elementName(context: IExecuteFunctions, parameter: 'rootElement' | 'ite
 			description: 'An element name starts with a letter or underscore and holds no spaces, e.g. Products',
 		});
 	}
+	if (parameter === 'rootElement' && name.includes(':')) {
+		throw new NodeOperationError(context.getNode(), `${label} "${name}" of item ${itemIndex} has a namespace prefix that nothing declares`, {
+			itemIndex,
+			description: 'The root element has no attributes that could declare the prefix: use a name without one, e.g. Products',
+		});
+	}
 	return name;
 }
 
