@@ -267,11 +267,17 @@ function feedOpenElements(checker: XmlWellFormednessChecker, depth: number): Arr
 }
 
 describe('pathological input', () => {
-	/** Milliseconds of the fastest of five runs of each, taken in turn: the least disturbed by other work. */
+	/**
+	 * Milliseconds of the fastest of five runs of each, taken in turn, each after a full garbage
+	 * collection: the least disturbed by other work and by collecting the garbage of earlier runs.
+	 */
 	function fastest(...runs: Array<() => void>): number[] {
+		setFlagsFromString('--expose_gc');
+		const gc = runInNewContext('gc') as () => void;
 		const best = runs.map(() => Infinity);
 		for (let k = 0; k < 5; k++) {
 			runs.forEach((run, index) => {
+				gc();
 				const start = process.hrtime.bigint();
 				run();
 				best[index] = Math.min(best[index], Number(process.hrtime.bigint() - start) / 1e6);
@@ -296,8 +302,9 @@ describe('pathological input', () => {
 		);
 		const ratio = largeTime / smallTime;
 
-		// Four times the attributes: about four times the time when linear, sixteen when quadratic.
-		expect(ratio).toBeLessThan(9);
+		// Four times the attributes: about four times the time when linear, sixteen when quadratic;
+		// the bound leaves room for a machine busy with other work.
+		expect(ratio).toBeLessThan(12);
 	});
 
 	it('holds memory in proportion to the depth of the document, not to the chunks read', async () => {
