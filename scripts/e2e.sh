@@ -5,5 +5,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
+ensure_redis
 cd "$PROJECT_ROOT"
 npx jest --config test/e2e/jest.config.js --ci "$@"

@@ -21,6 +21,7 @@ export interface CredentialData {
 	customRateLimit: boolean;
 	bucketCapacity?: number;
 	leakIntervalSeconds?: number;
+	rateLimitSharing?: 'automatic' | 'redis' | 'process';
 }
 
 /** One entry of an `n8n import:credentials` file; `data` in clear text, n8n encrypts it on import. */

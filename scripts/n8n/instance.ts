@@ -103,6 +103,13 @@ export interface StartOptions {
 	env?: NodeJS.ProcessEnv;
 	/** Where n8n's output goes; a new file in the user folder unless given. */
 	logFile?: string;
+	/**
+	 * `worker`: a queue-mode worker (needs EXECUTIONS_MODE=queue and n8n's Redis settings in
+	 * `env`); `port` is then its health server's, which tells when it is ready.
+	 */
+	command?: 'start' | 'worker';
+	/** More arguments for the command, e.g. `--concurrency=2` for a worker. */
+	args?: string[];
 }
 
 /** An n8n user folder (`<path>/.n8n`) with the package installed. */
@@ -176,13 +183,17 @@ export class N8nFolder {
 	}
 
 	/** `n8n start` on 127.0.0.1, ready (GET /healthz/readiness = 200) when the promise resolves. */
-	async start({ port, env = {}, logFile }: StartOptions = {}): Promise<N8nServer> {
+	async start({ port, env = {}, logFile, command = 'start', args = [] }: StartOptions = {}): Promise<N8nServer> {
 		const serverPort = port ?? (await freePort());
-		const log = logFile ?? join(this.path, `n8n-start-${Date.now()}.log`);
+		const log = logFile ?? join(this.path, `n8n-${command}-${Date.now()}.log`);
 		const output = openSync(log, 'a');
-		const child = spawn(process.execPath, [this.n8nBin, 'start'], {
+		const health =
+			command === 'worker'
+				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(serverPort), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				: {};
+		const child = spawn(process.execPath, [this.n8nBin, command, ...args], {
 			cwd: this.path,
-			env: { ...n8nEnvironment(this.path, serverPort, await freePort()), ...env },
+			env: { ...n8nEnvironment(this.path, serverPort, await freePort()), ...health, ...env },
 			// Its own process group: stopping it also ends the task runner it starts.
 			detached: true,
 			stdio: ['ignore', output, output],
