@@ -7,7 +7,7 @@ import type { FaultKind } from './types';
 
 export const CONTROL_PREFIX = '/__emulator/';
 
-const FAULT_KINDS: FaultKind[] = ['500', '503', 'reset', 'slow'];
+const FAULT_KINDS: FaultKind[] = ['500', '503', '429', 'reset', 'slow', 'hang', 'redirect', 'huge'];
 const DEFAULT_SLOW_MS = 1000;
 
 export interface UploadSummary {
@@ -108,11 +108,27 @@ export async function handleControl(
 				if (body.path !== undefined && (typeof body.path !== 'string' || !body.path.startsWith('/'))) {
 					throw new ControlError('"path" must be a path starting with "/".');
 				}
+				if (body.retryAfter !== undefined && typeof body.retryAfter !== 'string') {
+					throw new ControlError('"retryAfter" must be the header value as a string.');
+				}
+				if (body.kind === 'redirect' && (typeof body.location !== 'string' || body.location === '')) {
+					throw new ControlError('"location" must be the URL to redirect to.');
+				}
+				if (body.kind === 'huge' && (!isCount(body.bytes) || body.bytes === 0)) {
+					throw new ControlError('"bytes" must be a positive integer.');
+				}
+				if (body.status !== undefined && (!isCount(body.status) || body.status < 200 || body.status > 599)) {
+					throw new ControlError('"status" must be an HTTP status from 200 to 599.');
+				}
 				store.faults.push({
 					kind: body.kind as FaultKind,
 					remaining: body.count,
 					delayMs: (body.delayMs as number | undefined) ?? DEFAULT_SLOW_MS,
 					path: (body.path as string | undefined) ?? null,
+					retryAfter: body.retryAfter as string | undefined,
+					location: body.location as string | undefined,
+					status: body.status as number | undefined,
+					bytes: body.bytes as number | undefined,
 				});
 				return json(200, { pending: store.faults.reduce((sum, f) => sum + f.remaining, 0) });
 			}

@@ -3,13 +3,13 @@ import { constants as bufferConstants } from 'node:buffer';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 
 import { authenticate, resolveCustomer, type Authenticated } from './auth';
 import { environmentInfo, isoWithOffset, MESSAGES } from './fixtures';
 import { multipartBoundary, MultipartError, parseMultipart } from './multipart';
 import type { EmulatorStore, UploadRecord, UploadRoute } from './store';
-import type { EmulatorCustomer, FaultKind, ProcessingError, ResolvedEmulatorOptions } from './types';
+import type { EmulatorCustomer, FaultRule, ProcessingError, ResolvedEmulatorOptions } from './types';
 import { analyseDocument, decodeDocument } from './xml';
 
 export interface Reply {
@@ -53,6 +53,37 @@ export function text(status: number, value: string): Reply {
 
 export function message(status: number, value: string): Reply {
 	return json(status, { message: value });
+}
+
+/** `count` bytes of filler text, produced as they are sent. */
+function filler(count: number): Readable {
+	const chunk = Buffer.alloc(64 * 1024, 'x');
+	return Readable.from(
+		(function* () {
+			for (let left = count; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left);
+		})(),
+	);
+}
+
+/** The answer of a fault that replaces the request's handling (nothing processed), if it is one. */
+function faultAnswer(fault: FaultRule): Reply | undefined {
+	switch (fault.kind) {
+		case '500':
+			return message(500, MESSAGES.internalError);
+		case '503':
+			return text(503, MESSAGES.unavailable);
+		case '429': {
+			const reply = message(429, MESSAGES.rateLimited);
+			if (fault.retryAfter !== undefined) (reply.headers as Record<string, string>)['Retry-After'] = fault.retryAfter;
+			return reply;
+		}
+		case 'redirect':
+			return { status: 302, headers: { Location: fault.location ?? '/' } };
+		case 'huge':
+			return { status: fault.status ?? 200, headers: { 'Content-Type': TEXT_TYPE }, body: filler(fault.bytes ?? 0) };
+		default:
+			return undefined;
+	}
 }
 
 const invalid = () => message(400, MESSAGES.invalid);
@@ -177,12 +208,11 @@ export class EmulatorHandler {
 		const template = candidates.length > 0 ? candidates[0].key.split(' ')[1] : '(unknown route)';
 		this.store.countRequest(route ? route.key : `${method} ${template}`);
 
-		const fault: { kind: FaultKind; delayMs: number } | null = this.store.takeFault(path);
-		if (fault && (fault.kind === '500' || fault.kind === '503')) {
+		const fault = this.store.takeFault(path);
+		const refusal = fault ? faultAnswer(fault) : undefined;
+		if (refusal) {
 			await drainBody(req);
-			const reply =
-				fault.kind === '500' ? message(500, MESSAGES.internalError) : text(503, MESSAGES.unavailable);
-			return this.send(res, reply);
+			return this.send(res, refusal);
 		}
 
 		let reply: Reply;
@@ -201,6 +231,12 @@ export class EmulatorHandler {
 			// tell whether an upload took place, which is exactly the case it must not retry blindly.
 			if (reply.body && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body)) reply.body.destroy();
 			req.socket.resetAndDestroy();
+			return;
+		}
+		if (fault?.kind === 'hang') {
+			// Handled in full, never answered: the connection stays open until the client gives up
+			// or the emulator closes.
+			if (reply.body && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body)) reply.body.destroy();
 			return;
 		}
 		if (fault?.kind === 'slow') {

@@ -59,11 +59,18 @@ export interface ProcessingError {
 	line?: number;
 }
 
-export type FaultKind = '500' | '503' | 'reset' | 'slow';
+export type FaultKind = '500' | '503' | '429' | 'reset' | 'slow' | 'hang' | 'redirect' | 'huge';
 
 export interface FaultRule {
 	kind: FaultKind;
 	remaining: number;
 	delayMs: number;
 	path: string | null;
+	/** `429`: the Retry-After header as sent, none when absent. */
+	retryAfter?: string;
+	/** `redirect`: the Location header. */
+	location?: string;
+	/** `huge`: status and size of the answer. */
+	status?: number;
+	bytes?: number;
 }
