@@ -5,6 +5,12 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+/** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
+const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
+
+const REDIRECT_MESSAGE =
+	'The Base URL redirects elsewhere: the credentials were not sent there and the test stops. Use the address the service answers at directly';
+
 export class ProductDataIntegrationApi implements ICredentialType {
 	name = 'productDataIntegrationApi';
 
@@ -98,6 +104,15 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			placeholder: 'e.g. Europe/Berlin',
 			description:
 				'Time zone in which the service dates uploads: a day of the service (Get Many, the trigger) runs from midnight to midnight in it. An IANA name such as Europe/Berlin, or UTC.',
+		},
+		{
+			displayName: 'Request Timeout (Seconds)',
+			name: 'requestTimeoutSeconds',
+			type: 'number',
+			typeOptions: { minValue: 1 },
+			default: 60,
+			description:
+				'How long one request may take to connect and be answered (a large upload: how long it may go without progress). A document upload that times out is reported as possibly received and never sent again blindly.',
 		},
 		{
 			displayName: 'Custom Rate Limit',
@@ -226,10 +241,15 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			// The Test button sends the password before any node code can refuse plain http, so a
 			// plain-http address of another host is tested over https: the password never travels
 			// unencrypted, and a host without https fails the test, as it would fail in the nodes.
-			baseURL:
-				'={{ /^http:\\/\\/(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d+)?(\\/|$)/i.test(String($credentials.baseUrl).trim()) ? String($credentials.baseUrl).trim() : String($credentials.baseUrl).trim().replace(/^http:/i, "https:") }}',
+			// The address is first cleaned as the URL parser cleans it, so characters it ignores
+			// (control characters around it, tabs and line breaks inside) cannot hide the scheme.
+			baseURL: `={{ /^http:\\/\\/(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d+)?(\\/|$)/i.test(${TESTED_URL}) ? ${TESTED_URL} : ${TESTED_URL}.replace(/^http:/i, "https:") }}`,
 			url: '/api/auth/me',
 			method: 'GET',
+			// The credentials go to the configured address only: a redirect fails the test.
+			disableFollowRedirect: true,
+			maxRedirects: 0,
+			sendCredentialsOnCrossOriginRedirect: false,
 		},
 		rules: [
 			{
@@ -248,6 +268,10 @@ export class ProductDataIntegrationApi implements ICredentialType {
 						'No service found at this Base URL (404): use the address in front of /api, without /api itself',
 				},
 			},
+			...[301, 302, 303, 307, 308].map((value) => ({
+				type: 'responseCode' as const,
+				properties: { value, message: `${REDIRECT_MESSAGE} (${value})` },
+			})),
 			{
 				type: 'responseCode',
 				properties: {

@@ -8,7 +8,7 @@ import type {
 import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-execution-context/utils/request-helpers/factory';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import { bucketTerms, CREDENTIAL_NAME } from '../../nodes/shared/transport';
+import { bucketTerms, checkBaseUrl, CREDENTIAL_NAME } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
 
@@ -49,6 +49,7 @@ describe('credential definition', () => {
 			'customerId',
 			'customerIdType',
 			'serviceTimeZone',
+			'requestTimeoutSeconds',
 			'customRateLimit',
 			'bucketCapacity',
 			'leakIntervalSeconds',
@@ -103,6 +104,40 @@ describe('credential definition', () => {
 		expect(testedAt('http://[::1]:8470')).toBe('http://[::1]:8470');
 		expect(testedAt('https://svc.example.com')).toBe('https://svc.example.com');
 	});
+
+	it('cleans the address as the URL parser does before deciding on https', () => {
+		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
+		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		for (const hidden of ['\u0001http://svc.example.com', 'ht\ttp://svc.example.com', 'http\n://svc.example.com', '\u0000 http://svc.example.com\u001f', 'h\rttp://svc.example.com']) {
+			const tested = testedAt(hidden);
+			expect(new URL(tested).protocol).toBe('https:');
+			expect(new URL(tested).host).toBe('svc.example.com');
+		}
+		expect(testedAt('\u0001http://127.0.0.1:8470')).toBe('http://127.0.0.1:8470');
+	});
+
+	it('agrees with the nodes on which plain-http addresses are this machine', () => {
+		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
+		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		for (const url of ['http://localhost:1', 'http://127.0.0.1', 'http://127.1.2.3:9/x', 'http://[::1]:5', 'http://svc.example.com', 'http://10.0.0.1', 'http://localhost.example.com']) {
+			const allowedByNodes = (() => {
+				try {
+					checkBaseUrl(url);
+					return true;
+				} catch {
+					return false;
+				}
+			})();
+			expect(new URL(testedAt(url)).protocol).toBe(allowedByNodes ? 'http:' : 'https:');
+		}
+	});
+
+	it('never follows a redirect with the credentials', () => {
+		const { request } = credential.test as ICredentialTestRequest;
+		expect(request.disableFollowRedirect).toBe(true);
+		expect(request.maxRedirects).toBe(0);
+		expect(request.sendCredentialsOnCrossOriginRedirect).toBe(false);
+	});
 });
 
 describe('rate-limit terms', () => {
@@ -142,13 +177,13 @@ describe('connection test against the emulator', () => {
 	async function runTest(credentials: ICredentialDataDecryptedObject): Promise<{ status: 'OK' | 'Error'; message: string }> {
 		const test = credential.test as ICredentialTestRequest;
 		const options: IHttpRequestOptions = await authenticateRequest(credentials, {
-			method: test.request.method,
+			...test.request,
 			baseURL: resolveCredentialExpression(test.request.baseURL as string, credentials),
 			url: test.request.url as string,
 			headers: {},
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
-		});
+		} as IHttpRequestOptions);
 		const helpers = getRequestHelperFunctions({} as never, {} as never, {} as never);
 		const response = (await helpers.httpRequest(options)) as IN8nHttpFullResponse;
 		if (response.statusCode >= 200 && response.statusCode < 300) return { status: 'OK', message: 'Connection successful!' };
@@ -178,6 +213,23 @@ describe('connection test against the emulator', () => {
 		const result = await runTest(account(emulator.url, { password: 'wrong' }));
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/check the username and password/);
+	});
+
+	it('does not follow a Base URL that redirects, nor send the credentials on', async () => {
+		const elsewhere = await startEmulator();
+		try {
+			const response = await fetch(`${emulator.url}/__emulator/faults`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ count: 1, kind: 'redirect', location: `${elsewhere.url}/api/auth/me`, path: '/api/auth/me' }),
+			});
+			expect(response.status).toBe(200);
+			const result = await runTest(account(emulator.url));
+			expect(result).toEqual({ status: 'Error', message: expect.stringMatching(/redirects elsewhere.*\(302\)/) });
+			expect(elsewhere.stats().requests).toEqual({});
+		} finally {
+			await elsewhere.close();
+		}
 	});
 
 	it('names the likely cause of a 404 (base URL with /api or a wrong path)', async () => {
