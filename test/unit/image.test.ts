@@ -65,14 +65,14 @@ function hashcodeOf(emulator: Emulator, data: Buffer): string | undefined {
 }
 
 /**
- * The next upload is refused with 503 after the service read its body. (A full bucket refuses too,
+ * The next upload is refused with 429 after the service read its body. (A full bucket refuses too,
  * but a 20 ms bucket may drain before a busy machine sends the request.)
  */
 async function refuseNextUpload(emulator: Emulator): Promise<void> {
 	const response = await fetch(`${emulator.url}/__emulator/faults`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ count: 1, kind: '503', path: '/api/images' }),
+		body: JSON.stringify({ count: 1, kind: '429', path: '/api/images' }),
 	});
 	expect(response.status).toBe(200);
 }

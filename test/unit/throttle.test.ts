@@ -315,14 +315,6 @@ describe('process-wide limiters', () => {
 		expect(accountKey('https://svc.example.com', 'user-a')).not.toContain('user-a');
 	});
 
-	it('lives under a global symbol, so separately bundled copies find the same registry', () => {
-		const limiter = throttleFor('https://registry.example.com', 'user', { capacity: 50, intervalMs: 5000 });
-		const registry = (globalThis as unknown as Record<symbol, Map<string, GcraLimiter>>)[
-			Symbol.for('n8n-nodes-product-data-integration.throttles.v1')
-		];
-		expect(registry.get(accountKey('https://registry.example.com', 'user'))).toBe(limiter);
-	});
-
 	it('an existing limiter takes the terms of the credential in use', () => {
 		const first = throttleFor('https://terms.example.com', 'user', { capacity: 50, intervalMs: 5000 });
 		throttleFor('https://terms.example.com', 'user', { capacity: 10, intervalMs: 2000 });

@@ -465,7 +465,7 @@ describe('rate limit', () => {
 	it('a stream refused as rate limited is not sent again; a body factory is', async () => {
 		const service = await emulator({ leakIntervalMs: 50 });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
-		await post(service, 'faults', { count: 1, kind: '503', path: '/api/xml' });
+		await post(service, 'faults', { count: 1, kind: '429', path: '/api/xml' });
 		const error = await failure(
 			call(context, {
 				method: 'PUT',
@@ -479,7 +479,7 @@ describe('rate limit', () => {
 		expect(error.description).toMatch(/nothing was stored/);
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
 
-		await post(service, 'faults', { count: 1, kind: '503', path: '/api/xml' });
+		await post(service, 'faults', { count: 1, kind: '429', path: '/api/xml' });
 		let created = 0;
 		const response = await call(context, {
 			method: 'PUT',
@@ -497,7 +497,7 @@ describe('rate limit', () => {
 
 	it(`gives up after ${MAX_RATE_LIMIT_ATTEMPTS} refusals and twice the time the bucket takes to drain, and says the rate limit was hit`, async () => {
 		const service = await emulator({ bucketCapacity: 10, leakIntervalMs: 10 });
-		await post(service, 'faults', { count: 1000, kind: '503', path: '/api/auth/me' });
+		await post(service, 'faults', { count: 1000, kind: '429', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10, 10)) });
 		const started = Date.now();
 		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));

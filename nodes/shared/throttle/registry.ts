@@ -5,29 +5,19 @@ import { storeFor } from './redisBucket';
 import { SharedLimiter, UnsharedLimiter } from './shared';
 import type { SharingDecision } from './sharing';
 
-// n8n may load the node and the trigger from separately bundled copies of this module; a global
-// symbol makes them share one registry, so one account never gets two budgets in one process.
-const REGISTRY_KEY = Symbol.for('n8n-nodes-product-data-integration.throttles.v1');
-
-function registry(): Map<string, RateLimiter> {
-	const holder = globalThis as unknown as Record<symbol, Map<string, RateLimiter> | undefined>;
-	let map = holder[REGISTRY_KEY];
-	if (!map) {
-		map = new Map();
-		holder[REGISTRY_KEY] = map;
-	}
-	return map;
-}
+// One module instance per n8n process: n8n loads the node and the trigger from the same package
+// folder, so both reach this map through Node's module cache, and one account never gets two
+// budgets in one process.
+const limiters = new Map<string, RateLimiter>();
 
 /** The in-process limiter of one account, created on first use. */
 function localLimiterFor(accountKey: string, terms: BucketTerms): RateLimiter {
-	const map = registry();
-	let limiter = map.get(accountKey);
+	let limiter = limiters.get(accountKey);
 	if (limiter) {
 		limiter.setTerms(terms);
 	} else {
 		limiter = new AdaptiveLimiter(new GcraLimiter(terms), terms);
-		map.set(accountKey, limiter);
+		limiters.set(accountKey, limiter);
 	}
 	return limiter;
 }

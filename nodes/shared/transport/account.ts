@@ -29,6 +29,16 @@ export interface Account {
 	origin: string;
 	credentials: ICredentialDataDecryptedObject;
 	limiter: RateLimiter;
+	/** How long one exchange may take to connect and to answer. */
+	timeoutMs: number;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 60;
+
+/** The credential's Request Timeout (Seconds), in milliseconds. */
+export function requestTimeoutMs(credentials: ICredentialDataDecryptedObject): number {
+	const seconds = Number(credentials.requestTimeoutSeconds ?? DEFAULT_REQUEST_TIMEOUT_SECONDS);
+	return (Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_REQUEST_TIMEOUT_SECONDS) * 1000;
 }
 
 /** Bucket terms of the credential: the standard terms unless the account has its own. */
@@ -67,6 +77,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		origin: new URL(baseUrl).origin,
 		credentials,
 		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials), sharingFor(credentials)),
+		timeoutMs: requestTimeoutMs(credentials),
 	};
 }
 

@@ -17,10 +17,8 @@ export function checkBaseUrl(value: unknown): string {
 	if (text === '') {
 		throw new Error('The Base URL of the credential is empty');
 	}
-	let url: URL;
-	try {
-		url = new URL(text);
-	} catch {
+	const url = URL.canParse(text) ? new URL(text) : undefined;
+	if (!url) {
 		throw new Error('The Base URL of the credential is not a valid URL (e.g. https://integration.example.com)');
 	}
 	if (url.username !== '' || url.password !== '') {

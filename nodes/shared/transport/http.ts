@@ -19,8 +19,50 @@ export function isSingleUse(body: unknown): boolean {
 	);
 }
 
-/** One exchange through n8n's HTTP layer: no retry, no limiter, HTTP errors handed back. */
+/** An answer, or why there is none (what n8n's HTTP layer threw: never shown as it is). */
+export type ExchangeResult = { response: IN8nHttpFullResponse } | { failure: unknown };
+
+/** The failure of an exchange that outlived the credential's Request Timeout. */
+export class ExchangeTimeoutError extends Error {
+	readonly code = 'ETIMEDOUT';
+
+	constructor(readonly timeoutMs: number) {
+		super(`no answer within ${Math.round(timeoutMs / 1000)} s`);
+		this.name = 'ExchangeTimeoutError';
+	}
+}
+
+/**
+ * One exchange through n8n's HTTP layer: no retry, no limiter, HTTP errors handed back. It has a
+ * deadline: a request whose body is in memory must be answered within the Request Timeout; one
+ * whose body is a stream (a large upload may take longer than that to send) must not stay silent
+ * for longer than the Request Timeout (the socket's idle deadline), which also bounds a connection
+ * that never completes.
+ */
 export async function sendOnce(
+	context: ServiceContext,
+	account: Account,
+	exchange: Exchange,
+	body: RequestBody | undefined,
+	cancel: AbortSignal | undefined,
+): Promise<ExchangeResult> {
+	const deadline = isSingleUse(body) ? undefined : AbortSignal.timeout(account.timeoutMs);
+	const signals = [cancel, deadline].filter((signal): signal is AbortSignal => signal !== undefined);
+	try {
+		return { response: await exchangeWith(context, account, exchange, body, signals.length ? AbortSignal.any(signals) : undefined) };
+	} catch (error) {
+		const timedOut = !cancel?.aborted && (deadline?.aborted === true || isIdleTimeout(error));
+		return { failure: timedOut ? new ExchangeTimeoutError(account.timeoutMs) : error };
+	}
+}
+
+/** The HTTP layer's own timeout (axios: ECONNABORTED with "timeout" in its message, or ETIMEDOUT). */
+function isIdleTimeout(error: unknown): boolean {
+	const { code, message } = error as { code?: unknown; message?: unknown };
+	return code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(String(message)));
+}
+
+async function exchangeWith(
 	context: ServiceContext,
 	account: Account,
 	exchange: Exchange,
@@ -42,6 +84,7 @@ export async function sendOnce(
 		maxRedirects: 0,
 		encoding: 'text',
 		json: false,
+		timeout: account.timeoutMs,
 		abortSignal: signal,
 	};
 	if (body === undefined) delete options.body;

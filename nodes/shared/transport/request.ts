@@ -1,4 +1,4 @@
-import { NodeApiError, NodeOperationError, type IN8nHttpFullResponse, type INode } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, type INode } from 'n8n-workflow';
 
 import {
 	backoffDelay,
@@ -22,8 +22,8 @@ import {
 	statusError,
 	type Unauthorized,
 } from './errors';
-import { isSingleUse, sendOnce } from './http';
-import { bodyText, normalizeHeaders, parseBody } from './responses';
+import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
+import { bodyText, describeWait, isRateLimitRefusal, normalizeHeaders, parseBody } from './responses';
 import type { ServiceContext } from './context';
 import type { Exchange, ServiceRequest, ServiceResponse } from './types';
 
@@ -74,7 +74,7 @@ async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
 		});
 	} catch (error) {
 		if (error instanceof LimiterCancelledError) throw cancelledError(attempt.node, attempt.exchange.itemIndex);
-		throw error;
+		throw new NodeOperationError(attempt.node, error as Error, { itemIndex: attempt.exchange.itemIndex });
 	}
 }
 
@@ -109,7 +109,11 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 		return;
 	}
 	if (!attempt.idempotent && !notSent) {
-		throw apiError(node, `The connection broke during ${describeTarget(exchange)}: the service may or may not have received it`, {
+		const what =
+			error instanceof ExchangeTimeoutError
+				? `No answer to ${describeTarget(exchange)} within ${Math.round(error.timeoutMs / 1000)} s (the credential's Request Timeout)`
+				: `The connection broke during ${describeTarget(exchange)}`;
+		throw apiError(node, `${what}: the service may or may not have received it`, {
 			itemIndex,
 			code,
 			description: `${AMBIGUOUS_DESCRIPTION} (${reason})`,
@@ -135,10 +139,10 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 		attempt: attempt.rateLimited,
 	});
 	if (retryAfterMs !== undefined && retryAfterMs > MAX_RETRY_AFTER_MS) {
-		throw apiError(node, `The service's request limit was reached and it asks to wait ${Math.round(retryAfterMs / 1000)} s`, {
+		throw apiError(node, `The service's request limit was reached and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
 			httpCode: status,
 			itemIndex,
-			description: 'Nothing was stored by the refused request; run it again later.',
+			description: `An execution waits at most ${describeWait(MAX_RETRY_AFTER_MS)} for the request limit. Nothing was stored by the refused request; run it again later.`,
 		});
 	}
 	if (!attempt.resendable) {
@@ -170,7 +174,7 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 	}
 }
 
-/** A 5xx: a GET/HEAD is tried again (returns); anything else throws. */
+/** A 5xx that is not the rate limit: a GET/HEAD is tried again (returns); anything else throws. */
 async function afterServerError(attempt: Attempt, status: number, text: string, headers: Record<string, string>): Promise<void> {
 	const { node, exchange } = attempt;
 	if (attempt.idempotent && attempt.failures + 1 < MAX_FAILURE_ATTEMPTS) {
@@ -179,7 +183,8 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 		return;
 	}
 	if (!attempt.idempotent) {
-		throw apiError(node, `The service failed (${status}) on ${describeTarget(exchange)}: it may or may not have received it`, {
+		const what = status === 503 ? `The service was unavailable (503) for ${describeTarget(exchange)}` : `The service failed (${status}) on ${describeTarget(exchange)}`;
+		throw apiError(node, `${what}: it may or may not have received it`, {
 			httpCode: status,
 			itemIndex: exchange.itemIndex,
 			description: AMBIGUOUS_DESCRIPTION,
@@ -209,22 +214,25 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		const grant = await acquire(attempt);
 		const body = typeof exchange.body === 'function' ? await exchange.body() : exchange.body;
 
-		let response: IN8nHttpFullResponse;
-		try {
-			response = await sendOnce(context, account, exchange, body, attempt.signal);
-		} catch (error) {
+		const result = await sendOnce(context, account, exchange, body, attempt.signal);
+		if ('failure' in result) {
 			await grant?.settle();
-			await afterNoAnswer(attempt, error);
+			await afterNoAnswer(attempt, result.failure);
 			continue;
 		}
 
+		const { response } = result;
 		const status = response.statusCode;
 		const headers = normalizeHeaders(response.headers);
 		const text = bodyText(response.body);
-		const refused = status === 429 || status === 503;
-		const retryAfterMs = refused ? parseRetryAfter(headers['retry-after']) : undefined;
+		const retryAfterMs = parseRetryAfter(headers['retry-after']);
+		const refused = isRateLimitRefusal(status, retryAfterMs, text);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
-		if (refused) await attempt.limiter?.penalize(retryAfterPenalty(retryAfterMs, intervalMs));
+		// It is bounded: a Retry-After of a day fails its own request (below), not everyone else's.
+		if (refused) {
+			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
+			await attempt.limiter?.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_RETRY_AFTER_MS));
+		}
 		await grant?.settle();
 
 		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {

@@ -50,3 +50,23 @@ export function serviceMessage(text: string): string | undefined {
 		return trimmed;
 	}
 }
+
+/**
+ * Whether an answer is the service's full bucket: every 429, and a 503 that says when to come back
+ * (Retry-After) without calling itself unavailable. A 503 without Retry-After is the service (or a
+ * proxy in front of it) being down, not the rate limit.
+ */
+export function isRateLimitRefusal(status: number, retryAfterMs: number | undefined, text: string): boolean {
+	if (status === 429) return true;
+	if (status !== 503 || retryAfterMs === undefined) return false;
+	return !/unavailable|maintenance/i.test(serviceMessage(text) ?? '');
+}
+
+/** A wait for messages: "45 s", "15 min", "24 h", "3 days". */
+export function describeWait(ms: number): string {
+	const seconds = Math.round(ms / 1000);
+	if (seconds < 120) return `${seconds} s`;
+	if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
+	if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
+	return `${Math.round(seconds / 86_400)} days`;
+}

@@ -1,5 +1,3 @@
-import type { Readable } from 'stream';
-import type FormData from 'form-data';
 import type { IDataObject, IHttpRequestMethods } from 'n8n-workflow';
 
 export interface CustomerOverride {
@@ -7,7 +5,8 @@ export interface CustomerOverride {
 	customerIdType: 'ServiceID' | 'ExternalID';
 }
 
-export type RequestBody = Buffer | string | Readable | FormData;
+/** A stream (FormData is one) is sent as it is read. */
+export type RequestBody = Buffer | string | NodeJS.ReadableStream;
 
 export interface ServiceRequest {
 	method: IHttpRequestMethods;

@@ -1,0 +1,197 @@
+/**
+ * The transport against a service that misbehaves the way real networks do: answers that never
+ * come, Retry-After of a day or a century, a 503 that is not the rate limit.
+ */
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+
+import { limiterFor, type GcraLimiter } from '../../nodes/shared/throttle';
+import {
+	accountKey,
+	MAX_FAILURE_ATTEMPTS,
+	serviceRequest,
+	type ServiceRequest,
+	type ServiceResponse,
+} from '../../nodes/shared/transport';
+import { wait } from '../../nodes/shared/wait';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { createContext, type TestContext } from '../../scripts/n8n/context';
+
+const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
+const FIFTEEN_MINUTES = 15 * 60_000;
+
+// Timeouts of a second, retried with backoff: generous, on a machine shared with other work.
+jest.setTimeout(30_000);
+
+let service: Emulator;
+
+beforeAll(async () => {
+	service = await startEmulator({ leakIntervalMs: 50 });
+});
+
+afterAll(async () => {
+	await service.close();
+});
+
+beforeEach(() => service.reset());
+
+function credentials(overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
+	return {
+		environment: 'production',
+		baseUrl: service.url,
+		username: DEFAULT_ACCOUNT.username,
+		password: DEFAULT_ACCOUNT.password,
+		customerId: '1001',
+		customerIdType: 'ServiceID',
+		customRateLimit: true,
+		bucketCapacity: 50,
+		leakIntervalSeconds: 0.05,
+		...overrides,
+	};
+}
+
+async function call(context: TestContext, request: ServiceRequest): Promise<ServiceResponse> {
+	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse>>(context, request);
+}
+
+async function failure(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+	try {
+		await promise;
+	} catch (error) {
+		return error as Error & Record<string, unknown>;
+	}
+	throw new Error('Expected the request to fail');
+}
+
+async function fault(rule: Record<string, unknown>): Promise<void> {
+	const response = await fetch(`${service.url}/__emulator/faults`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(rule),
+	});
+	expect(response.status).toBe(200);
+}
+
+/** Collects the process warnings emitted while `run` runs (a timer overflow is one). */
+async function warningsDuring(run: () => Promise<void>): Promise<string[]> {
+	const seen: string[] = [];
+	const listener = (warning: Error) => seen.push(warning.name);
+	process.on('warning', listener);
+	try {
+		await run();
+		// Warnings are emitted on the next tick.
+		await new Promise((resolve) => setImmediate(resolve));
+	} finally {
+		process.off('warning', listener);
+	}
+	return seen;
+}
+
+describe('a request that never gets an answer', () => {
+	it('a GET ends at the Request Timeout and is tried again', async () => {
+		await fault({ count: 1, kind: 'hang', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
+		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		expect(response.statusCode).toBe(200);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(2);
+	});
+
+	it('an upload that times out is ambiguous: not sent again, and says so', async () => {
+		await fault({ count: 1, kind: 'hang', path: '/api/xml' });
+		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
+		const error = await failure(
+			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' }, itemIndex: 2 }),
+		);
+		expect(error.message).toBe(
+			"No answer to PUT /api/xml within 1 s (the credential's Request Timeout): the service may or may not have received it",
+		);
+		expect(error.description).toMatch(/not sent again automatically/);
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 2 }));
+		expect(service.stats().requests['PUT /api/xml']).toBe(1);
+		// The emulator stored it: a blind retry would have made a duplicate.
+		expect(service.uploads()).toHaveLength(1);
+	});
+
+	it('a GET that never gets an answer fails after its bounded attempts, naming the timeout', async () => {
+		await fault({ count: MAX_FAILURE_ATTEMPTS, kind: 'hang', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.message).toMatch(/GET \/api\/auth\/me failed: no answer within 1 s/);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
+	});
+});
+
+describe('a Retry-After longer than an execution waits', () => {
+	it.each([
+		['a day in seconds', '86400', /wait 24 h before GET \/api\/auth\/me/],
+		['2^31 ms and more', '2592000', /wait 30 days/],
+		['an HTTP date in 2100', 'Fri, 01 Jan 2100 00:00:00 GMT', /wait \d+ days/],
+	])('%s fails that request with the time, holds the account back no longer than the bound, overflows no timer', async (_name, retryAfter, message) => {
+		// Its own emulator: a new address is a new account, whose penalty no other test inherits.
+		const own = await startEmulator({ leakIntervalMs: 50 });
+		const ownCredentials = () => credentials({ baseUrl: own.url });
+		const limiter = limiterFor(accountKey(own.url, DEFAULT_ACCOUNT.username), { capacity: 50, intervalMs: 50 }) as GcraLimiter;
+		const controller = new AbortController();
+		try {
+			const warnings = await warningsDuring(async () => {
+				await fetch(`${own.url}/__emulator/faults`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ count: 1, kind: '429', retryAfter, path: '/api/auth/me' }),
+				});
+				const error = await failure(call(createContext({ credentials: ownCredentials() }), { method: 'GET', path: '/api/auth/me' }));
+				expect(error.message).toMatch(message);
+				expect(error.description).toMatch(/waits at most 15 min/);
+				expect(own.stats().requests['GET /api/auth/me']).toBe(1);
+				expect(limiter.delayFor()).toBeLessThanOrEqual(FIFTEEN_MINUTES);
+				expect(limiter.delayFor()).toBeGreaterThan(FIFTEEN_MINUTES - 60_000);
+				// A caller that now waits for the limiter waits on timers Node can hold, and can be cancelled.
+				const waiting = createContext({ credentials: ownCredentials(), signal: controller.signal });
+				const pending = failure(call(waiting, { method: 'GET', path: '/api/auth/me' }));
+				await wait(20);
+				controller.abort();
+				expect((await pending).message).toBe('The execution was cancelled');
+			});
+			expect(warnings).not.toContain('TimeoutOverflowWarning');
+		} finally {
+			await own.close();
+		}
+	});
+});
+
+describe('a 503 that is not the rate limit', () => {
+	it('a GET is retried as a failure of the service and reported as unavailable, not as the rate limit', async () => {
+		await fault({ count: 10, kind: '503', path: '/api/auth/me' });
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.message).toBe('The service is temporarily unavailable.');
+		expect(error.message).not.toMatch(/request limit/);
+		expect(error.httpCode).toBe('503');
+		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
+	});
+
+	it('an upload is not sent again and is reported as the service being unavailable', async () => {
+		await fault({ count: 1, kind: '503', path: '/api/xml' });
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(
+			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+		);
+		expect(error.message).toBe('The service was unavailable (503) for PUT /api/xml: it may or may not have received it');
+		expect(service.stats().requests['PUT /api/xml']).toBe(1);
+	});
+});
+
+describe('waits', () => {
+	it('a wait beyond what one timer holds is cancellable and overflows no timer', async () => {
+		const controller = new AbortController();
+		const warnings = await warningsDuring(async () => {
+			const pending = wait(2 ** 31 + 1000, controller.signal).then(
+				() => 'done',
+				() => 'cancelled',
+			);
+			await wait(20);
+			controller.abort();
+			expect(await pending).toBe('cancelled');
+		});
+		expect(warnings).not.toContain('TimeoutOverflowWarning');
+	});
+});
