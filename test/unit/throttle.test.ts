@@ -315,10 +315,24 @@ describe('process-wide limiters', () => {
 		expect(accountKey('https://svc.example.com', 'user-a')).not.toContain('user-a');
 	});
 
-	it('an existing limiter takes the terms of the credential in use', () => {
-		const first = throttleFor('https://terms.example.com', 'user', { capacity: 50, intervalMs: 5000 });
-		throttleFor('https://terms.example.com', 'user', { capacity: 10, intervalMs: 2000 });
-		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 2000 });
+	it('two credentials of one account: the strictest terms either declares', () => {
+		const key = accountKey('https://terms.example.com', 'user');
+		const start = 1_000_000;
+		const first = limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, start);
+		expect(limiterFor(key, { capacity: 10, intervalMs: 2000 }, {}, start + 1000)).toBe(first);
+		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
+		// Used again, the first keeps counting; terms no credential used for an hour stop counting.
+		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, start + 30 * 60_000);
+		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
+		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, start + 62 * 60_000);
+		expect(first.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
+	});
+
+	it('what the service may take for one account is one limiter: Base URL spelling, username case', () => {
+		const terms = { capacity: 50, intervalMs: 5000 };
+		const base = throttleFor('https://same.example.com/prefix', 'Integration-User', terms);
+		expect(throttleFor('HTTPS://SAME.example.com:443/prefix/', ' integration-user ', terms)).toBe(base);
+		expect(throttleFor('https://same.example.com/Prefix', 'integration-user', terms)).not.toBe(base);
 	});
 });
 

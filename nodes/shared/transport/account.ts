@@ -52,9 +52,17 @@ export function bucketTerms(credentials: ICredentialDataDecryptedObject): Bucket
 	};
 }
 
-/** Identifies an account without keeping its username readable in process memory dumps. */
+/**
+ * Identifies an account (one leaky bucket at the service) without keeping its username readable
+ * in process memory dumps. What the service may treat as the same account is the same key: the
+ * Base URL as checkBaseUrl normalises it (scheme and host in lower case, no default port, no
+ * trailing slash), and the username without surrounding spaces, in Unicode normal form and in
+ * lower case. Whether the service compares usernames without regard to case is not documented;
+ * taking them as one account can only make the limiter stricter, never exceed the bucket.
+ */
 export function accountKey(baseUrl: string, username: string): string {
-	return createHash('sha256').update(`${checkBaseUrl(baseUrl)}\n${username}`).digest('hex');
+	const user = username.trim().normalize('NFC').toLowerCase();
+	return createHash('sha256').update(`${checkBaseUrl(baseUrl)}\n${user}`).digest('hex');
 }
 
 async function loadAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
