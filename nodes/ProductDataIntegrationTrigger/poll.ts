@@ -5,8 +5,9 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { SessionOutcome, SessionOutcomeOptions, SessionStatus } from '../shared/sessions';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
-import { checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../shared/transport';
+import { checkBaseUrl, effectiveCustomer, getServiceCredentials, withPollDeadline } from '../shared/transport';
 import { getServiceTimeZone, listUploads, serviceDay } from '../shared/uploads';
+import { pollDeadlineMs } from './pollTimes';
 import type { TriggerState, UploadRecord } from './state';
 import {
 	DAY_MS,
@@ -60,7 +61,8 @@ export async function pollUploads(
 	}
 	running.add(key);
 	try {
-		return await pollOnce.call(this, settings);
+		const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
+		return await withPollDeadline(this, deadlineMs, async () => await pollOnce.call(this, settings));
 	} finally {
 		running.delete(key);
 	}

@@ -2,16 +2,18 @@
  * The transport against a service that misbehaves the way real networks do: answers that never
  * come, Retry-After of a day or a century, a 503 that is not the rate limit.
  */
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflow';
 
 import { limiterFor, type GcraLimiter } from '../../nodes/shared/throttle';
 import {
 	accountKey,
 	MAX_FAILURE_ATTEMPTS,
 	serviceRequest,
+	withPollDeadline,
 	type ServiceRequest,
 	type ServiceResponse,
 } from '../../nodes/shared/transport';
+import { pollDeadlineMs, pollIntervalMs } from '../../nodes/ProductDataIntegrationTrigger/pollTimes';
 import { wait } from '../../nodes/shared/wait';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
@@ -193,5 +195,40 @@ describe('waits', () => {
 			expect(await pending).toBe('cancelled');
 		});
 		expect(warnings).not.toContain('TimeoutOverflowWarning');
+	});
+});
+
+describe('a poll held up by the network', () => {
+	/** A trigger's poll context: n8n keeps it while the trigger is active; it has no cancel signal. */
+	function pollContext(overrides: ICredentialDataDecryptedObject = {}): TestContext & IPollFunctions {
+		const context = createContext({ credentials: credentials(overrides) }) as unknown as Record<string, unknown>;
+		delete context.getExecutionCancelSignal;
+		context.__emit = () => undefined;
+		return context as unknown as TestContext & IPollFunctions;
+	}
+
+	it('ends at its deadline, says so in the log, and the next poll on the same context works', async () => {
+		await fault({ count: 1, kind: 'hang', path: '/api/xml/' });
+		const context = pollContext({ requestTimeoutSeconds: 600 });
+		const list = async () => await call(context, { method: 'GET', path: '/api/xml/2025-03-10' });
+		const error = await failure(withPollDeadline(context, 1000, list));
+		expect(error.message).toMatch(/^The poll was stopped after 1 s, its time budget/);
+		expect(context.logged.filter((line) => line.startsWith('warn The poll was stopped'))).toHaveLength(1);
+		const next = await withPollDeadline(context, 5000, list);
+		expect(next.statusCode).toBe(200);
+		expect(context.logged.filter((line) => line.startsWith('warn'))).toHaveLength(1);
+	});
+
+	it('ends before the next poll is due, within n8n\'s budget', () => {
+		const every = (item: Record<string, unknown>) => ({ item: [item] });
+		expect(pollIntervalMs(every({ mode: 'everyMinute' }))).toBe(60_000);
+		expect(pollIntervalMs(every({ mode: 'everyX', value: 5, unit: 'minutes' }))).toBe(300_000);
+		expect(pollIntervalMs(every({ mode: 'everyX', value: 2, unit: 'hours' }))).toBe(7_200_000);
+		expect(pollIntervalMs({ item: [{ mode: 'everyHour' }, { mode: 'everyMinute' }] })).toBe(60_000);
+		expect(pollIntervalMs(every({ mode: 'custom', cronExpression: '*/10 * * * * *' }))).toBeUndefined();
+		expect(pollIntervalMs({})).toBeUndefined();
+		expect(pollDeadlineMs(300_000, every({ mode: 'everyMinute' }))).toBe(55_000);
+		expect(pollDeadlineMs(300_000, every({ mode: 'everyHour' }))).toBe(300_000);
+		expect(pollDeadlineMs(300_000, every({ mode: 'custom', cronExpression: '* * * * *' }))).toBe(300_000);
 	});
 });

@@ -73,7 +73,9 @@ async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
 			notice: (message) => hintOnce(context, message),
 		});
 	} catch (error) {
-		if (error instanceof LimiterCancelledError) throw cancelledError(attempt.node, attempt.exchange.itemIndex);
+		if (error instanceof LimiterCancelledError) {
+			throw cancelledError(attempt.node, attempt.exchange.itemIndex, attempt.signal?.reason);
+		}
 		throw new NodeOperationError(attempt.node, error as Error, { itemIndex: attempt.exchange.itemIndex });
 	}
 }
@@ -90,7 +92,7 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 	const { node, exchange, signal } = attempt;
 	const { itemIndex } = exchange;
 	const code = errorCode(error);
-	if (signal?.aborted || code === 'ERR_CANCELED') throw cancelledError(node, itemIndex);
+	if (signal?.aborted || code === 'ERR_CANCELED') throw cancelledError(node, itemIndex, signal?.reason);
 	if (code === undefined && error instanceof NodeOperationError) throw error;
 	const reason = errorMessage(error);
 	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
