@@ -78,3 +78,37 @@ export async function listUploads(
 		{ itemIndex: options.itemIndex, description: `GET ${path} answered: ${String(body).slice(0, 200)}` },
 	);
 }
+
+/** How far the service's clock may be from this machine's when looking for an upload it received. */
+const CLOCK_SKEW_MS = 15 * 60_000;
+
+/**
+ * The uploads that may be the one a try sent without getting an answer: records of `bytes` bytes
+ * (the record's `fileLenght`) received since the try began, give or take the clocks' difference,
+ * other than the `known` sessions. Lists the service's day of the try and, past midnight, the next.
+ */
+export async function findPossibleArrivals(
+	this: ServiceContext,
+	attempt: { sentAt: number; bytes: number },
+	options: { customer?: CustomerOverride; itemIndex?: number; known: Set<string>; now?: number },
+): Promise<IDataObject[]> {
+	const from = attempt.sentAt - CLOCK_SKEW_MS;
+	const until = (options.now ?? Date.now()) + CLOCK_SKEW_MS;
+	const timeZone = await getServiceTimeZone.call(this, options.itemIndex);
+	const days = new Set([from, attempt.sentAt, until].map((instant) => serviceDay(instant, timeZone)));
+	const candidates: IDataObject[] = [];
+	for (const day of days) {
+		for (const record of await listUploads.call(this, day, options)) {
+			const receivedAt = typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : Number.NaN;
+			if (
+				Number(record.fileLenght) === attempt.bytes &&
+				receivedAt >= from &&
+				receivedAt <= until &&
+				!options.known.has(String(record.id))
+			) {
+				candidates.push(record);
+			}
+		}
+	}
+	return candidates;
+}

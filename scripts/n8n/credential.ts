@@ -19,6 +19,7 @@ export interface CredentialData {
 	customerId: string;
 	customerIdType: 'ServiceID' | 'ExternalID';
 	customRateLimit: boolean;
+	requestTimeoutSeconds?: number;
 	bucketCapacity?: number;
 	leakIntervalSeconds?: number;
 	rateLimitSharing?: 'automatic' | 'redis' | 'process';

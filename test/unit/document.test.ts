@@ -422,6 +422,78 @@ describe('Document: Upload and Upload Custom XML', () => {
 			expect(run.data.resultData.runData['Node Under Test']).toHaveLength(1);
 		});
 
+		async function fault(rule: IDataObject): Promise<void> {
+			const response = await fetch(`${emulator.url}/__emulator/faults`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ path: '/api/xml', ...rule }),
+			});
+			expect(response.status).toBe(200);
+		}
+
+		it('Retry On Fail after a lost answer: adopts the session that arrived instead of uploading again', async () => {
+			await fault({ count: 1, kind: 'reset' });
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD, GOOD.replace('A-1', 'B-2')),
+				credentials: credentials(),
+				retryOnFail: { maxTries: 2 },
+			});
+
+			expect(error).toBeUndefined();
+			const [first, second] = emulator.uploads();
+			expect(emulator.stats().uploads).toBe(2);
+			expect(output[0].map((item) => item.json)).toEqual([
+				expect.objectContaining({ sessionId: first.id, reused: true, uploadedAt: first.receivedAt }),
+				expect.objectContaining({ sessionId: second.id }),
+			]);
+			expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(1);
+		});
+
+		it('Retry On Fail after a lost answer: sends again when the list shows it did not arrive', async () => {
+			// A 500 before anything was stored: ambiguous for the node, absent from the list.
+			await fault({ count: 1, kind: '500' });
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+				retryOnFail: { maxTries: 2 },
+			});
+
+			expect(error).toBeUndefined();
+			expect(emulator.stats().uploads).toBe(1);
+			expect(output[0][0].json).toMatchObject({ sessionId: emulator.uploads()[0].id });
+			expect(output[0][0].json).not.toHaveProperty('reused');
+		});
+
+		it('Retry On Fail after a lost answer: fails again when the list cannot tell', async () => {
+			// Another client uploads a document of the same length meanwhile.
+			const executionId = randomUUID();
+			await fault({ count: 1, kind: 'reset' });
+			const first = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
+			expect(first.error?.message).toBe('The connection broke during PUT /api/xml: the service may or may not have received it');
+			const other = await fetch(`${emulator.url}/api/xml`, {
+				method: 'PUT',
+				headers: {
+					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
+					customerId: '1001',
+					customerIdType: 'ServiceID',
+					'content-type': 'application/xml',
+				},
+				body: GOOD.replace('A-1', 'C-3'),
+			});
+			expect(other.status).toBe(202);
+
+			const again = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
+			expect(again.error?.message).toBe(
+				'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
+			);
+			expect(again.error?.description).toMatch(/^2 uploads of the same length/);
+			expect(emulator.stats().uploads).toBe(2);
+		});
+
 		it('uploads again when the document of an item changed between runs', async () => {
 			const executionId = randomUUID();
 			await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });

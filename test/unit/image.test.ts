@@ -123,6 +123,24 @@ describe('Image resource against the emulator', () => {
 			expect(record).toMatchObject({ fileName: 'shoe.jpg', contentType: 'image/jpeg', size: 4096, invert: false, clippingPath: null });
 		});
 
+		it('Retry On Fail does not upload again the images of items uploaded on an earlier try', async () => {
+			const uploaded = await imageItem({ data: image('first.jpg') });
+			const failing = await imageItem({ other: image('second.jpg') });
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(),
+				items: [uploaded, failing],
+				credentials: credentials(),
+				retryOnFail: { maxTries: 3 },
+			});
+
+			expect(error?.message).toMatch(/data/);
+			expect(output).toEqual([]);
+			// Three tries of the node; the first item's image went to the service once.
+			expect(requestsTo(emulator, 'POST /api/images')).toBe(1);
+			expect(emulator.images()).toHaveLength(1);
+		});
+
 		it('sends the images of one item in one request, one request per item', async () => {
 			const files = [image('a.jpg'), image('b.png', 3000, 'image/png'), image('c.jpg'), image('d.jpg')];
 			const items = [

@@ -31,7 +31,7 @@ function authDescription(environment: unknown, unauthorized?: Unauthorized): str
 }
 
 export const AMBIGUOUS_DESCRIPTION =
-	'It was not sent again automatically, because a second upload could duplicate the first. List the uploads of today to see whether it arrived before sending it again.';
+	'It was not sent again automatically, because a second upload could duplicate the first. With Retry On Fail, the next try looks for it in the list of the day\'s uploads and sends it again only if it is not there; otherwise list the uploads of today before sending it again.';
 
 /** Error code of a failed exchange (ECONNRESET, ERR_CANCELED, ...), whether wrapped by n8n or not. */
 export function errorCode(error: unknown): string | undefined {
@@ -58,6 +58,14 @@ export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN',
 /** Failures that will not go away by trying again within seconds. */
 export const PERMANENT_CODES = new Set(['ENOTFOUND', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
 
+// Errors of requests that may or may not have reached the service (an upload whose answer was lost).
+const ambiguousErrors = new WeakSet<object>();
+
+/** Whether the request that failed with `error` may have reached the service all the same. */
+export function isAmbiguous(error: unknown): boolean {
+	return typeof error === 'object' && error !== null && ambiguousErrors.has(error);
+}
+
 /**
  * Builds an error from plain values only: errors that n8n's request helpers throw carry the
  * request options (Authorization header included), so none of them is ever passed on.
@@ -65,7 +73,7 @@ export const PERMANENT_CODES = new Set(['ENOTFOUND', 'CERT_HAS_EXPIRED', 'DEPTH_
 export function apiError(
 	node: INode,
 	message: string,
-	options: { description?: string; httpCode?: number; itemIndex?: number; code?: string },
+	options: { description?: string; httpCode?: number; itemIndex?: number; code?: string; ambiguous?: boolean },
 ): NodeApiError {
 	// No `code` in the response object: n8n would swap the message for its generic text on codes
 	// such as ECONNRESET, losing what matters here (whether the upload may have arrived).
@@ -75,12 +83,14 @@ export function apiError(
 		options.code !== undefined
 			? `${options.description ? `${options.description} ` : ''}(${options.code})`
 			: options.description;
-	return new NodeApiError(node, response, {
+	const error = new NodeApiError(node, response, {
 		message,
 		description,
 		httpCode: options.httpCode !== undefined ? String(options.httpCode) : undefined,
 		itemIndex: options.itemIndex,
 	});
+	if (options.ambiguous === true) ambiguousErrors.add(error);
+	return error;
 }
 
 /** "METHOD /path" of an exchange, for messages: never the query, which may carry item data. */

@@ -119,6 +119,7 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 			itemIndex,
 			code,
 			description: `${AMBIGUOUS_DESCRIPTION} (${reason})`,
+			ambiguous: true,
 		});
 	}
 	throw apiError(node, `${describeTarget(exchange)} failed: ${reason}`, {
@@ -190,6 +191,7 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 			httpCode: status,
 			itemIndex: exchange.itemIndex,
 			description: AMBIGUOUS_DESCRIPTION,
+			ambiguous: true,
 		});
 	}
 	throw statusError(node, attempt.account.credentials.environment, exchange, status, text, headers);

@@ -12,10 +12,12 @@ import {
 import {
 	effectiveCustomer,
 	getServiceCredentials,
+	isAmbiguous,
 	serviceRequest,
 	type CustomerOverride,
 	type ServiceResponse,
 } from '../../../shared/transport';
+import { findPossibleArrivals } from '../../../shared/uploads';
 import { asNodeError, itemFailure } from '../itemErrors';
 import { waitedOutcome, waitSettings } from '../waiting';
 import {
@@ -26,7 +28,15 @@ import {
 	prepareDocuments,
 	type XmlDocument,
 } from './documents';
-import { recallUpload, rememberUpload, uploadKey } from './uploadMemory';
+import {
+	isAmbiguousUpload,
+	recallUpload,
+	rememberUpload,
+	sessionsOf,
+	uploadKey,
+	type AmbiguousUpload,
+	type RememberedUpload,
+} from './uploadMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
@@ -135,10 +145,22 @@ export async function uploadDocuments(
 				endpoint,
 				customer: `${customerIdType}:${customerId}`,
 			});
-			let upload = recallUpload(key);
+			const remembered = recallUpload(key);
+			let upload = isAmbiguousUpload(remembered) ? undefined : remembered;
+			if (isAmbiguousUpload(remembered)) {
+				upload = await recoverUpload(this, document, remembered, customer, sessionsOf(executionId, nodeName));
+				if (upload) rememberUpload(key, upload);
+			}
 			const reused = upload !== undefined;
 			if (!upload) {
-				upload = await sendDocument(this, document, endpoint, contentType, customer);
+				const attempt = { sentAt: Date.now(), bytes: document.bytes };
+				try {
+					upload = await sendDocument(this, document, endpoint, contentType, customer);
+				} catch (error) {
+					// The next try (Retry On Fail) looks for it before sending it again.
+					if (isAmbiguous(error)) rememberUpload(key, attempt);
+					throw asNodeError(this, error, itemIndex);
+				}
 				rememberUpload(key, upload);
 			}
 			const json: IDataObject = {
@@ -164,6 +186,34 @@ export async function uploadDocuments(
 		const { document, json } = slot.uploaded;
 		return { json, pairedItem: pairedItems(document.itemIndexes) };
 	});
+}
+
+/**
+ * A document whose earlier try in this execution got no answer: the session it made, found in the
+ * list of the day's uploads; undefined when the list shows it did not arrive (it is then sent
+ * again). When the list cannot tell, the item fails again, as it did on the earlier try.
+ */
+async function recoverUpload(
+	context: IExecuteFunctions,
+	document: XmlDocument,
+	attempt: AmbiguousUpload,
+	customer: CustomerOverride | undefined,
+	known: Set<string>,
+): Promise<RememberedUpload | undefined> {
+	const itemIndex = document.itemIndexes[0];
+	const arrivals = await findPossibleArrivals.call(context, attempt, { customer, itemIndex, known });
+	if (arrivals.length === 0) return undefined;
+	if (arrivals.length === 1) {
+		return { sessionId: String(arrivals[0].id), uploadedAt: String(arrivals[0].receivedAt) };
+	}
+	throw new NodeOperationError(
+		context.getNode(),
+		`The document of ${describeItems(document.itemIndexes)} may or may not have reached the service on an earlier try, and the list of uploads cannot tell`,
+		{
+			itemIndex,
+			description: `${arrivals.length} uploads of the same length (${attempt.bytes} bytes) arrived since that try: ${arrivals.map((record) => String(record.id)).join(', ')}. It was not sent again, because a second upload could duplicate the first.`,
+		},
+	);
 }
 
 async function sendDocument(

@@ -1,7 +1,10 @@
+import { ExecutionMemory } from '../../../shared/executionMemory';
+
 /**
  * What this process uploaded within each execution. n8n's "Retry On Fail" runs the node again with
  * all its items; a document that reached the service on an earlier try is answered from here
- * instead of being uploaded a second time.
+ * instead of being uploaded a second time, and one whose earlier try may or may not have reached
+ * it is looked for before it is sent again.
  */
 
 export interface RememberedUpload {
@@ -9,15 +12,16 @@ export interface RememberedUpload {
 	uploadedAt: string;
 }
 
-interface Entry extends RememberedUpload {
-	expiresAt: number;
+/** An upload whose answer never came: the service may or may not have it. */
+export interface AmbiguousUpload {
+	/** When the try began (this machine's clock). */
+	sentAt: number;
+	bytes: number;
 }
 
-/** Far longer than any retry loop of one execution, short enough not to pile up. */
-const TTL_MS = 6 * 60 * 60 * 1000;
-const MAX_ENTRIES = 10_000;
+type Remembered = RememberedUpload | AmbiguousUpload;
 
-const entries = new Map<string, Entry>();
+const memory = new ExecutionMemory<Remembered>();
 
 export interface UploadKeyParts {
 	executionId: string;
@@ -40,22 +44,24 @@ export function uploadKey(parts: UploadKeyParts): string {
 	]);
 }
 
-export function recallUpload(key: string, now = Date.now()): RememberedUpload | undefined {
-	const entry = entries.get(key);
-	if (!entry) return undefined;
-	if (entry.expiresAt <= now) {
-		entries.delete(key);
-		return undefined;
-	}
-	return { sessionId: entry.sessionId, uploadedAt: entry.uploadedAt };
+export function isAmbiguousUpload(value: Remembered | undefined): value is AmbiguousUpload {
+	return value !== undefined && 'sentAt' in value;
 }
 
-export function rememberUpload(key: string, upload: RememberedUpload, now = Date.now()): void {
-	entries.delete(key);
-	entries.set(key, { ...upload, expiresAt: now + TTL_MS });
-	// A Map iterates in insertion order: the first entries are the oldest.
-	for (const [oldKey, entry] of entries) {
-		if (entries.size <= MAX_ENTRIES && entry.expiresAt > now) break;
-		entries.delete(oldKey);
+export function recallUpload(key: string, now = Date.now()): Remembered | undefined {
+	return memory.recall(key, now);
+}
+
+export function rememberUpload(key: string, value: Remembered, now = Date.now()): void {
+	memory.remember(key, value, now);
+}
+
+/** The session IDs this node got in this execution, on any try. */
+export function sessionsOf(executionId: string, nodeName: string): Set<string> {
+	const sessions = new Set<string>();
+	for (const [key, value] of memory.values()) {
+		const [execution, node] = JSON.parse(key) as [string, string];
+		if (execution === executionId && node === nodeName && !isAmbiguousUpload(value)) sessions.add(value.sessionId);
 	}
+	return sessions;
 }

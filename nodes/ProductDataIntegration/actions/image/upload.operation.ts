@@ -2,6 +2,7 @@ import FormData from 'form-data';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
+import { ExecutionMemory } from '../../../shared/executionMemory';
 import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import {
@@ -83,6 +84,8 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
+const uploadedImages = new ExecutionMemory<IDataObject[]>();
+
 interface UploadOptions {
 	clippingPath?: string;
 	invert?: boolean;
@@ -117,7 +120,20 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 		}
 	}
 	if (missing.length > 0) {
-		const uploaded = await uploadImages(this, itemIndex, missing, options, customer);
+		// Retry On Fail runs the node again with all items: images of an item uploaded on an earlier
+		// try of this execution are not uploaded again.
+		const key = JSON.stringify([
+			this.getExecutionId(),
+			this.getNode().name,
+			itemIndex,
+			customer ?? null,
+			options.invert === true,
+			options.clippingPath?.trim() ?? '',
+			missing.map((image) => [image.binaryProperty, image.fileName, image.mimeType, image.size ?? null]),
+		]);
+		const earlier = uploadedImages.recall(key);
+		const uploaded = earlier?.map((result) => ({ ...result, reused: true })) ?? (await uploadImages(this, itemIndex, missing, options, customer));
+		if (!earlier) uploadedImages.remember(key, uploaded);
 		missing.forEach((image, n) => results.set(image, uploaded[n]));
 	}
 	return images.map((image) => {

@@ -1,0 +1,141 @@
+/**
+ * A hostile network, in a real n8n: a poll whose request never gets an answer, an upload whose
+ * answer is lost under Retry On Fail, a Base URL that redirects the credential test elsewhere.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { call, putXml } from '../../scripts/emulator/client';
+import { actionNode, chainWorkflow, nodeItems, nodeType, prepareN8n, type N8nHarness, type WorkflowDefinition } from './harness';
+
+const TRIGGER = 'On Upload';
+const CHAIR = '<Products><Product><Sku>CH-1</Sku></Product></Products>';
+const TABLE = '<Products><Product><Sku>TB-1</Sku></Product></Products>';
+
+function sleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await condition())) {
+		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+		await sleep(500);
+	}
+}
+
+async function fault(emulator: Emulator, rule: IDataObject): Promise<void> {
+	const response = await call(emulator, 'POST', '/__emulator/faults', {
+		auth: false,
+		customer: false,
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(rule),
+	});
+	expect(response.status).toBe(200);
+}
+
+/** The trigger alone, polling every minute, reporting each upload when it is listed. */
+const triggerWorkflow: WorkflowDefinition = {
+	name: 'Trigger under faults',
+	nodes: [
+		{
+			id: '6f1c0f9e-1d3a-4b7e-8a55-000000000001',
+			name: TRIGGER,
+			type: nodeType('productDataIntegrationTrigger'),
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: ['uploadReceived'], options: {} },
+			credentials: { productDataIntegrationApi: { id: 'pdiEmulatorCreds', name: 'Product Data Integration (emulator)' } },
+		},
+	],
+	connections: {},
+	settings: { executionOrder: 'v1' },
+};
+
+describe('a hostile network in a running n8n', () => {
+	let n8n: N8nHarness;
+
+	function listings(): number {
+		return n8n.emulator.stats().requests['GET /api/xml/{date}'] ?? 0;
+	}
+
+	beforeAll(async () => {
+		// A long Request Timeout: only the poll's own deadline can end a request that hangs.
+		n8n = await prepareN8n({ emulator: { processingMs: 100 }, credential: { requestTimeoutSeconds: 600 } });
+	});
+
+	afterAll(async () => {
+		await n8n?.stop();
+	});
+
+	test('Retry On Fail after a lost answer: the upload that arrived is adopted, nothing is uploaded twice', async () => {
+		// The first upload is stored, then its connection is reset: the node cannot know it arrived.
+		await fault(n8n.emulator, { count: 1, kind: 'reset', path: '/api/xml' });
+		const before = n8n.emulator.uploads().length;
+		const result = await n8n.run(
+			chainWorkflow('Lost answer', [{ json: { xml: CHAIR } }, { json: { xml: TABLE } }], [
+				actionNode(
+					'Upload',
+					{ resource: 'document', operation: 'upload', source: 'text', xml: '={{ $json.xml }}' },
+					{ retryOnFail: true, maxTries: 2, waitBetweenTries: 0 },
+				),
+			]),
+		);
+
+		const uploads = n8n.emulator.uploads().slice(before);
+		expect(uploads).toHaveLength(2);
+		expect(nodeItems(result, 'Upload')).toEqual([
+			expect.objectContaining({ sessionId: uploads[0].id, reused: true }),
+			expect.objectContaining({ sessionId: uploads[1].id }),
+		]);
+	});
+
+	test('the credential test does not follow a Base URL that redirects, nor send the credentials there', async () => {
+		const { credential } = n8n;
+		const elsewhere = await startEmulator();
+		try {
+			await fault(n8n.emulator, { count: 1, kind: 'redirect', location: `${elsewhere.url}/api/auth/me`, path: '/api/auth/me' });
+			const { data } = await n8n.server.request<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', {
+				credentials: credential,
+			});
+			expect(data).toEqual({ status: 'Error', message: expect.stringContaining('redirects elsewhere') });
+			expect(elsewhere.stats().requests).toEqual({});
+		} finally {
+			await elsewhere.close();
+		}
+	});
+
+	test('a poll whose request never gets an answer ends at its deadline, says so, and the trigger recovers', async () => {
+		const workflowId = await n8n.importWorkflow(triggerWorkflow);
+		const before = listings();
+		await n8n.server.activateWorkflow(workflowId);
+		// The poll at activation lists the day; the next list request then hangs for good.
+		await until('the poll at activation', () => listings() > before, 90_000);
+		await fault(n8n.emulator, { count: 1, kind: 'hang', path: '/api/xml/' });
+		const hungAt = listings() + 1;
+		await until('the poll that hangs', () => listings() >= hungAt, 90_000);
+
+		// The poll after it: a deadline below the minute let it run; it lists and reports this upload.
+		const response = await putXml(n8n.emulator, CHAIR);
+		expect(response.status).toBe(202);
+		let reported: IDataObject[] = [];
+		let stopped: string[] = [];
+		await until(
+			'the upload to be reported',
+			async () => {
+				const summaries = await n8n.server.listExecutions({ workflowId });
+				const runs = await Promise.all(summaries.map(async (run) => await n8n.server.getExecution(run.id)));
+				// The poll stopped at its deadline is recorded as a failed trigger execution.
+				stopped = runs.flatMap((run) => (run.status === 'error' ? [String(run.data.resultData.error?.message)] : []));
+				reported = runs
+					.filter((run) => run.status === 'success')
+					.flatMap((run) => nodeItems(run, TRIGGER));
+				return reported.some((item) => item.id === response.text);
+			},
+			200_000,
+		);
+		expect(reported.filter((item) => item.id === response.text)).toEqual([expect.objectContaining({ event: 'uploadReceived' })]);
+		expect(stopped).toEqual([expect.stringMatching(/^The poll was stopped after 55 s, its time budget/)]);
+		expect(n8n.server.log()).toMatch(/The poll was stopped after 55 s, its time budget/);
+	});
+});
