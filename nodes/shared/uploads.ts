@@ -53,6 +53,12 @@ function outputRecord(entry: unknown, day: string): IDataObject {
 }
 
 /**
+ * The most of a list answer that is read: about 30 000 records, more than the rate limit lets an
+ * account upload in a day (17 280 requests).
+ */
+export const LIST_ANSWER_LIMIT_BYTES = 32 * 1024 * 1024;
+
+/**
  * The uploaded-file records of one date (GET /api/xml/{yyyy-MM-dd}), in the order the service gives
  * them. The spec leaves open whether the answer is an array or a single record, so both are read;
  * no body means no uploads. Any other answer fails: taken for "no uploads", it would hide them.
@@ -68,6 +74,7 @@ export async function listUploads(
 		path,
 		customer: options.customer,
 		itemIndex: options.itemIndex,
+		maxAnswerBytes: LIST_ANSWER_LIMIT_BYTES,
 	});
 	if (body === undefined || body === null || body === '') return [];
 	if (Array.isArray(body)) return body.map((entry) => outputRecord(entry, day));

@@ -7,6 +7,7 @@ import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflo
 import { limiterFor, type GcraLimiter } from '../../nodes/shared/throttle';
 import {
 	accountKey,
+	fetchServiceUrl,
 	MAX_FAILURE_ATTEMPTS,
 	serviceRequest,
 	withPollDeadline,
@@ -14,7 +15,9 @@ import {
 	type ServiceResponse,
 } from '../../nodes/shared/transport';
 import { pollDeadlineMs, pollIntervalMs } from '../../nodes/ProductDataIntegrationTrigger/pollTimes';
+import { listUploads } from '../../nodes/shared/uploads';
 import { wait } from '../../nodes/shared/wait';
+import { listenLocal } from '../helpers/server';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
 
@@ -230,5 +233,121 @@ describe('a poll held up by the network', () => {
 		expect(pollDeadlineMs(300_000, every({ mode: 'everyMinute' }))).toBe(55_000);
 		expect(pollDeadlineMs(300_000, every({ mode: 'everyHour' }))).toBe(300_000);
 		expect(pollDeadlineMs(300_000, every({ mode: 'custom', cronExpression: '* * * * *' }))).toBe(300_000);
+	});
+});
+
+describe('answers of any size', () => {
+	const MiB = 1024 * 1024;
+
+	it('an answer of 256 MiB is read up to its limit, and the rest of it is never sent', async () => {
+		// A server that would send 256 MiB, counting what it could write before the client hung up.
+		let written = 0;
+		let closed: () => void = () => undefined;
+		const done = new Promise<void>((resolve) => {
+			closed = resolve;
+		});
+		const huge = await listenLocal((_req, res) => {
+			res.writeHead(200, { 'content-type': 'text/plain' });
+			const chunk = Buffer.alloc(64 * 1024, 'x');
+			const pump = () => {
+				while (written < 256 * MiB) {
+					written += chunk.length;
+					if (!res.write(chunk)) return void res.once('drain', pump);
+				}
+				res.end();
+			};
+			res.on('close', () => closed());
+			pump();
+		});
+		try {
+			const context = createContext({ credentials: credentials() });
+			const document = await fetchServiceUrl.call<TestContext, [string, number], Promise<ServiceResponse<string>>>(
+				context,
+				`${huge.url}/doc`,
+				0,
+			);
+			expect(document.truncated).toBe(true);
+			expect(document.body.length).toBeLessThan(MiB + 100);
+			await done;
+			// What the server could push into socket buffers before the client closed: far from all.
+			expect(written).toBeLessThan(64 * MiB);
+		} finally {
+			await huge.close();
+		}
+	});
+
+	it('an error document beyond 1 MiB is cut, and says so', async () => {
+		await fault({ count: 1, kind: 'huge', bytes: 3 * MiB, path: '/errors/' });
+		const context = createContext({ credentials: credentials() });
+		const document = await fetchServiceUrl.call<TestContext, [string, number], Promise<ServiceResponse<string>>>(
+			context,
+			'/errors/1',
+			0,
+		);
+		expect(document.body.length).toBeLessThan(MiB + 100);
+		expect(document.body).toMatch(/\[truncated: longer than 1 MiB, the rest was not read\]$/);
+	});
+
+	it('a GET answered with more than its limit fails without retrying, naming the limit', async () => {
+		await fault({ count: 1, kind: 'huge', bytes: 2 * MiB, path: '/api/auth/me' });
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 1 }));
+		expect(error.message).toBe('The service answered GET /api/auth/me with more than 1 MiB, more than this request reads');
+		expect(service.stats().requests['GET /api/auth/me']).toBe(1);
+	});
+
+	it('an upload answered with more than its limit is ambiguous', async () => {
+		await fault({ count: 1, kind: 'huge', status: 202, bytes: 2 * MiB, path: '/api/xml' });
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(
+			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+		);
+		expect(error.message).toBe('The service answered PUT /api/xml with more than 1 MiB, more than this request reads');
+		expect(error.description).toMatch(/not sent again automatically/);
+	});
+
+	it('a list of uploads is read up to 32 MiB', async () => {
+		await fault({ count: 1, kind: 'huge', bytes: 33 * MiB, path: '/api/xml/' });
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(listUploads.call(context, '2025-03-10'));
+		expect(error.message).toBe('The service answered GET /api/xml/2025-03-10 with more than 32 MiB, more than this request reads');
+	});
+});
+
+describe('item values that reach headers and paths', () => {
+	it.each([
+		['a service ID with a sign a header cannot carry', { customerId: '41001€', customerIdType: 'ServiceID' }, 'The customer ID of item 3 is not a service ID: "41001€"'],
+		['a service ID that is not a number', { customerId: 'SHOP-NORTH', customerIdType: 'ServiceID' }, 'The customer ID of item 3 is not a service ID: "SHOP-NORTH"'],
+		['an external ID outside Latin-1', { customerId: 'Nord€', customerIdType: 'ExternalID' }, 'The customer ID of item 3 cannot be sent: "Nord€"'],
+		['an external ID with a line break', { customerId: 'SHOP\r\nX-Evil: 1', customerIdType: 'ExternalID' }, 'The customer ID of item 3 cannot be sent: "SHOP\r\nX-Evil: 1"'],
+	] as const)('%s fails its item before any request', async (_name, customer, message) => {
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', customer: { ...customer }, itemIndex: 3 }));
+		expect(error.message).toBe(message);
+		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 3 }));
+		expect(service.stats().requests).toEqual({});
+	});
+
+	it("a credential's customer ID is checked the same way", async () => {
+		const context = createContext({ credentials: credentials({ customerId: '1001x' }) });
+		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.message).toBe('The credential\'s Customer ID is not a service ID: "1001x"');
+		expect(service.stats().requests).toEqual({});
+	});
+
+	it.each(['..', '.', '%2e%2E', '%2e'])('a path segment %s is refused before any request', async (segment) => {
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(call(context, { method: 'HEAD', path: `/api/images/${segment}`, itemIndex: 0 }));
+		expect(error.message).toBe(`The value "${segment}" of item 0 cannot be used in a request path`);
+		expect(service.stats().requests).toEqual({});
+	});
+
+	it('a header value with a line break is refused before any request', async () => {
+		const context = createContext({ credentials: credentials() });
+		const error = await failure(
+			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml\r\nX-Evil: 1' }, itemIndex: 1 }),
+		);
+		expect(error.message).toMatch(/^The Content-Type header of item 1 holds characters a header cannot carry/);
+		expect(service.stats().requests).toEqual({});
 	});
 });

@@ -141,6 +141,19 @@ describe('Image resource against the emulator', () => {
 			expect(emulator.images()).toHaveLength(1);
 		});
 
+		it('refuses a MIME type that is not a media type before any request; a file name cannot break the part header', async () => {
+			const evil = await imageItem({ data: image('a.jpg', 1000, 'image/jpeg\r\nX-Injected: 1') });
+			const refused = await runNode({ node, parameters: upload(), items: [evil], credentials: credentials() });
+			expect(refused.error?.message).toBe('The MIME type of binary field "data" of item 0 is not a media type: "image/jpeg\\r\\nX-Injected: 1"');
+			expect(requestsTo(emulator, 'POST /api/images')).toBe(0);
+
+			const named = await imageItem({ data: image('a"\r\nX-Injected: 1.jpg', 1000, 'image/jpeg; charset="x"') });
+			const { output, error } = await runNode({ node, parameters: upload(), items: [named], credentials: credentials() });
+			expect(error).toBeUndefined();
+			expect(output[0][0].json).toMatchObject({ fileName: 'a___X-Injected: 1.jpg', mimeType: 'image/jpeg; charset="x"' });
+			expect(emulator.images()).toEqual([expect.objectContaining({ fileName: 'a___X-Injected: 1.jpg' })]);
+		});
+
 		it('sends the images of one item in one request, one request per item', async () => {
 			const files = [image('a.jpg'), image('b.png', 3000, 'image/png'), image('c.jpg'), image('d.jpg')];
 			const items = [

@@ -248,7 +248,8 @@ describe('requests against the emulator', () => {
 		it('the login and the credential’s customer, when the credential’s customer is refused', async () => {
 			// The check goes with the credential's own customer: when that is the wrong one, the check
 			// fails as well, and the hint names both.
-			const context = createContext({ credentials: credentialsFor(service.url, { customerId: 'SHOP-NORTH', customerIdType: 'ServiceID' }) });
+			// (A service ID the account does not have: one that is not a number is refused before any request.)
+			const context = createContext({ credentials: credentialsFor(service.url, { customerId: '4242', customerIdType: 'ServiceID' }) });
 			const error = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
 			expect(error.description).toMatch(/^The credential's login is refused as well/);
 			expect(error.description).toMatch(/Customer ID and its type/);

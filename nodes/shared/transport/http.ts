@@ -7,6 +7,7 @@ import type {
 
 import { CREDENTIAL_NAME, type Account } from './account';
 import type { ServiceContext } from './context';
+import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
 import type { Exchange, RequestBody } from './types';
 
 /** Whether a body can be read only once (a stream, FormData): such a request cannot be repeated. */
@@ -19,8 +20,14 @@ export function isSingleUse(body: unknown): boolean {
 	);
 }
 
+/** An answer read within its limit. */
+export interface Answer extends AnswerText {
+	statusCode: number;
+	headers: Record<string, string>;
+}
+
 /** An answer, or why there is none (what n8n's HTTP layer threw: never shown as it is). */
-export type ExchangeResult = { response: IN8nHttpFullResponse } | { failure: unknown };
+export type ExchangeResult = { answer: Answer } | { failure: unknown };
 
 /** The failure of an exchange that outlived the credential's Request Timeout. */
 export class ExchangeTimeoutError extends Error {
@@ -49,7 +56,18 @@ export async function sendOnce(
 	const deadline = isSingleUse(body) ? undefined : AbortSignal.timeout(account.timeoutMs);
 	const signals = [cancel, deadline].filter((signal): signal is AbortSignal => signal !== undefined);
 	try {
-		return { response: await exchangeWith(context, account, exchange, body, signals.length ? AbortSignal.any(signals) : undefined) };
+		const response = await exchangeWith(context, account, exchange, body, signals.length ? AbortSignal.any(signals) : undefined);
+		// The answer's body has the same deadline as its headers; a streamed upload's, one more
+		// Request Timeout.
+		const bodyDeadline = deadline ?? AbortSignal.timeout(account.timeoutMs);
+		const stopReading = () => (response.body as { destroy?: (error: Error) => void }).destroy?.(new ExchangeTimeoutError(account.timeoutMs));
+		bodyDeadline.addEventListener('abort', stopReading, { once: true });
+		try {
+			const text = await readAnswer(response.body, exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
+			return { answer: { statusCode: response.statusCode, headers: normalizeHeaders(response.headers), ...text } };
+		} finally {
+			bodyDeadline.removeEventListener('abort', stopReading);
+		}
 	} catch (error) {
 		const timedOut = !cancel?.aborted && (deadline?.aborted === true || isIdleTimeout(error));
 		return { failure: timedOut ? new ExchangeTimeoutError(account.timeoutMs) : error };
@@ -82,7 +100,8 @@ async function exchangeWith(
 		// the service's 301 (an upload's error document) is an answer in itself.
 		disableFollowRedirect: true,
 		maxRedirects: 0,
-		encoding: 'text',
+		// Read as it arrives, so that no answer is held whole: see readAnswer.
+		encoding: 'stream',
 		json: false,
 		timeout: account.timeoutMs,
 		abortSignal: signal,

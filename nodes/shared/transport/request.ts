@@ -23,9 +23,10 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { bodyText, describeWait, isRateLimitRefusal, normalizeHeaders, parseBody } from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRateLimitRefusal, parseBody } from './responses';
 import type { ServiceContext } from './context';
 import type { Exchange, ServiceRequest, ServiceResponse } from './types';
+import { checkCustomer, checkHeaders, checkPath } from './validate';
 
 /**
  * Attempts of one request that the service refuses with 429/503 before giving up, if by then the
@@ -197,6 +198,24 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 	throw statusError(node, attempt.account.credentials.environment, exchange, status, text, headers);
 }
 
+/**
+ * An answer longer than the request's limit. For an upload the service accepted, the session may
+ * exist: the error says it may have arrived, as any upload whose answer could not be read.
+ */
+function oversizedError(attempt: Attempt, status: number): Error {
+	const { node, exchange } = attempt;
+	const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
+	const target = describeTarget(exchange);
+	return apiError(node, `The service answered ${target} with more than ${limit}, more than this request reads`, {
+		httpCode: status,
+		itemIndex: exchange.itemIndex,
+		description: attempt.idempotent
+			? `Only the first ${limit} were read and the rest was not: an answer that long is not one the service gives.`
+			: `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
+		ambiguous: !attempt.idempotent,
+	});
+}
+
 async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
 	const attempt: Attempt = {
@@ -225,10 +244,7 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 			continue;
 		}
 
-		const { response } = result;
-		const status = response.statusCode;
-		const headers = normalizeHeaders(response.headers);
-		const text = bodyText(response.body);
+		const { statusCode: status, headers, text, truncated } = result.answer;
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
 		const refused = isRateLimitRefusal(status, retryAfterMs, text);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
@@ -240,7 +256,8 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		await grant?.settle();
 
 		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
-			return { statusCode: status, headers, body: parseBody(text, exchange.responseType) as T };
+			if (truncated && !exchange.truncate) throw oversizedError(attempt, status);
+			return { statusCode: status, headers, body: parseBody(text, exchange.responseType) as T, truncated };
 		}
 		if (refused) {
 			await afterRefusal(attempt, status, retryAfterMs);
@@ -292,6 +309,10 @@ export async function serviceRequest<T = unknown>(
 	request: ServiceRequest,
 ): Promise<ServiceResponse<T>> {
 	const account = await getAccount(this, request.itemIndex);
+	const node = this.getNode();
+	checkPath(node, request.path, request.itemIndex);
+	checkHeaders(node, request.headers, request.itemIndex);
+	checkCustomer(node, request.customer, account.credentials, request.itemIndex);
 	const { path, responseType, allowStatus, ...rest } = request;
 	return await perform<T>(this, account, {
 		...rest,
@@ -318,7 +339,7 @@ export async function resolveServiceUrl(this: ServiceContext, url: string, itemI
 /**
  * Fetches a URL the service handed out (e.g. the error document behind a 301 Location; a relative
  * one is read against the base URL). Credentials go only to the base URL's origin; redirects are
- * never followed.
+ * never followed. Only the first 1 MiB is read; a longer document ends with a note saying so.
  */
 export async function fetchServiceUrl(
 	this: ServiceContext,
@@ -335,12 +356,16 @@ export async function fetchServiceUrl(
 	if (target.protocol !== 'https:' && target.protocol !== 'http:') {
 		throw new NodeOperationError(this.getNode(), `The service handed out a URL that is not http(s): ${url}`, { itemIndex });
 	}
-	return await perform<string>(this, account, {
+	const response = await perform<string>(this, account, {
 		method: 'GET',
 		url: target.href,
 		itemIndex,
 		responseType: 'text',
 		allowStatus: [],
 		authenticated: target.origin === account.origin,
+		truncate: true,
 	});
+	if (!response.truncated) return response;
+	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);
+	return { ...response, body: `${response.body}\n[truncated: longer than ${limit}, the rest was not read]` };
 }

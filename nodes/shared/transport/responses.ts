@@ -15,11 +15,48 @@ export function normalizeHeaders(headers: unknown): Record<string, string> {
 	return result;
 }
 
-export function bodyText(body: unknown): string {
-	if (body === undefined || body === null) return '';
-	if (typeof body === 'string') return body;
-	if (Buffer.isBuffer(body)) return body.toString('utf8');
-	return JSON.stringify(body);
+/** The most of an answer that is read: an answer of the service is small, a larger one is not its. */
+export const DEFAULT_ANSWER_LIMIT_BYTES = 1024 * 1024;
+
+export interface AnswerText {
+	text: string;
+	/** The answer was longer than the limit: only its beginning was read, the rest never was. */
+	truncated: boolean;
+}
+
+/**
+ * Reads an answer body up to `limitBytes`: memory stays bounded whatever the service sends, and
+ * the rest is not read (the connection is closed). A body handed over whole is cut the same way.
+ */
+export async function readAnswer(body: unknown, limitBytes: number): Promise<AnswerText> {
+	if (body === undefined || body === null) return { text: '', truncated: false };
+	if (typeof body === 'string' || Buffer.isBuffer(body)) {
+		const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
+		return { text: bytes.subarray(0, limitBytes).toString('utf8'), truncated: bytes.length > limitBytes };
+	}
+	if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] !== 'function') {
+		return readAnswer(JSON.stringify(body), limitBytes);
+	}
+	const chunks: Buffer[] = [];
+	let size = 0;
+	let truncated = false;
+	// Leaving the loop early ends the stream: the rest of a long answer is never read.
+	for await (const chunk of body as AsyncIterable<Buffer | string>) {
+		const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8');
+		if (size + bytes.length > limitBytes) {
+			chunks.push(bytes.subarray(0, limitBytes - size));
+			truncated = true;
+			break;
+		}
+		chunks.push(bytes);
+		size += bytes.length;
+	}
+	return { text: Buffer.concat(chunks).toString('utf8'), truncated };
+}
+
+/** "1 MiB", "32 MiB", "512 KiB": a limit in messages. */
+export function describeBytes(bytes: number): string {
+	return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }
 
 export function parseBody(text: string, responseType: Exchange['responseType']): unknown {

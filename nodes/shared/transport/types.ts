@@ -28,6 +28,8 @@ export interface ServiceRequest {
 	responseType?: 'json' | 'text' | 'none';
 	/** Statuses handed back instead of thrown (e.g. [404], [202, 301]). */
 	allowStatus?: number[];
+	/** The most of the answer that is read (default 1 MiB); a longer answer fails the request. */
+	maxAnswerBytes?: number;
 }
 
 /**
@@ -38,10 +40,14 @@ export type Exchange = Omit<ServiceRequest, 'path' | 'responseType' | 'allowStat
 	Required<Pick<ServiceRequest, 'responseType' | 'allowStatus'>> & {
 		url: string;
 		authenticated: boolean;
+		/** An answer longer than maxAnswerBytes is handed back cut (truncated), not failed. */
+		truncate?: boolean;
 	};
 
 export interface ServiceResponse<T = unknown> {
 	statusCode: number;
 	headers: Record<string, string>;
 	body: T;
+	/** Only the beginning of a longer answer was read (when the request allows it). */
+	truncated?: boolean;
 }

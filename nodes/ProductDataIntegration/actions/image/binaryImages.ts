@@ -54,10 +54,30 @@ export function selectBinaryImages(
 	}
 	return properties.map(([binaryProperty, binary]) => ({
 		binaryProperty,
-		fileName: binary.fileName || defaultFileName(binaryProperty, binary),
-		mimeType: binary.mimeType || 'application/octet-stream',
+		fileName: partFileName(binary.fileName || defaultFileName(binaryProperty, binary)),
+		mimeType: partMimeType(context, itemIndex, binaryProperty, binary.mimeType || 'application/octet-stream'),
 		binaryDataId: binary.id || undefined,
 	}));
+}
+
+const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\r\\n]*"))*$`);
+
+/**
+ * The binary's MIME type goes into the part's Content-Type header as it is: item data that is not a
+ * media type (a line break would add header lines to the part) fails the item before any request.
+ */
+function partMimeType(context: IExecuteFunctions, itemIndex: number, binaryProperty: string, mimeType: string): string {
+	if (MEDIA_TYPE.test(mimeType)) return mimeType;
+	throw new NodeOperationError(context.getNode(), `The MIME type of binary field "${binaryProperty}" of item ${itemIndex} is not a media type: ${JSON.stringify(mimeType)}`, {
+		itemIndex,
+		description: 'A media type looks like image/jpeg. Set the MIME type of the binary data, e.g. with an Edit Fields or Code node.',
+	});
+}
+
+/** The file name goes into the part's header between quotes: quotes, backslashes and control characters are replaced. */
+function partFileName(fileName: string): string {
+	return fileName.replace(/["\\\x00-\x1f\x7f]/g, '_');
 }
 
 function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
