@@ -420,10 +420,15 @@ describe('requests against the emulator', () => {
 });
 
 describe('rate limit', () => {
+	// A full bucket that drains slowly enough to be still full when the request arrives, however
+	// busy the machine; the client knows the same terms, and only the service's refusal holds it back.
+	const SLOW_LEAK_MS = 2000;
+	jest.setTimeout(30_000);
+
 	it('429 with Retry-After seconds: penalised, retried, succeeds', async () => {
-		const service = await emulator({ leakIntervalMs: 50 });
+		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS });
 		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
 		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
@@ -431,27 +436,27 @@ describe('rate limit', () => {
 	});
 
 	it('429 with an HTTP date: retried, succeeds', async () => {
-		const service = await emulator({ leakIntervalMs: 50, rateLimitAnswer: '429-date' });
+		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS, rateLimitAnswer: '429-date' });
 		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
 		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
 	});
 
 	it('503: retried through the limiter, succeeds', async () => {
-		const service = await emulator({ leakIntervalMs: 50, rateLimitAnswer: '503' });
+		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS, rateLimitAnswer: '503' });
 		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
 		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
 	});
 
 	it('an upload refused with 429 is sent again (nothing was stored), exactly once stored', async () => {
-		const service = await emulator({ leakIntervalMs: 50 });
+		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS });
 		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
 		const response = await call(context, {
 			method: 'PUT',
 			path: '/api/xml',
@@ -510,8 +515,10 @@ describe('rate limit', () => {
 	});
 
 	it('requests beyond the burst wait for the limiter instead of bouncing', async () => {
-		const service = await emulator({ bucketCapacity: 5, leakIntervalMs: 40 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(40, 5)) });
+		// Intervals long against the jitter of a busy machine, which could make two requests arrive
+		// closer together than they left.
+		const service = await emulator({ bucketCapacity: 5, leakIntervalMs: 250 });
+		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(250, 5)) });
 		const responses = await Promise.all(
 			Array.from({ length: 12 }, () => call(context, { method: 'GET', path: '/api/auth/me' })),
 		);
