@@ -35,26 +35,34 @@ function setUp() {
 	return { inner, limiter, advance: (ms: number) => (now += ms) };
 }
 
-test("a refusal halves the process's pace; refusals within a second count once", async () => {
+test('refusals once (a bucket someone filled) leave the pace alone; refusals again halve it, at most once a second', async () => {
 	const { inner, limiter, advance } = setUp();
-	expect(inner.terms).toEqual(TERMS);
 	await limiter.penalize(500);
-	expect(inner.terms).toEqual({ capacity: 10, intervalMs: 200 });
+	expect(inner.terms).toEqual(TERMS);
 	expect(inner.penalties).toEqual([500]);
+	advance(1000);
+	await limiter.penalize();
+	expect(inner.terms).toEqual({ capacity: 10, intervalMs: 200 });
 	advance(300);
 	await limiter.penalize();
 	expect(inner.terms.intervalMs).toBe(200);
 	advance(700);
 	await limiter.penalize();
-	// 1 s after the first: 2 x (what is left of the first halving after 1 s = one drain: 1.5) = 3.
+	// 1 s after the halving: 2 x (what is left of it after one drain: 1.5) = 3.
 	expect(inner.terms.intervalMs).toBeCloseTo(300);
 	// The account's terms stay what the credential says.
 	expect(limiter.getTerms()).toEqual(TERMS);
+	// Long after (more than two drains), refusals count as once again.
+	advance(10 * DRAIN_MS);
+	await limiter.penalize();
+	await limiter.acquire();
+	expect(inner.terms.intervalMs).toBe(100);
 });
 
 test('the pace recovers half of what it lost every time the bucket would have drained, then snaps back', async () => {
 	const { inner, limiter, advance } = setUp();
 	await limiter.penalize();
+	advance(1000);
 	await limiter.penalize();
 	advance(DRAIN_MS);
 	await limiter.acquire();

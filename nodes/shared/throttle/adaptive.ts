@@ -7,16 +7,21 @@ const STEP = 0.05;
 
 /**
  * A process that meters an account alone, while others use it too (several n8n processes without
- * a shared store, another tool), learns of them only from the service's refusals. A refusal halves
- * this process's pace (once per second at most: the requests in flight together are refused
- * together, and count as one sign); the pace recovers by half of what it lost every time a full
- * bucket would have drained. Several such processes so settle near their share of the bucket
- * instead of refusing each other's requests until the requests run out of attempts.
+ * a shared store, another tool), learns of them only from the service's refusals. One refusal (or
+ * a few together: the requests in flight at that moment) is what a bucket filled once by someone
+ * else looks like, and the penalty alone handles it. Refusals that come again, a second or more
+ * after the last ones but within twice the time the bucket takes to drain, mean the account is
+ * shared: each such refusal halves this process's pace, which recovers by half of what it lost
+ * every time a full bucket would have drained. Several such processes so settle near their share
+ * of the bucket instead of refusing each other's requests until the requests run out of attempts.
  */
 export class AdaptiveLimiter implements RateLimiter {
 	private slowdown = 1;
 
 	private slowedAt = Number.NEGATIVE_INFINITY;
+
+	/** When the last refusals came (refusals within a second of it count as the same). */
+	private refusedAt = Number.NEGATIVE_INFINITY;
 
 	private applied = 1;
 
@@ -44,11 +49,15 @@ export class AdaptiveLimiter implements RateLimiter {
 
 	async penalize(retryAfterMs?: number): Promise<void> {
 		const now = this.now();
-		if (now - this.slowedAt >= Math.max(1000, this.terms.intervalMs)) {
-			this.slowdown = Math.min(MAX_SLOWDOWN, this.currentSlowdown() * 2);
-			this.slowedAt = now;
-			// The slower pace first: the penalty then counts the bucket full at that pace.
-			this.apply(this.slowdown);
+		const sinceLastRefusals = now - this.refusedAt;
+		if (sinceLastRefusals >= Math.max(1000, this.terms.intervalMs)) {
+			if (sinceLastRefusals <= 2 * this.terms.capacity * this.terms.intervalMs) {
+				this.slowdown = Math.min(MAX_SLOWDOWN, this.currentSlowdown() * 2);
+				this.slowedAt = now;
+				// The slower pace first: the penalty then counts the bucket full at that pace.
+				this.apply(this.slowdown);
+			}
+			this.refusedAt = now;
 		}
 		await this.inner.penalize(retryAfterMs);
 	}
