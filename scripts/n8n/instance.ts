@@ -3,7 +3,7 @@
  * driver behind `npm start`, the end-to-end suite and the benchmarks that need a real n8n.
  *
  *   const n8nBin = await installN8n();                         // the pinned n8n, cached per user
- *   const tarball = await packPackage(dir);                    // built from clean, as npm publishes it
+ *   const tarball = packPackage(dir);                          // built from clean, as npm publishes it
  *   const folder = await N8nFolder.create(n8nBin, path, tarball);   // user folder, package in .n8n/nodes
  *   await folder.importCredentials([credential]);              // CLI commands: before start() only
  *   const server = await folder.start();                       // `n8n start`, ready, on free ports
@@ -25,9 +25,9 @@ export const PROJECT_ROOT = resolve(__dirname, '..', '..');
 const INSTALL_TIMEOUT_MS = 30 * 60_000;
 
 /** Installs the pinned n8n (scripts/install-n8n.sh, cached per user); the path of its executable. */
-export async function installN8n({ echo = true }: { echo?: boolean } = {}): Promise<string> {
+export async function installN8n(): Promise<string> {
 	const install = await runCommand('bash', [join(PROJECT_ROOT, 'scripts', 'install-n8n.sh')], {
-		echoStderr: echo,
+		echoStderr: true,
 		timeoutMs: INSTALL_TIMEOUT_MS,
 	});
 	if (install.exitCode !== 0) throw new Error(`scripts/install-n8n.sh failed (${describeExit(install)})\n${tail(install.stderr)}`);
@@ -43,15 +43,14 @@ export function n8nVersion(n8nBin: string): string {
 }
 
 /**
- * Builds the package from clean (no file of an older build can land in the tarball) and packs it
- * as npm publishes it into `destination`; the tarball's path. Build output goes to stderr.
+ * Builds the package (from clean: `npm run build` empties dist first) and packs it as npm publishes
+ * it into `destination`; the tarball's path. Build output goes to stderr.
  */
 export function packPackage(destination: string): string {
 	const run = (command: string, args: string[]) => {
 		const result = spawnSync(command, args, { cwd: PROJECT_ROOT, stdio: ['ignore', 2, 2] });
 		if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed`);
 	};
-	rmSync(join(PROJECT_ROOT, 'dist'), { recursive: true, force: true });
 	run('npm', ['run', 'build', '--silent']);
 	mkdirSync(destination, { recursive: true });
 	run('npm', ['pack', '--pack-destination', destination, '--silent']);

@@ -1,7 +1,8 @@
 /**
- * End-to-end tests in a real n8n: run through `npm run test:e2e` (scripts/e2e.sh), which builds and
- * packs the package first. One file at a time: every file runs its own n8n processes (about 400 MB
- * each), and an `n8n execute` takes seconds, hence the long timeouts.
+ * End-to-end tests in a real n8n: run through `npm run test:e2e` (scripts/e2e.sh). The global
+ * set-up builds and packs the package and starts the n8n the files share (test/e2e/harness.ts).
+ * One file at a time, in this process: the files reach that n8n through the environment the set-up
+ * leaves, and an n8n takes about 400 MB. Long timeouts: a trigger test waits for a scheduled poll.
  * @type {import('jest').Config}
  */
 module.exports = {
