@@ -165,7 +165,7 @@ async function main(): Promise<void> {
 				expected.set(await upload(emulator, plan[next]), plan[next].fail ? 'failed' : 'succeeded');
 			}
 			simulated = pollAt;
-			// n8n 1.x saves static data only along with an emitted execution; after a restart the
+			// n8n may save static data only along with an emitted execution; after a restart the
 			// trigger reads back that copy, not the newest.
 			if (restarts.length > 0 && pollAt >= restarts[0]) {
 				restarts.shift();
