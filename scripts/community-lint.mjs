@@ -35,6 +35,14 @@ const EXCEPTIONS = [
 			'whole; n8n-workflow has no multipart encoder and its HTTP layer streams form-data bodies.',
 	},
 	{
+		rule: 'no-restricted-imports',
+		name: 'stream',
+		files: ['nodes/ProductDataIntegration/actions/image/binaryImages.ts'],
+		why:
+			'The multipart body needs each stored image as a Readable that opens n8n\'s binary stream only when sent and ' +
+			'hashes it on the way; without it every image of an item would be read into memory first.',
+	},
+	{
 		rule: 'no-runtime-dependencies',
 		name: 'form-data, ioredis',
 		files: ['package.json'],
