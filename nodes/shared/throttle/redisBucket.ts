@@ -205,12 +205,13 @@ export class SharedBucketStore {
 
 	private async command<T>(send: () => Promise<T>): Promise<T> {
 		if (!(await this.ready())) throw new SharedBucketUnavailableError(this.problem);
-		try {
-			return await send();
-		} catch (error) {
-			this.lastError = (error as Error).message;
-			throw new SharedBucketUnavailableError(this.lastError);
-		}
+		const outcome = await send().then(
+			(value) => ({ value }),
+			(error: Error) => ({ error }),
+		);
+		if ('value' in outcome) return outcome.value;
+		this.lastError = outcome.error.message;
+		throw new SharedBucketUnavailableError(this.lastError);
 	}
 }
 
@@ -283,9 +284,11 @@ export class SharedBucket implements RateLimiter {
 				expectedWaitMs: Math.round(waitMs),
 			});
 		}
-		try {
-			await wait(waitMs, signal);
-		} catch {
+		const waited = await wait(waitMs, signal).then(
+			() => true,
+			() => false,
+		);
+		if (!waited) {
 			await this.giveBack(emissionMs);
 			throw new LimiterCancelledError();
 		}

@@ -32,25 +32,28 @@ export class SharedLimiter implements RateLimiter {
 
 	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
 		if (this.fallbackReason === undefined || Date.now() >= this.retrySharedAt) {
-			try {
-				const grant = await this.shared.acquire(options);
+			const outcome = await this.shared.acquire(options).then(
+				(grant) => ({ grant }),
+				(error: unknown) => ({ error }),
+			);
+			if ('grant' in outcome) {
 				if (this.fallbackReason !== undefined) {
 					this.fallbackReason = undefined;
 					options.logger?.info?.(
 						"The shared rate limit in Redis is available again: all n8n processes share the account's bucket",
 					);
 				}
-				return grant;
-			} catch (error) {
-				if (!(error instanceof SharedBucketUnavailableError)) throw error;
-				if (this.fallbackReason === undefined) {
-					options.logger?.warn?.(
-						`${error.message}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,
-					);
-				}
-				this.fallbackReason = error.reason;
-				this.retrySharedAt = Date.now() + RETRY_SHARED_AFTER_MS;
+				return outcome.grant;
 			}
+			const { error } = outcome;
+			if (!(error instanceof SharedBucketUnavailableError)) throw error;
+			if (this.fallbackReason === undefined) {
+				options.logger?.warn?.(
+					`${error.message}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,
+				);
+			}
+			this.fallbackReason = error.reason;
+			this.retrySharedAt = Date.now() + RETRY_SHARED_AFTER_MS;
 		}
 		options.notice?.(
 			`The shared rate limit in Redis was unavailable (${this.fallbackReason}): requests were limited by this n8n process alone`,
