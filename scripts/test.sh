@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check,
-# build, unit and emulator tests, then the end-to-end suite in a real n8n.
+# build, n8n's community-package lint, unit and emulator tests, then the end-to-end suite in a real n8n.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
@@ -13,6 +13,8 @@ trap 'rm -rf "$results"' EXIT
 npm run lint
 npm run typecheck
 npm run build
+# n8n's own gate for community packages: over the source and the packed build
+npm run lint:community
 npx jest --ci --json --outputFile="$results/unit.json"
 if [ "${SKIP_E2E:-}" = "1" ]; then
   echo "SKIP_E2E=1: end-to-end suite not run" >&2
