@@ -2,10 +2,9 @@
  * How close the client's rate limiting gets to the service's limit. See bench/README.md.
  * Prints one JSON line per scenario.
  */
-import { serviceRequest } from '../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, startEmulator } from '../scripts/emulator';
-import { createContext } from '../scripts/n8n/context';
 import { emulatorCredentials } from '../scripts/n8n/in-process';
+import { sendFromCallers } from './callers';
 
 const CAPACITY = 50;
 const INTERVAL_MS = 20;
@@ -37,22 +36,8 @@ async function run({ name, prefill, requests, report }: Scenario): Promise<void>
 			bucketCapacity: CAPACITY,
 			leakIntervalSeconds: INTERVAL_MS / 1000,
 		});
-		let next = 0;
-		let failed = 0;
-		const caller = async () => {
-			// Each caller is its own node run with its own context, as separate executions are.
-			const context = createContext({ credentials });
-			while (next < requests) {
-				next++;
-				try {
-					await serviceRequest.call(context, { method: 'GET', path: '/api/auth/me' });
-				} catch {
-					failed++;
-				}
-			}
-		};
 		const started = performance.now();
-		await Promise.all(Array.from({ length: CALLERS }, caller));
+		const failed = await sendFromCallers(credentials, requests, CALLERS);
 		const wallMs = performance.now() - started;
 		// The fastest the service itself allows: what is free in its bucket at once, then one per
 		// interval.

@@ -8,11 +8,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-import { serviceRequest } from '../nodes/shared/transport';
 import { startEmulator } from '../scripts/emulator';
-import { createContext } from '../scripts/n8n/context';
 import { emulatorCredentials } from '../scripts/n8n/in-process';
 import { startRedis } from '../scripts/redis';
+import { sendFromCallers } from './callers';
 
 const CAPACITY = 50;
 const INTERVAL_MS = 20;
@@ -51,21 +50,7 @@ function credentialsFor(url: string, task: ProcessTask) {
 
 async function send(url: string, task: ProcessTask, requests: number): Promise<ProcessResult> {
 	const credentials = credentialsFor(url, task);
-	let next = 0;
-	let failed = 0;
-	const caller = async () => {
-		// Each caller is its own node run, as separate executions on one worker are.
-		const context = createContext({ credentials });
-		while (next < requests) {
-			next++;
-			try {
-				await serviceRequest.call(context, { method: 'GET', path: '/api/auth/me' });
-			} catch {
-				failed++;
-			}
-		}
-	};
-	await Promise.all(Array.from({ length: CALLERS_PER_PROCESS }, caller));
+	const failed = await sendFromCallers(credentials, requests, CALLERS_PER_PROCESS);
 	return { failed, attempts: requests };
 }
 
