@@ -28,8 +28,8 @@
  *   binaryItem(data, fileName, mimeType, json?): Promise<INodeExecutionData>
  *     An item with binary property 'data', stored through n8n's BinaryDataService.
  *   setBinaryDataMode(mode): Promise<void>
- *     'default' (initial): binary data inline in items (base64, no id), as n8n 1.x stores it by
- *     default. 'filesystem': stored in files with an id, as n8n 2.x stores it by default - the
+ *     'default' (initial): binary data inline in items (base64, no id), as an n8n set to keep
+ *     binary data in memory stores it. 'filesystem': stored in files with an id, as n8n 2.x stores it by default - the
  *     mode in which getBinaryStream gives a real stream. Affects binary data stored afterwards.
  *   emulatorCredentials(emulator, overrides?): credential data for the emulator's default account.
  *   registerCredentialType(type): makes a credential type known to the credentials helper

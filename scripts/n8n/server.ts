@@ -186,6 +186,12 @@ export class N8nServer {
 		await this.request('POST', `/rest/workflows/${encodeURIComponent(id)}/deactivate`, {});
 	}
 
+	/** Stops every active workflow's triggers. */
+	async deactivateAllWorkflows(): Promise<void> {
+		const { data } = await this.request<{ data: string[] }>('GET', '/rest/active-workflows');
+		for (const id of data) await this.deactivateWorkflow(id);
+	}
+
 	/** Creates a credential owned by the owner; its id (n8n chooses it). */
 	async createCredential(credential: CredentialInput): Promise<string> {
 		const { data } = await this.request<{ data: { id: string } }>('POST', '/rest/credentials', credential);

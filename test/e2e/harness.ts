@@ -240,6 +240,9 @@ export class N8nHarness {
 		if (this.stopped) return;
 		this.stopped = true;
 		try {
+			// The next file points the emulator credential at its own emulator: a trigger left active
+			// here would poll that one and eat the fault rules its tests set.
+			if (!this.ownN8n) await this.server.deactivateAllWorkflows();
 			await this.server.stop();
 		} finally {
 			await this.emulator.close();
