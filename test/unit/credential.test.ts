@@ -11,6 +11,7 @@ import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrat
 import { bucketTerms, checkBaseUrl, CREDENTIAL_NAME } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
+import { postControl } from '../helpers/service';
 
 const credential = new ProductDataIntegrationApi();
 
@@ -218,12 +219,12 @@ describe('connection test against the emulator', () => {
 	it('does not follow a Base URL that redirects, nor send the credentials on', async () => {
 		const elsewhere = await startEmulator();
 		try {
-			const response = await fetch(`${emulator.url}/__emulator/faults`, {
-				method: 'POST',
-				headers: { 'content-type': 'application/json' },
-				body: JSON.stringify({ count: 1, kind: 'redirect', location: `${elsewhere.url}/api/auth/me`, path: '/api/auth/me' }),
+			await postControl(emulator.url, 'faults', {
+				count: 1,
+				kind: 'redirect',
+				location: `${elsewhere.url}/api/auth/me`,
+				path: '/api/auth/me',
 			});
-			expect(response.status).toBe(200);
 			const result = await runTest(account(emulator.url));
 			expect(result).toEqual({ status: 'Error', message: expect.stringMatching(/redirects elsewhere.*\(302\)/) });
 			expect(elsewhere.stats().requests).toEqual({});

@@ -10,6 +10,7 @@ import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emu
 import { createContext } from '../../scripts/n8n/context';
 import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { listenLocal } from '../helpers/server';
+import { postControl } from '../helpers/service';
 
 const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
@@ -422,13 +423,8 @@ describe('Document: Upload and Upload Custom XML', () => {
 			expect(run.data.resultData.runData['Node Under Test']).toHaveLength(1);
 		});
 
-		async function fault(rule: IDataObject): Promise<void> {
-			const response = await fetch(`${emulator.url}/__emulator/faults`, {
-				method: 'POST',
-				headers: { 'content-type': 'application/json' },
-				body: JSON.stringify({ path: '/api/xml', ...rule }),
-			});
-			expect(response.status).toBe(200);
+		function fault(rule: IDataObject): Promise<void> {
+			return postControl(emulator.url, 'faults', { path: '/api/xml', ...rule });
 		}
 
 		it('Retry On Fail after a lost answer: adopts the session that arrived instead of uploading again', async () => {

@@ -7,15 +7,14 @@ import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflo
 import {
 	fetchServiceUrl,
 	MAX_FAILURE_ATTEMPTS,
-	serviceRequest,
 	withPollDeadline,
-	type ServiceRequest,
 	type ServiceResponse,
 } from '../../nodes/shared/transport';
 import { pollDeadlineMs, pollIntervalMs } from '../../nodes/ProductDataIntegrationTrigger/pollTimes';
 import { listUploads } from '../../nodes/shared/uploads';
 import { wait } from '../../nodes/shared/wait';
 import { listenLocal } from '../helpers/server';
+import { callService, failure, postControl } from '../helpers/service';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
 
@@ -52,26 +51,8 @@ function credentials(overrides: ICredentialDataDecryptedObject = {}): ICredentia
 	};
 }
 
-async function call(context: TestContext, request: ServiceRequest): Promise<ServiceResponse> {
-	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse>>(context, request);
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-	try {
-		await promise;
-	} catch (error) {
-		return error as Error & Record<string, unknown>;
-	}
-	throw new Error('Expected the request to fail');
-}
-
-async function fault(rule: Record<string, unknown>): Promise<void> {
-	const response = await fetch(`${service.url}/__emulator/faults`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify(rule),
-	});
-	expect(response.status).toBe(200);
+function fault(rule: Record<string, unknown>): Promise<void> {
+	return postControl(service.url, 'faults', rule);
 }
 
 /** Collects the process warnings emitted while `run` runs (a timer overflow is one). */
@@ -93,7 +74,7 @@ describe('a request that never gets an answer', () => {
 	it('a GET ends at the Request Timeout and is tried again', async () => {
 		await fault({ count: 1, kind: 'hang', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
-		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		const response = await callService(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().requests['GET /api/auth/me']).toBe(2);
 	});
@@ -102,7 +83,7 @@ describe('a request that never gets an answer', () => {
 		await fault({ count: 1, kind: 'hang', path: '/api/xml' });
 		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
 		const error = await failure(
-			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' }, itemIndex: 2 }),
+			callService(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' }, itemIndex: 2 }),
 		);
 		expect(error.message).toBe(
 			"No answer to PUT /api/xml within 1 s (the credential's Request Timeout): the service may or may not have received it",
@@ -117,7 +98,7 @@ describe('a request that never gets an answer', () => {
 	it('a GET that never gets an answer fails after its bounded attempts, naming the timeout', async () => {
 		await fault({ count: MAX_FAILURE_ATTEMPTS, kind: 'hang', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.message).toMatch(/GET \/api\/auth\/me failed: no answer within 1 s/);
 		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
 	});
@@ -135,19 +116,15 @@ describe('a Retry-After longer than an execution waits', () => {
 		const controller = new AbortController();
 		try {
 			const warnings = await warningsDuring(async () => {
-				await fetch(`${own.url}/__emulator/faults`, {
-					method: 'POST',
-					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify({ count: 1, kind: '429', retryAfter, path: '/api/auth/me' }),
-				});
-				const error = await failure(call(createContext({ credentials: ownCredentials() }), { method: 'GET', path: '/api/auth/me' }));
+				await postControl(own.url, 'faults', { count: 1, kind: '429', retryAfter, path: '/api/auth/me' });
+				const error = await failure(callService(createContext({ credentials: ownCredentials() }), { method: 'GET', path: '/api/auth/me' }));
 				expect(error.message).toMatch(message);
 				expect(error.description).toMatch(/waits at most 15 min/);
 				expect(own.stats().requests['GET /api/auth/me']).toBe(1);
 				// A caller that now waits for the limiter is held back at most the bound (the limiter
 				// logs its expected wait), on timers Node can hold, and can be cancelled.
 				const waiting = createContext({ credentials: ownCredentials(), signal: controller.signal });
-				const pending = failure(call(waiting, { method: 'GET', path: '/api/auth/me' }));
+				const pending = failure(callService(waiting, { method: 'GET', path: '/api/auth/me' }));
 				await wait(20);
 				controller.abort();
 				expect((await pending).message).toBe('The execution was cancelled');
@@ -170,7 +147,7 @@ describe('a 503 that is not the rate limit', () => {
 	it('a GET is retried as a failure of the service and reported as unavailable, not as the rate limit', async () => {
 		await fault({ count: 10, kind: '503', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentials() });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.message).toBe('The service is temporarily unavailable.');
 		expect(error.message).not.toMatch(/request limit/);
 		expect(error.httpCode).toBe('503');
@@ -181,7 +158,7 @@ describe('a 503 that is not the rate limit', () => {
 		await fault({ count: 1, kind: '503', path: '/api/xml' });
 		const context = createContext({ credentials: credentials() });
 		const error = await failure(
-			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+			callService(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
 		);
 		expect(error.message).toBe('The service was unavailable (503) for PUT /api/xml: it may or may not have received it');
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
@@ -216,7 +193,7 @@ describe('a poll held up by the network', () => {
 	it('ends at its deadline, says so in the log, and the next poll on the same context works', async () => {
 		await fault({ count: 1, kind: 'hang', path: '/api/xml/' });
 		const context = pollContext({ requestTimeoutSeconds: 600 });
-		const list = async () => await call(context, { method: 'GET', path: '/api/xml/2025-03-10' });
+		const list = async () => await callService(context, { method: 'GET', path: '/api/xml/2025-03-10' });
 		const error = await failure(withPollDeadline(context, 1000, list));
 		expect(error.message).toMatch(/^The poll was stopped after 1 s, its time budget/);
 		expect(context.logged.filter((line) => line.startsWith('warn The poll was stopped'))).toHaveLength(1);
@@ -294,7 +271,7 @@ describe('answers of any size', () => {
 	it('a GET answered with more than its limit fails without retrying, naming the limit', async () => {
 		await fault({ count: 1, kind: 'huge', bytes: 2 * MiB, path: '/api/auth/me' });
 		const context = createContext({ credentials: credentials() });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 1 }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 1 }));
 		expect(error.message).toBe('The service answered GET /api/auth/me with more than 1 MiB, more than this request reads');
 		expect(service.stats().requests['GET /api/auth/me']).toBe(1);
 	});
@@ -303,7 +280,7 @@ describe('answers of any size', () => {
 		await fault({ count: 1, kind: 'huge', status: 202, bytes: 2 * MiB, path: '/api/xml' });
 		const context = createContext({ credentials: credentials() });
 		const error = await failure(
-			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+			callService(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
 		);
 		expect(error.message).toBe('The service answered PUT /api/xml with more than 1 MiB, more than this request reads');
 		expect(error.description).toMatch(/not sent again automatically/);
@@ -325,7 +302,7 @@ describe('item values that reach headers and paths', () => {
 		['an external ID with a line break', { customerId: 'SHOP\r\nX-Evil: 1', customerIdType: 'ExternalID' }, 'The customer ID of item 3 cannot be sent: "SHOP\r\nX-Evil: 1"'],
 	] as const)('%s fails its item before any request', async (_name, customer, message) => {
 		const context = createContext({ credentials: credentials() });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', customer: { ...customer }, itemIndex: 3 }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', customer: { ...customer }, itemIndex: 3 }));
 		expect(error.message).toBe(message);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 3 }));
 		expect(service.stats().requests).toEqual({});
@@ -333,14 +310,14 @@ describe('item values that reach headers and paths', () => {
 
 	it("a credential's customer ID is checked the same way", async () => {
 		const context = createContext({ credentials: credentials({ customerId: '1001x' }) });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.message).toBe('The credential\'s Customer ID is not a service ID: "1001x"');
 		expect(service.stats().requests).toEqual({});
 	});
 
 	it.each(['..', '.', '%2e%2E', '%2e'])('a path segment %s is refused before any request', async (segment) => {
 		const context = createContext({ credentials: credentials() });
-		const error = await failure(call(context, { method: 'HEAD', path: `/api/images/${segment}`, itemIndex: 0 }));
+		const error = await failure(callService(context, { method: 'HEAD', path: `/api/images/${segment}`, itemIndex: 0 }));
 		expect(error.message).toBe(`The value "${segment}" of item 0 cannot be used in a request path`);
 		expect(service.stats().requests).toEqual({});
 	});
@@ -348,7 +325,7 @@ describe('item values that reach headers and paths', () => {
 	it('a header value with a line break is refused before any request', async () => {
 		const context = createContext({ credentials: credentials() });
 		const error = await failure(
-			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml\r\nX-Evil: 1' }, itemIndex: 1 }),
+			callService(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml\r\nX-Evil: 1' }, itemIndex: 1 }),
 		);
 		expect(error.message).toMatch(/^The Content-Type header of item 1 holds characters a header cannot carry/);
 		expect(service.stats().requests).toEqual({});

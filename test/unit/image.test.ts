@@ -7,6 +7,7 @@ import { startEmulator, type Emulator, type EmulatorOptions } from '../../script
 import { putXml } from '../../scripts/emulator/client';
 import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
+import { postControl } from '../helpers/service';
 
 jest.setTimeout(30_000);
 
@@ -68,13 +69,8 @@ function hashcodeOf(emulator: Emulator, data: Buffer): string | undefined {
  * The next upload is refused with 429 after the service read its body. (A full bucket refuses too,
  * but a 20 ms bucket may drain before a busy machine sends the request.)
  */
-async function refuseNextUpload(emulator: Emulator): Promise<void> {
-	const response = await fetch(`${emulator.url}/__emulator/faults`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ count: 1, kind: '429', path: '/api/images' }),
-	});
-	expect(response.status).toBe(200);
+function refuseNextUpload(emulator: Emulator): Promise<void> {
+	return postControl(emulator.url, 'faults', { count: 1, kind: '429', path: '/api/images' });
 }
 
 describe('Image resource against the emulator', () => {
@@ -538,19 +534,30 @@ describe('Image resource against the emulator', () => {
 	});
 });
 
-describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s', (imageUploadLayout) => {
-	let emulator: Emulator;
+/** An emulator of its own answering in `layout`, started and closed around the enclosing block. */
+function emulatorWithLayout(layout: Pick<EmulatorOptions, 'imageUploadLayout' | 'imageFindLayout'>): () => Emulator {
+	let emulator: Emulator | undefined;
 
 	beforeAll(async () => {
-		emulator = await startEmulator({ ...FAST_BUCKET, imageUploadLayout });
+		emulator = await startEmulator({ ...FAST_BUCKET, ...layout });
 		await setBinaryDataMode('default');
 	});
 
 	afterAll(async () => {
-		await emulator.close();
+		await emulator?.close();
 	});
 
+	return () => {
+		if (!emulator) throw new Error('The emulator is started in beforeAll');
+		return emulator;
+	};
+}
+
+describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s', (imageUploadLayout) => {
+	const started = emulatorWithLayout({ imageUploadLayout });
+
 	it('maps the hashcodes to the images in order', async () => {
+		const emulator = started();
 		const files = [image('1.jpg'), image('2.jpg'), image('3.jpg')];
 
 		const { output, error } = await runNode({
@@ -567,19 +574,11 @@ describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s'
 });
 
 describe.each(['text', 'json-string', 'object'] as const)('Find answer layout %s', (imageFindLayout) => {
-	let emulator: Emulator;
-	const credentials = () => emulatorCredentials(emulator, FAST_CREDENTIAL);
-
-	beforeAll(async () => {
-		emulator = await startEmulator({ ...FAST_BUCKET, imageFindLayout });
-		await setBinaryDataMode('default');
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
+	const started = emulatorWithLayout({ imageFindLayout });
+	const credentials = () => emulatorCredentials(started(), FAST_CREDENTIAL);
 
 	it('reads the hashcode in Find and in Skip Existing', async () => {
+		const emulator = started();
 		const file = image('layout.jpg');
 		await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
 		const hashcode = hashcodeOf(emulator, file.data);
@@ -622,15 +621,19 @@ describe('Answers in layouts the node does not know', () => {
 
 	const credentials = () => emulatorCredentials(server, FAST_CREDENTIAL);
 
-	it('hands back the raw body instead of failing', async () => {
-		answer = '<html><body>Upload complete</body></html>';
-
-		const { output, error } = await runNode({
+	/** Two images in one request, so the answer has to be matched to them. */
+	const uploadTwoImages = async () =>
+		await runNode({
 			node,
 			parameters: upload({ binaryProperties: 'a,b' }),
 			items: [await imageItem({ a: image('a.jpg'), b: image('b.jpg') })],
 			credentials: credentials(),
 		});
+
+	it('hands back the raw body instead of failing', async () => {
+		answer = '<html><body>Upload complete</body></html>';
+
+		const { output, error } = await uploadTwoImages();
 
 		expect(error).toBeUndefined();
 		expect(output[0]).toHaveLength(2);
@@ -645,12 +648,7 @@ describe('Answers in layouts the node does not know', () => {
 		answer = 'abc123';
 		posts = 0;
 
-		const { output, error } = await runNode({
-			node,
-			parameters: upload({ binaryProperties: 'a,b' }),
-			items: [await imageItem({ a: image('a.jpg'), b: image('b.jpg') })],
-			credentials: credentials(),
-		});
+		const { output, error } = await uploadTwoImages();
 
 		expect(error).toBeUndefined();
 		expect(posts).toBe(1);

@@ -9,13 +9,13 @@ import {
 	MAX_RATE_LIMIT_ATTEMPTS,
 	checkBaseUrl,
 	fetchServiceUrl,
-	serviceRequest,
 	type ServiceRequest,
 	type ServiceResponse,
 } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
 import { listenLocal } from '../helpers/server';
+import { callService, failure, postControl } from '../helpers/service';
 
 const PASSWORD = DEFAULT_ACCOUNT.password;
 const BASIC = Buffer.from(`${DEFAULT_ACCOUNT.username}:${PASSWORD}`).toString('base64');
@@ -38,19 +38,6 @@ function fastTerms(intervalMs: number, capacity = 50): ICredentialDataDecryptedO
 	return { customRateLimit: true, bucketCapacity: capacity, leakIntervalSeconds: intervalMs / 1000 };
 }
 
-async function call<T = unknown>(context: TestContext, request: ServiceRequest): Promise<ServiceResponse<T>> {
-	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse<T>>>(context, request);
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-	try {
-		await promise;
-	} catch (error) {
-		return error as Error & Record<string, unknown>;
-	}
-	throw new Error('Expected the request to fail');
-}
-
 /** Everything an error shows or stores: message, description, JSON form and a deep inspection. */
 function renderError(error: Error & Record<string, unknown>): string {
 	return [
@@ -61,19 +48,26 @@ function renderError(error: Error & Record<string, unknown>): string {
 	].join('\n');
 }
 
+/** An XML upload read as text, the session id it answers with; `extra` adds to the request. */
+async function uploadXml(
+	context: TestContext,
+	body: ServiceRequest['body'],
+	extra: Partial<ServiceRequest> = {},
+): Promise<ServiceResponse<string>> {
+	return await callService<string>(context, {
+		method: 'PUT',
+		path: '/api/xml',
+		body,
+		headers: { 'Content-Type': 'application/xml' },
+		responseType: 'text',
+		...extra,
+	});
+}
+
 function expectNoSecrets(text: string): void {
 	expect(text).not.toContain(PASSWORD);
 	expect(text).not.toContain(BASIC);
 	expect(text.toLowerCase()).not.toContain('authorization: basic');
-}
-
-async function post(emulator: Emulator, route: string, body: unknown): Promise<void> {
-	const response = await fetch(`${emulator.url}/__emulator/${route}`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify(body),
-	});
-	expect(response.status).toBe(200);
 }
 
 /** A bare HTTP server that records what reached it. */
@@ -123,7 +117,7 @@ describe('base URL', () => {
 	it('an http base URL to another machine is refused before any request is made', async () => {
 		const context = createContext({ credentials: credentialsFor('http://svc.example.com') });
 		const sent = jest.spyOn(context.helpers, 'httpRequestWithAuthentication');
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 2 }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 2 }));
 		expect(error.message).toMatch(/must start with https:\/\//);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 2 }));
 		expect(sent).not.toHaveBeenCalled();
@@ -142,7 +136,7 @@ describe('requests against the emulator', () => {
 
 	it('authenticates with the credential and parses JSON', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const response = await call<{ userName: string }>(context, { method: 'GET', path: '/api/auth/me' });
+		const response = await callService<{ userName: string }>(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(response.body.userName).toBe(DEFAULT_ACCOUNT.username);
 		expect(response.headers['content-type']).toMatch(/json/);
@@ -152,34 +146,23 @@ describe('requests against the emulator', () => {
 		const credentials = credentialsFor(service.url);
 		const run = createContext({ credentials });
 		const reads = jest.spyOn(run, 'getCredentials');
-		await call(run, { method: 'GET', path: '/api/auth/me' });
-		await call(run, { method: 'GET', path: '/api/auth/me' });
+		await callService(run, { method: 'GET', path: '/api/auth/me' });
+		await callService(run, { method: 'GET', path: '/api/auth/me' });
 		expect(reads).toHaveBeenCalledTimes(1);
 
 		// n8n hands every poll of an active trigger the same context; the credential may be edited between polls.
 		const trigger = Object.assign(createContext({ credentials }), { __emit: () => {} });
-		await call(trigger, { method: 'GET', path: '/api/auth/me' });
+		await callService(trigger, { method: 'GET', path: '/api/auth/me' });
 		credentials.password = 'edited-password';
-		const error = await failure(call(trigger, { method: 'GET', path: '/api/auth/me' }));
+		const error = await failure(callService(trigger, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.httpCode).toBe('401');
 	});
 
 	it('sends the credential customer, or the override instead', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const plain = await call<string>(context, {
-			method: 'PUT',
-			path: '/api/xml',
-			body: XML,
-			headers: { 'Content-Type': 'application/xml' },
-			responseType: 'text',
-		});
-		const overridden = await call<string>(context, {
-			method: 'PUT',
-			path: '/api/xml',
-			body: Buffer.from(XML),
-			headers: { 'Content-Type': 'application/xml' },
+		const plain = await uploadXml(context, XML);
+		const overridden = await uploadXml(context, Buffer.from(XML), {
 			customer: { customerId: 'SHOP-SOUTH', customerIdType: 'ExternalID' },
-			responseType: 'text',
 		});
 		expect(plain.statusCode).toBe(202);
 		expect(overridden.statusCode).toBe(202);
@@ -190,7 +173,7 @@ describe('requests against the emulator', () => {
 
 	it('401: the service message, a hint, the item, and no secret', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 3 }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 3 }));
 		expect(error.message).toBe(MESSAGES.denied);
 		expect(error.description).toMatch(/username and password/);
 		expect(error.description).toMatch(/customer ID/i);
@@ -206,8 +189,8 @@ describe('requests against the emulator', () => {
 		const test = createContext({
 			credentials: credentialsFor(service.url, { password: 'wrong-password', environment: 'test' }),
 		});
-		const onProduction = await failure(call(production, { method: 'GET', path: '/api/auth/me' }));
-		const onTest = await failure(call(test, { method: 'GET', path: '/api/auth/me' }));
+		const onProduction = await failure(callService(production, { method: 'GET', path: '/api/auth/me' }));
+		const onTest = await failure(callService(test, { method: 'GET', path: '/api/auth/me' }));
 		expect(onProduction.description).toMatch(/issued for the Production environment/);
 		expect(onTest.description).toMatch(/issued for the Development\/Test environment/);
 	});
@@ -215,7 +198,7 @@ describe('requests against the emulator', () => {
 	it('401 for a customer the user may not act on', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const error = await failure(
-			call(context, {
+			callService(context, {
 				method: 'GET',
 				path: '/api/xml/2025-01-01',
 				customer: { customerId: '999999', customerIdType: 'ServiceID' },
@@ -232,7 +215,7 @@ describe('requests against the emulator', () => {
 			const context = createContext({ credentials: credentialsFor(service.url) });
 			const before = authMe();
 			const error = await failure(
-				call(context, {
+				callService(context, {
 					method: 'GET',
 					path: '/api/xml/2025-01-01',
 					customer: { customerId: 'SHOP-NOWHERE', customerIdType: 'ExternalID' },
@@ -250,7 +233,7 @@ describe('requests against the emulator', () => {
 			// fails as well, and the hint names both.
 			// (A service ID the account does not have: one that is not a number is refused before any request.)
 			const context = createContext({ credentials: credentialsFor(service.url, { customerId: '4242', customerIdType: 'ServiceID' }) });
-			const error = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
+			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
 			expect(error.description).toMatch(/^The credential's login is refused as well/);
 			expect(error.description).toMatch(/Customer ID and its type/);
 		});
@@ -258,16 +241,16 @@ describe('requests against the emulator', () => {
 		it('the login, when the check is refused too; no check for a refused check', async () => {
 			const context = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
 			const before = authMe();
-			const error = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
+			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
 			expect(error.description).toMatch(/^The credential's login is refused as well \(GET \/api\/auth\/me with its own customer\): check that the username and password are the ones issued for the Production environment/);
 			expect(authMe() - before).toBe(1);
 
-			const again = await failure(call(context, { method: 'GET', path: '/api/xml/2025-01-02' }));
+			const again = await failure(callService(context, { method: 'GET', path: '/api/xml/2025-01-02' }));
 			expect(again.description).toBe(error.description);
 			// Once per node run, however many requests are refused.
 			expect(authMe() - before).toBe(1);
 
-			const onCheck = await failure(call(createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) }), { method: 'GET', path: '/api/auth/me' }));
+			const onCheck = await failure(callService(createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) }), { method: 'GET', path: '/api/auth/me' }));
 			expect(onCheck.description).toMatch(/^The credential's login is refused as well/);
 			expect(authMe() - before).toBe(2);
 			expectNoSecrets(renderError(error));
@@ -276,7 +259,7 @@ describe('requests against the emulator', () => {
 
 	it('400: the service message', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const error = await failure(call(context, { method: 'GET', path: '/api/xml/not-a-date', itemIndex: 0 }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/xml/not-a-date', itemIndex: 0 }));
 		expect(error.message).toBe(MESSAGES.invalid);
 		expect(error.httpCode).toBe('400');
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 0 }));
@@ -284,29 +267,23 @@ describe('requests against the emulator', () => {
 
 	it('404 is handed back when allowed and thrown otherwise', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const allowed = await call(context, {
+		const allowed = await callService(context, {
 			method: 'HEAD',
 			path: '/api/images/unknown-hashcode',
 			allowStatus: [404],
 			responseType: 'none',
 		});
 		expect(allowed.statusCode).toBe(404);
-		const error = await failure(call(context, { method: 'HEAD', path: '/api/images/unknown-hashcode' }));
+		const error = await failure(callService(context, { method: 'HEAD', path: '/api/images/unknown-hashcode' }));
 		expect(error.httpCode).toBe('404');
 		expect(error.message).toContain('/api/images/unknown-hashcode');
 	});
 
 	it('a 301 is handed back, not followed; its Location is fetched with the credential', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const upload = await call<string>(context, {
-			method: 'PUT',
-			path: '/api/xml',
-			body: `${XML}<!--emulator:fail-->`,
-			headers: { 'Content-Type': 'application/xml' },
-			responseType: 'text',
-		});
+		const upload = await uploadXml(context, `${XML}<!--emulator:fail-->`);
 		const sessionId = upload.body.trim();
-		const result = await call(context, {
+		const result = await callService(context, {
 			method: 'GET',
 			path: `/api/status/${sessionId}/result`,
 			allowStatus: [202, 301],
@@ -324,48 +301,37 @@ describe('requests against the emulator', () => {
 
 	it('an unexpected redirect is an error naming its target, not followed', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const upload = await call<string>(context, {
-			method: 'PUT',
-			path: '/api/xml',
-			body: `${XML}<!--emulator:fail-->`,
-			headers: { 'Content-Type': 'application/xml' },
-			responseType: 'text',
-		});
-		const error = await failure(call(context, { method: 'GET', path: `/api/status/${upload.body.trim()}/result` }));
+		const upload = await uploadXml(context, `${XML}<!--emulator:fail-->`);
+		const error = await failure(callService(context, { method: 'GET', path: `/api/status/${upload.body.trim()}/result` }));
 		expect(error.message).toMatch(/redirect \(301\), which is not followed/);
 		expect(error.description).toMatch(/Location: /);
 		expect(service.stats().requests['GET /api/status/{id}/errors'] ?? 0).toBe(0);
 	});
 
-	it('GET is retried after a 500', async () => {
-		await post(service, 'faults', { count: 1, kind: '500', path: '/api/auth/me' });
+	it.each([
+		['a 500', '500'],
+		['a connection reset', 'reset'],
+	])('GET is retried after %s', async (_name, kind) => {
+		await postControl(service.url, 'faults', { count: 1, kind, path: '/api/auth/me' });
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		const response = await callService(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().requests['GET /api/auth/me']).toBe(2);
 	});
 
 	it('GET gives up after a bounded number of 500s', async () => {
-		await post(service, 'faults', { count: 10, kind: '500', path: '/api/auth/me' });
+		await postControl(service.url, 'faults', { count: 10, kind: '500', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me' }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.httpCode).toBe('500');
 		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
 	});
 
-	it('GET is retried after a connection reset', async () => {
-		await post(service, 'faults', { count: 1, kind: 'reset', path: '/api/auth/me' });
-		const context = createContext({ credentials: credentialsFor(service.url) });
-		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
-		expect(response.statusCode).toBe(200);
-		expect(service.stats().requests['GET /api/auth/me']).toBe(2);
-	});
-
 	it('PUT is not sent again after a connection reset, and says so', async () => {
-		await post(service, 'faults', { count: 1, kind: 'reset', path: '/api/xml' });
+		await postControl(service.url, 'faults', { count: 1, kind: 'reset', path: '/api/xml' });
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const error = await failure(
-			call(context, {
+			callService(context, {
 				method: 'PUT',
 				path: '/api/xml',
 				body: XML,
@@ -383,10 +349,10 @@ describe('requests against the emulator', () => {
 	});
 
 	it('PUT is not sent again after a 500', async () => {
-		await post(service, 'faults', { count: 1, kind: '500', path: '/api/xml' });
+		await postControl(service.url, 'faults', { count: 1, kind: '500', path: '/api/xml' });
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const error = await failure(
-			call(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+			callService(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
 		);
 		expect(error.message).toMatch(/may or may not have received it/);
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
@@ -394,23 +360,17 @@ describe('requests against the emulator', () => {
 
 	it('a streamed body is sent as a stream', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const response = await call<string>(context, {
-			method: 'PUT',
-			path: '/api/xml',
-			body: Readable.from([Buffer.from(XML.slice(0, 20)), Buffer.from(XML.slice(20))]),
-			headers: { 'Content-Type': 'application/xml' },
-			responseType: 'text',
-		});
+		const response = await uploadXml(context, Readable.from([Buffer.from(XML.slice(0, 20)), Buffer.from(XML.slice(20))]));
 		expect(response.statusCode).toBe(202);
 		expect(service.uploads()[0].byteLength).toBe(Buffer.byteLength(XML));
 	});
 
 	it('nothing logged carries a secret', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		await post(service, 'faults', { count: 1, kind: '500', path: '/api/auth/me' });
-		await call(context, { method: 'GET', path: '/api/auth/me' });
+		await postControl(service.url, 'faults', { count: 1, kind: '500', path: '/api/auth/me' });
+		await callService(context, { method: 'GET', path: '/api/auth/me' });
 		await failure(
-			call(createContext({ credentials: credentialsFor(service.url, { password: 'x' }) }), {
+			callService(createContext({ credentials: credentialsFor(service.url, { password: 'x' }) }), {
 				method: 'GET',
 				path: '/api/auth/me',
 			}),
@@ -425,39 +385,35 @@ describe('rate limit', () => {
 	const SLOW_LEAK_MS = 2000;
 	jest.setTimeout(30_000);
 
-	it('429 with Retry-After seconds: penalised, retried, succeeds', async () => {
-		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS });
-		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
+	/** The service, its bucket full, and a caller that knows its terms. */
+	async function fullService(options: EmulatorOptions = {}): Promise<{ service: Emulator; context: TestContext }> {
+		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS, ...options });
+		await postControl(service.url, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
-		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+		return { service, context };
+	}
+
+	it('429 with Retry-After seconds: penalised, retried, succeeds', async () => {
+		const { service, context } = await fullService();
+		const response = await callService(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
 		expect(context.logged.some((line) => line.includes('bucket full'))).toBe(true);
 	});
 
-	it('429 with an HTTP date: retried, succeeds', async () => {
-		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS, rateLimitAnswer: '429-date' });
-		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
-		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
-		expect(response.statusCode).toBe(200);
-		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
-	});
-
-	it('503: retried through the limiter, succeeds', async () => {
-		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS, rateLimitAnswer: '503' });
-		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
-		const response = await call(context, { method: 'GET', path: '/api/auth/me' });
+	it.each([
+		['429 with an HTTP date: retried, succeeds', '429-date'],
+		['503: retried through the limiter, succeeds', '503'],
+	] as const)('%s', async (_name, rateLimitAnswer) => {
+		const { service, context } = await fullService({ rateLimitAnswer });
+		const response = await callService(context, { method: 'GET', path: '/api/auth/me' });
 		expect(response.statusCode).toBe(200);
 		expect(service.stats().rejected429).toBeGreaterThanOrEqual(1);
 	});
 
 	it('an upload refused with 429 is sent again (nothing was stored), exactly once stored', async () => {
-		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS });
-		await post(service, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
-		const response = await call(context, {
+		const { service, context } = await fullService();
+		const response = await callService(context, {
 			method: 'PUT',
 			path: '/api/xml',
 			body: XML,
@@ -471,9 +427,9 @@ describe('rate limit', () => {
 	it('a stream refused as rate limited is not sent again; a body factory is', async () => {
 		const service = await emulator({ leakIntervalMs: 50 });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(50)) });
-		await post(service, 'faults', { count: 1, kind: '429', path: '/api/xml' });
+		await postControl(service.url, 'faults', { count: 1, kind: '429', path: '/api/xml' });
 		const error = await failure(
-			call(context, {
+			callService(context, {
 				method: 'PUT',
 				path: '/api/xml',
 				body: Readable.from([Buffer.from(XML)]),
@@ -485,9 +441,9 @@ describe('rate limit', () => {
 		expect(error.description).toMatch(/nothing was stored/);
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
 
-		await post(service, 'faults', { count: 1, kind: '429', path: '/api/xml' });
+		await postControl(service.url, 'faults', { count: 1, kind: '429', path: '/api/xml' });
 		let created = 0;
-		const response = await call(context, {
+		const response = await callService(context, {
 			method: 'PUT',
 			path: '/api/xml',
 			body: () => {
@@ -503,10 +459,10 @@ describe('rate limit', () => {
 
 	it(`gives up after ${MAX_RATE_LIMIT_ATTEMPTS} refusals and twice the time the bucket takes to drain, and says the rate limit was hit`, async () => {
 		const service = await emulator({ bucketCapacity: 10, leakIntervalMs: 10 });
-		await post(service, 'faults', { count: 1000, kind: '429', path: '/api/auth/me' });
+		await postControl(service.url, 'faults', { count: 1000, kind: '429', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10, 10)) });
 		const started = Date.now();
-		const error = await failure(call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));
 		expect(error.message).toMatch(/request limit was hit/);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 5 }));
 		expect(service.stats().requests['GET /api/auth/me']).toBeGreaterThanOrEqual(MAX_RATE_LIMIT_ATTEMPTS);
@@ -521,7 +477,7 @@ describe('rate limit', () => {
 		const service = await emulator({ bucketCapacity: 5, leakIntervalMs: 150 });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(250, 5)) });
 		const responses = await Promise.all(
-			Array.from({ length: 12 }, () => call(context, { method: 'GET', path: '/api/auth/me' })),
+			Array.from({ length: 12 }, () => callService(context, { method: 'GET', path: '/api/auth/me' })),
 		);
 		expect(responses.every((r) => r.statusCode === 200)).toBe(true);
 		expect(service.stats().requests['GET /api/auth/me']).toBe(12);
@@ -535,8 +491,8 @@ describe('rate limit', () => {
 			credentials: credentialsFor(service.url, fastTerms(60_000, 1)),
 			signal: controller.signal,
 		});
-		await call(context, { method: 'GET', path: '/api/auth/me' });
-		const waiting = call(context, { method: 'GET', path: '/api/auth/me', itemIndex: 0 });
+		await callService(context, { method: 'GET', path: '/api/auth/me' });
+		const waiting = callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 0 });
 		setTimeout(() => controller.abort(), 20);
 		const error = await failure(waiting);
 		expect(error.message).toMatch(/cancelled/);
@@ -619,13 +575,7 @@ describe('streaming', () => {
 				setTimeout(() => reject(new Error('The stream was buffered before sending')), 5000).unref(),
 			);
 			const response = await Promise.race([
-				call<string>(context, {
-					method: 'PUT',
-					path: '/api/xml',
-					body: Readable.from(body()),
-					headers: { 'Content-Type': 'application/xml' },
-					responseType: 'text',
-				}),
+				uploadXml(context, Readable.from(body())),
 				timeout,
 			]);
 			expect(response.statusCode).toBe(202);
@@ -643,7 +593,7 @@ describe('credential headers', () => {
 			const context = createContext({
 				credentials: credentialsFor(capture.url, { customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' }),
 			});
-			const response = await call<{ ok: boolean }>(context, { method: 'GET', path: '/api/xml/2025-01-01' });
+			const response = await callService<{ ok: boolean }>(context, { method: 'GET', path: '/api/xml/2025-01-01' });
 			expect(response.body).toEqual({ ok: true });
 			const { headers } = capture.seen[0];
 			expect(headers.authorization).toBe(`Basic ${BASIC}`);

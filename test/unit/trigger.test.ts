@@ -3,6 +3,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters, NodeApiError } f
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { postControl } from '../helpers/service';
 
 /**
  * The trigger against the emulator, polled through n8n-core's poll executor. Time is simulated:
@@ -84,13 +85,8 @@ async function upload(options: UploadOptions = {}): Promise<string> {
 }
 
 /** The next `count` requests to `path` fail with a 500, more than the transport's retries. */
-async function failRequests(path: string, count: number): Promise<void> {
-	const response = await fetch(`${emulator.url}/__emulator/faults`, {
-		method: 'POST',
-		headers: { 'Content-Type': 'application/json' },
-		body: JSON.stringify({ count, kind: '500', path }),
-	});
-	expect(response.status).toBe(200);
+function failRequests(path: string, count: number): Promise<void> {
+	return postControl(emulator.url, 'faults', { count, kind: '500', path });
 }
 
 function credentials() {
