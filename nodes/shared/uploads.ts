@@ -87,7 +87,10 @@ export async function listUploads(
 }
 
 /** How far the service's clock may be from this machine's when looking for an upload it received. */
-const CLOCK_SKEW_MS = 15 * 60_000;
+// How far the service's clock may be from this machine's. Kept short: a record received before the
+// try by more than this is another upload (an earlier sync of the same catalogue has the same
+// length), and adopting it would leave the document unsent; a longer skew costs a duplicate instead.
+const CLOCK_SKEW_MS = 2 * 60_000;
 
 /**
  * The uploads that may be the one a try sent without getting an answer: records of `bytes` bytes

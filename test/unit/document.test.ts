@@ -464,6 +464,37 @@ describe('Document: Upload and Upload Custom XML', () => {
 			expect(output[0][0].json).not.toHaveProperty('reused');
 		});
 
+		it('Retry On Fail after a lost answer: an upload of the same length made minutes before the try is not taken for it', async () => {
+			// An earlier sync of the same catalogue, five minutes ago.
+			emulator.clock.set(Date.now() - 5 * 60_000);
+			const earlier = await fetch(`${emulator.url}/api/xml`, {
+				method: 'PUT',
+				headers: {
+					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
+					customerId: '1001',
+					customerIdType: 'ServiceID',
+					'content-type': 'application/xml',
+				},
+				body: GOOD,
+			});
+			expect(earlier.status).toBe(202);
+			emulator.clock.real();
+			await fault({ count: 1, kind: '500' });
+
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+				retryOnFail: { maxTries: 2 },
+			});
+
+			expect(error).toBeUndefined();
+			expect(emulator.stats().uploads).toBe(2);
+			expect(output[0][0].json).toMatchObject({ sessionId: emulator.uploads()[1].id });
+			expect(output[0][0].json).not.toHaveProperty('reused');
+		});
+
 		it('Retry On Fail after a lost answer: fails again when the list cannot tell', async () => {
 			// Another client uploads a document of the same length meanwhile.
 			const executionId = randomUUID();

@@ -1,10 +1,9 @@
 import { createHash } from 'crypto';
 import { NodeOperationError, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { oncePerRun } from '../runCache';
 import { DEFAULT_TERMS, limiterFor, sharingFor, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
-import { isPollContext } from './context';
+import { oncePerNodeRun } from './context';
 import type { ServiceContext } from './context';
 import type { CustomerOverride } from './types';
 
@@ -91,13 +90,10 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 
 /**
  * The account of this node run. Reading the credential decrypts it (and in n8n loads it from the
- * database): one read per node run is enough. Not so for a poll: n8n keeps one poll context for as
- * long as a trigger is active, and a read kept with it would hide an edited credential (password,
- * Base URL, customer, rate limit) until the workflow is activated again.
+ * database): one read per node run is enough.
  */
 export async function getAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
-	if (isPollContext(context)) return await loadAccount(context, itemIndex);
-	return await oncePerRun(context, 'transport:account', async () => await loadAccount(context, itemIndex));
+	return await oncePerNodeRun(context, 'transport:account', async () => await loadAccount(context, itemIndex));
 }
 
 /** The credential's data as the requests of this node run see it (no further read in a node run). */

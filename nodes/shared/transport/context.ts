@@ -1,9 +1,21 @@
 import type { IExecuteFunctions, ILoadOptionsFunctions, IPollFunctions } from 'n8n-workflow';
 
+import { oncePerRun } from '../runCache';
+
 /** Where a request can come from: a node run, a trigger's poll, a list in the editor. */
 export type ServiceContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
 
 /** A trigger's poll: n8n keeps its context for as long as the trigger is active. */
 export function isPollContext(context: ServiceContext): context is IPollFunctions {
 	return typeof (context as Partial<Pick<IPollFunctions, '__emit'>>).__emit === 'function';
+}
+
+/**
+ * `read` once per node run. Not so for a poll: n8n keeps one poll context for as long as a trigger
+ * is active, and an answer kept with it would outlive an edited credential (password, Base URL,
+ * customer, rate limit) until the workflow is activated again.
+ */
+export async function oncePerNodeRun<T>(context: ServiceContext, key: string, read: () => Promise<T>): Promise<T> {
+	if (isPollContext(context)) return await read();
+	return await oncePerRun(context, key, read);
 }

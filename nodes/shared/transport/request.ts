@@ -24,7 +24,7 @@ import {
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
 import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRateLimitRefusal, parseBody } from './responses';
-import type { ServiceContext } from './context';
+import { oncePerNodeRun, type ServiceContext } from './context';
 import type { Exchange, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
 
@@ -157,11 +157,13 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 		});
 	}
 	// Other processes on the account (without a shared store) learn of each other from refusals
-	// only: a request is kept alive, slower, until the bucket has had time to drain twice.
+	// only: a request is kept alive, slower, until the bucket has had time to drain twice, but no
+	// longer than an execution waits for the request limit (a large custom bucket drains for hours).
 	const { capacity, intervalMs } = limiter?.getTerms() ?? attempt.account.limiter.getTerms();
 	const drainMs = capacity * intervalMs;
+	const keepTryingMs = Math.min(2 * drainMs, MAX_RETRY_AFTER_MS);
 	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
-	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= 2 * drainMs) {
+	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= keepTryingMs) {
 		throw apiError(node, `The service's request limit was hit: ${target} was refused ${attempt.rateLimited} times (${status})`, {
 			httpCode: status,
 			itemIndex,
@@ -283,8 +285,9 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 	const check = `${account.baseUrl}/api/auth/me`;
 	// The refused request was that very check.
 	if (exchange.url === check && !exchange.customer) return { ...unauthorized, cause: 'login' };
-	// Asked once per node run, however many items are refused.
-	const answer = await oncePerRun(context, 'login-check', async () =>
+	// Asked once per node run, however many items are refused (per poll in a trigger, whose
+	// credential may have been mended since).
+	const answer = await oncePerNodeRun(context, 'login-check', async () =>
 		await perform(context, account, {
 			method: 'GET',
 			url: check,
