@@ -102,17 +102,18 @@ type BucketClient = Redis & BucketCommands;
 /** Connect and command time limits: a Redis that does not answer must not hold requests up long. */
 const CONNECT_TIMEOUT_MS = 3000;
 const COMMAND_TIMEOUT_MS = 2000;
-const MAX_RECONNECT_DELAY_MS = 5000;
 
 /**
  * One connection per Redis server (and login) for the whole process, shared by every account that
  * uses it. Commands are not queued while it is down: a request then goes through the in-process
- * limiter at once, and ioredis reconnects in the background.
+ * limiter at once, and a later request connects again.
  */
 export class SharedBucketStore {
 	private readonly client: BucketClient;
 
-	private firstConnect: Promise<void> | undefined;
+	private connecting: Promise<void> | undefined;
+
+	private closed = false;
 
 	private lastError = '';
 
@@ -134,7 +135,9 @@ export class SharedBucketStore {
 			maxRetriesPerRequest: 0,
 			connectTimeout: CONNECT_TIMEOUT_MS,
 			commandTimeout: COMMAND_TIMEOUT_MS,
-			retryStrategy: (attempt) => Math.min(attempt * 250, MAX_RECONNECT_DELAY_MS),
+			// No reconnection timers in the background: they would keep a finished process (e.g.
+			// `n8n execute`) alive while Redis is away. ready() connects again when a request asks.
+			retryStrategy: () => null,
 			// Nothing of this connection needs a name: it carries no secret, only digests.
 			connectionName: 'n8n-nodes-product-data-integration',
 		};
@@ -155,16 +158,19 @@ export class SharedBucketStore {
 		});
 	}
 
-	/** Whether commands can be sent now; starts the first connection when none was tried yet. */
+	/**
+	 * Whether commands can be sent now; connects when there is no connection (the first time, or
+	 * after Redis went away), within the connect timeout.
+	 */
 	async ready(): Promise<boolean> {
-		if (!this.firstConnect) {
+		if (this.closed) return false;
+		if (!this.connecting || this.client.status === 'end') {
 			// The error event has the better reason (e.g. WRONGPASS); connect() then only says "closed".
-			this.firstConnect = this.client.connect().catch((error: Error) => {
+			this.connecting = this.client.connect().catch((error: Error) => {
 				this.lastError ||= error.message;
 			});
 		}
-		// Only the first connection is waited for; later ones happen in the background meanwhile.
-		if (['wait', 'connecting', 'connect'].includes(this.client.status)) await this.firstConnect;
+		if (['wait', 'connecting', 'connect'].includes(this.client.status)) await this.connecting;
 		return this.client.status === 'ready';
 	}
 
@@ -178,6 +184,7 @@ export class SharedBucketStore {
 	}
 
 	async close(): Promise<void> {
+		this.closed = true;
 		if (this.client.status === 'ready') {
 			await this.client.quit().catch(() => this.client.disconnect(false));
 		} else {
