@@ -1,5 +1,8 @@
 import { describeChar, isNameChar, isNameStart, isXmlChar } from '../chars';
 import { readDoctype, type Doctype } from './doctype';
+import * as byteCodes from './bytes';
+import { Bytes } from './bytes';
+import { DoctypeCollector } from './doctypeCollector';
 import { EntityResolver } from './entities';
 
 /** Checks an entity's replacement text as content (balanced elements, references). */
@@ -70,20 +73,8 @@ function table(stops: number[], stopNonAscii = true): Uint8Array {
 	for (const stop of stops) result[stop] = 1;
 	return result;
 }
-const LT = 0x3c;
-const GT = 0x3e;
-const AMP = 0x26;
-const RSQB = 0x5d;
-const DASH = 0x2d;
-const QUESTION = 0x3f;
-const SLASH = 0x2f;
-const BANG = 0x21;
-const EQUALS = 0x3d;
-const SEMICOLON = 0x3b;
-const HASH = 0x23;
-const QUOTE = 0x22;
-const APOSTROPHE = 0x27;
-const NEWLINE = 0x0a;
+// Copied into this module: its hot loops read its own constants faster than another module's exports.
+const { LT, GT, AMP, RSQB, DASH, QUESTION, SLASH, BANG, EQUALS, SEMICOLON, HASH, QUOTE, APOSTROPHE, NEWLINE } = byteCodes;
 const TEXT_STOPS = table([LT, AMP, RSQB]);
 const ATTRIBUTE_STOPS = table([LT, AMP, QUOTE, APOSTROPHE]);
 const COMMENT_STOPS = table([DASH]);
@@ -127,32 +118,6 @@ function isSpaceByte(b: number): boolean {
 	return b === 0x20 || b === 0x0a || b === 0x09 || b === 0x0d;
 }
 
-class Bytes {
-	data = new Uint8Array(64);
-	length = 0;
-
-	append(source: Uint8Array, start: number, end: number): void {
-		const needed = this.length + end - start;
-		if (needed > this.data.length) {
-			let size = this.data.length * 2;
-			while (size < needed) size *= 2;
-			const grown = new Uint8Array(size);
-			grown.set(this.data.subarray(0, this.length));
-			this.data = grown;
-		}
-		if (end - start < 32) {
-			const data = this.data;
-			for (let k = start, at = this.length; k < end; k++, at++) data[at] = source[k];
-		} else {
-			this.data.set(source.subarray(start, end), this.length);
-		}
-		this.length = needed;
-	}
-
-	text(start = 0, end = this.length): string {
-		return Buffer.from(this.data.buffer, this.data.byteOffset + start, end - start).toString('utf8');
-	}
-}
 
 /** What `Scanner` checks: a whole document, or the replacement text of an entity met in content. */
 export const enum ScanMode {
@@ -1122,110 +1087,4 @@ function isPredefinedEntity(name: Bytes): boolean {
 		if (same) return true;
 	}
 	return false;
-}
-
-const enum DoctypeState {
-	Outside,
-	OutsideQuoted,
-	Subset,
-	SubsetLt,
-	SubsetBang,
-	SubsetBangDash,
-	Comment,
-	CommentDash,
-	CommentDashes,
-	Pi,
-	PiQuestion,
-	Declaration,
-	DeclarationQuoted,
-}
-
-/**
- * Finds where a DOCTYPE ends (quotes, comments and processing instructions may hold '>' and ']'),
- * checking its characters on the way. The DOCTYPE itself is read once whole, by `readDoctype`.
- */
-class DoctypeCollector {
-	readonly bytes = new Bytes();
-	done = false;
-	private state = DoctypeState.Outside;
-	private quote = 0;
-
-	constructor(
-		readonly line: number,
-		readonly column: number,
-	) {}
-
-	/** Returns the index after the DOCTYPE's '>', or `end`. */
-	feed(buf: Uint8Array, i: number, end: number, scanner: Scanner): number {
-		while (i < end) {
-			const b = buf[i];
-			if (b >= 0x80 || b < 0x20) {
-				i = scanner.character(buf, i, end);
-				if (scanner.problem) return end;
-				continue;
-			}
-			i++;
-			switch (this.state) {
-				case DoctypeState.Outside:
-					if (b === QUOTE || b === APOSTROPHE) {
-						this.quote = b;
-						this.state = DoctypeState.OutsideQuoted;
-					} else if (b === 0x5b) {
-						this.state = DoctypeState.Subset;
-					} else if (b === GT) {
-						this.done = true;
-						return i;
-					}
-					break;
-				case DoctypeState.OutsideQuoted:
-					if (b === this.quote) this.state = DoctypeState.Outside;
-					break;
-				case DoctypeState.Subset:
-					if (b === LT) this.state = DoctypeState.SubsetLt;
-					else if (b === RSQB) this.state = DoctypeState.Outside;
-					break;
-				case DoctypeState.SubsetLt:
-					if (b === BANG) this.state = DoctypeState.SubsetBang;
-					else if (b === QUESTION) this.state = DoctypeState.Pi;
-					else this.state = DoctypeState.Declaration;
-					break;
-				case DoctypeState.SubsetBang:
-					this.state = b === DASH ? DoctypeState.SubsetBangDash : DoctypeState.Declaration;
-					if (b === GT) this.state = DoctypeState.Subset;
-					break;
-				case DoctypeState.SubsetBangDash:
-					this.state = b === DASH ? DoctypeState.Comment : DoctypeState.Declaration;
-					break;
-				case DoctypeState.Comment:
-					if (b === DASH) this.state = DoctypeState.CommentDash;
-					break;
-				case DoctypeState.CommentDash:
-					this.state = b === DASH ? DoctypeState.CommentDashes : DoctypeState.Comment;
-					break;
-				case DoctypeState.CommentDashes:
-					if (b === GT) this.state = DoctypeState.Subset;
-					else if (b !== DASH) this.state = DoctypeState.Comment;
-					break;
-				case DoctypeState.Pi:
-					if (b === QUESTION) this.state = DoctypeState.PiQuestion;
-					break;
-				case DoctypeState.PiQuestion:
-					if (b === GT) this.state = DoctypeState.Subset;
-					else if (b !== QUESTION) this.state = DoctypeState.Pi;
-					break;
-				case DoctypeState.Declaration:
-					if (b === QUOTE || b === APOSTROPHE) {
-						this.quote = b;
-						this.state = DoctypeState.DeclarationQuoted;
-					} else if (b === GT) {
-						this.state = DoctypeState.Subset;
-					}
-					break;
-				case DoctypeState.DeclarationQuoted:
-					if (b === this.quote) this.state = DoctypeState.Declaration;
-					break;
-			}
-		}
-		return end;
-	}
 }
