@@ -8,12 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { serviceRequest, type CustomerOverride } from './transport';
-
-/** Digits only: anything else is refused by the service as a service ID. */
-const SERVICE_ID = /^\d{1,18}$/;
-/** One line of printable text: it travels in an HTTP header. */
-const EXTERNAL_ID = /^[^\u0000-\u001f\u007f]{1,200}$/;
+import { EXTERNAL_ID, SERVICE_ID, serviceRequest, type CustomerOverride } from './transport';
 
 /**
  * Goes into the "Options" collection of every operation (and of the trigger) whose requests name a
@@ -49,7 +44,7 @@ export const customerOption: INodeProperties = {
 			placeholder: 'e.g. STORE-NORTH',
 			hint: 'Your own ID of the customer node',
 			validation: [
-				{ type: 'regex', properties: { regex: EXTERNAL_ID.source, errorMessage: 'An external ID is text on one line' } },
+				{ type: 'regex', properties: { regex: EXTERNAL_ID.source, errorMessage: 'An external ID is one line of Latin-1 text, at most 200 characters' } },
 			],
 		},
 	],
@@ -94,7 +89,7 @@ export function getCustomerOverride(
 				description:
 					customerIdType === 'ServiceID'
 						? 'A service ID is the number the service gave the customer node, e.g. 1002. For your own ID of the node, choose External ID.'
-						: 'An external ID is your own ID of the customer node, as text on one line (no line breaks or control characters).',
+						: 'An external ID is your own ID of the customer node, as text on one line: it travels in a request header, which carries Latin-1 letters, digits and signs only.',
 			},
 		);
 	}

@@ -104,6 +104,10 @@ describe('Customer option: the customer a request acts on', () => {
 			'The Customer of item 0 is not an external ID: it must be one line of at most 200 characters',
 		],
 		[
+			{ __rl: true, mode: 'externalId', value: 'STORE-€' },
+			'The Customer of item 0 is not an external ID: it must be one line of at most 200 characters',
+		],
+		[
 			{ __rl: true, mode: 'externalId', value: 'X'.repeat(201) },
 			'The Customer of item 0 is not an external ID: it must be one line of at most 200 characters',
 		],

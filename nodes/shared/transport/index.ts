@@ -7,6 +7,7 @@ export type { CustomerOverride, RequestBody, ServiceRequest, ServiceResponse } f
 export { checkBaseUrl } from './baseUrl';
 export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
 export { isAmbiguous } from './errors';
+export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export {
 	fetchServiceUrl,

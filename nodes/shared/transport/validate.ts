@@ -5,9 +5,10 @@ import type { CustomerOverride } from './types';
 
 /** What a header value can carry: Latin-1 text and tabs, no line breaks or other control characters. */
 const HEADER_VALUE = /^[\t\x20-\x7e\xa0-\xff]*$/;
-const SERVICE_ID = /^\d+$/;
-/** An external ID: Latin-1 text without control characters, not blank. */
-const EXTERNAL_ID = /^[\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa1-\xff][\x20-\x7e\xa0-\xff]*$/;
+/** A service ID: the number the service gave the customer node. */
+export const SERVICE_ID = /^\d{1,18}$/;
+/** An external ID: one line of Latin-1 text (it travels in a header), not blank, at most 200 characters. */
+export const EXTERNAL_ID = /^(?=.{1,200}$)[\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa1-\xff][\x20-\x7e\xa0-\xff]*$/;
 
 function whose(itemIndex: number | undefined): string {
 	return itemIndex === undefined ? '' : ` of item ${itemIndex}`;
