@@ -62,13 +62,6 @@ export function isXmlName(name: string): boolean {
 	return true;
 }
 
-/** Whether `token` is an XML Nmtoken (name characters only, any first one). */
-export function isNmtoken(token: string): boolean {
-	if (token.length === 0) return false;
-	for (const char of token) if (!isNameChar(char.codePointAt(0) as number)) return false;
-	return true;
-}
-
 /** 'x' for a visible ASCII character, U+XXXX otherwise. */
 export function describeChar(c: number): string {
 	return c >= 0x21 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
