@@ -9,6 +9,7 @@ import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/Produ
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { createContext } from '../../scripts/n8n/context';
 import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { putXml } from '../../scripts/emulator/client';
 import { listenLocal } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
@@ -467,16 +468,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 		it('Retry On Fail after a lost answer: an upload of the same length made minutes before the try is not taken for it', async () => {
 			// An earlier sync of the same catalogue, five minutes ago.
 			emulator.clock.set(Date.now() - 5 * 60_000);
-			const earlier = await fetch(`${emulator.url}/api/xml`, {
-				method: 'PUT',
-				headers: {
-					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-					customerId: '1001',
-					customerIdType: 'ServiceID',
-					'content-type': 'application/xml',
-				},
-				body: GOOD,
-			});
+			const earlier = await putXml(emulator, GOOD);
 			expect(earlier.status).toBe(202);
 			emulator.clock.real();
 			await fault({ count: 1, kind: '500' });
@@ -501,16 +493,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 			await fault({ count: 1, kind: 'reset' });
 			const first = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
 			expect(first.error?.message).toBe('The connection broke during PUT /api/xml: the service may or may not have received it');
-			const other = await fetch(`${emulator.url}/api/xml`, {
-				method: 'PUT',
-				headers: {
-					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-					customerId: '1001',
-					customerIdType: 'ServiceID',
-					'content-type': 'application/xml',
-				},
-				body: GOOD.replace('A-1', 'C-3'),
-			});
+			const other = await putXml(emulator, GOOD.replace('A-1', 'C-3'));
 			expect(other.status).toBe(202);
 
 			const again = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
