@@ -94,6 +94,17 @@ describe('the action node in n8n', () => {
 		return response.text;
 	}
 
+	/** The output item of a document uploaded from the binary file catalogue.xml, and what the service stored. */
+	async function expectUploadedCatalogue(uploaded: IDataObject, catalogue: string): Promise<void> {
+		expect(uploaded).toMatchObject({
+			sessionId: expect.stringMatching(GUID),
+			fileName: 'catalogue.xml',
+			bytes: Buffer.byteLength(catalogue),
+			validation: 'passed',
+		});
+		expect(await receivedFile(String(uploaded.sessionId))).toBe(catalogue);
+	}
+
 	function requests(route: string): number {
 		return n8n.emulator.stats().requests[route] ?? 0;
 	}
@@ -167,14 +178,8 @@ describe('the action node in n8n', () => {
 			);
 
 			const [uploaded] = nodeItems(result, 'Upload');
-			expect(uploaded).toMatchObject({
-				sessionId: expect.stringMatching(GUID),
-				fileName: 'catalogue.xml',
-				bytes: Buffer.byteLength(catalogue),
-				validation: 'passed',
-			});
+			await expectUploadedCatalogue(uploaded, catalogue);
 			expect(n8n.emulator.stats().uploads).toBe(1);
-			expect(await receivedFile(String(uploaded.sessionId))).toBe(catalogue);
 		});
 
 		test('files in n8n’s binary data store (downloaded by HTTP Request) are streamed: a document and an image', async () => {
@@ -201,13 +206,7 @@ describe('the action node in n8n', () => {
 				expect(item?.binary?.data?.id).toMatch(/^filesystem(-v2)?:/);
 			}
 			const [uploaded] = nodeItems(result, 'Upload');
-			expect(uploaded).toMatchObject({
-				sessionId: expect.stringMatching(GUID),
-				fileName: 'catalogue.xml',
-				bytes: Buffer.byteLength(catalogue),
-				validation: 'passed',
-			});
-			expect(await receivedFile(String(uploaded.sessionId))).toBe(catalogue);
+			await expectUploadedCatalogue(uploaded, catalogue);
 			const [photo] = nodeItems(result, 'Upload Photo');
 			expect(photo).toMatchObject({
 				hashcode: expect.stringMatching(HASHCODE),
