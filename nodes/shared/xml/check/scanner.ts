@@ -4,6 +4,8 @@ import * as byteCodes from './bytes';
 import { Bytes } from './bytes';
 import { DoctypeCollector } from './doctypeCollector';
 import { EntityResolver } from './entities';
+import { describeState, invalidUtf8Message, positionAfter } from './messages';
+import { State, Where } from './states';
 
 /** Checks an entity's replacement text as content (balanced elements, references). */
 function checkEntityContent(text: string, resolver: EntityResolver): string | null {
@@ -21,47 +23,6 @@ export interface XmlProblem {
 	message: string;
 	line: number;
 	column: number;
-}
-
-const enum State {
-	Misc,
-	Text,
-	TextBrackets,
-	Lt,
-	Bang,
-	Comment,
-	CommentDash,
-	CommentDashes,
-	CData,
-	CDataBrackets,
-	PiTarget,
-	PiSpace,
-	PiBody,
-	PiQuestion,
-	Declaration,
-	DeclarationQuestion,
-	Doctype,
-	StartName,
-	InTag,
-	AttrName,
-	AfterAttrName,
-	BeforeAttrValue,
-	AttrValue,
-	AfterAttrValue,
-	EmptyEnd,
-	EndName,
-	AfterEndName,
-	Reference,
-	EntityName,
-	CharRefStart,
-	CharRefDecimal,
-	CharRefHex,
-}
-
-const enum Where {
-	Prolog,
-	Root,
-	Epilog,
 }
 
 // Byte classes. A 0 in a skip table means "an ordinary byte here": runs of them are passed over
@@ -365,7 +326,7 @@ export class Scanner {
 					return true;
 				}
 				if (isSpaceByte(b)) return this.space(b, i);
-				if (b >= 0x80 && this.decode(buf, i, end) < 0) return this.fail(this.invalidUtf8(buf, i, end), i);
+				if (b >= 0x80 && this.decode(buf, i, end) < 0) return this.fail(invalidUtf8Message(buf, i, end), i);
 				if (this.where === Where.Prolog) {
 					return this.fail(`Text is not allowed before the root element, found ${this.describeAt(buf, i, end)}`, i);
 				}
@@ -475,13 +436,13 @@ export class Scanner {
 		if (this.problem) return this.problem;
 		const state = this.state;
 		if (this.mode === ScanMode.Content) {
-			if (state !== State.Text && state !== State.TextBrackets) return this.failAtMark(`It ends inside ${this.describeState()}`);
+			if (state !== State.Text && state !== State.TextBrackets) return this.failAtMark(`It ends inside ${describeState(state)}`);
 			if (this.stackEnds.length > 0) return this.failOpen('is not closed inside it');
 			return null;
 		}
 		if (state !== State.Misc) {
 			if (state === State.Text || state === State.TextBrackets) return this.failOpen('is never closed');
-			return this.failAtMark(`The document ends inside ${this.describeState()}`);
+			return this.failAtMark(`The document ends inside ${describeState(state)}`);
 		}
 		if (!this.rootSeen) {
 			this.problem = { message: 'The document has no root element', line: this.line, column: this.columnAt(0) };
@@ -514,7 +475,7 @@ export class Scanner {
 			return i + 1;
 		}
 		const c = this.decode(buf, i, end);
-		if (c < 0) return this.failAt(this.invalidUtf8(buf, i, end), i, end);
+		if (c < 0) return this.failAt(invalidUtf8Message(buf, i, end), i, end);
 		if (!isXmlChar(c)) return this.failAt(`The character ${describeChar(c)} is not allowed in XML`, i, end);
 		return this.advanceDecoded(i);
 	}
@@ -560,23 +521,13 @@ export class Scanner {
 		return i + length;
 	}
 
-	private invalidUtf8(buf: Uint8Array, i: number, end: number): string {
-		const b = buf[i];
-		const expected = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-		let length = 1;
-		while (length < expected && i + length < end && (buf[i + length] & 0xc0) === 0x80) length++;
-		const shown = Array.from(buf.subarray(i, i + length), (byte) => `0x${byte.toString(16).toUpperCase().padStart(2, '0')}`);
-		const what = shown.length === 1 ? `The byte ${shown[0]} is` : `The bytes ${shown.join(' ')} are`;
-		return `${what} not valid UTF-8; if the file is in another encoding (e.g. Windows-1252), its XML declaration must say so`;
-	}
-
 	/**
 	 * A non-ASCII name character at `buf[i]`: the index after it, `i` when it is none, -1 (with
 	 * the problem set) when the bytes are not UTF-8.
 	 */
 	private nameCharacter(buf: Uint8Array, i: number, end: number): number {
 		const c = this.decode(buf, i, end);
-		if (c < 0) return this.fail(this.invalidUtf8(buf, i, end), i) || -1;
+		if (c < 0) return this.fail(invalidUtf8Message(buf, i, end), i) || -1;
 		if (!isNameChar(c)) return i;
 		return this.advanceDecoded(i);
 	}
@@ -628,38 +579,6 @@ export class Scanner {
 			column: this.openColumns[depth - 1],
 		};
 		return this.problem;
-	}
-
-	private describeState(): string {
-		switch (this.state) {
-			case State.Comment:
-			case State.CommentDash:
-			case State.CommentDashes:
-				return 'a comment';
-			case State.CData:
-			case State.CDataBrackets:
-				return 'a CDATA section';
-			case State.PiTarget:
-			case State.PiSpace:
-			case State.PiBody:
-			case State.PiQuestion:
-				return 'a processing instruction';
-			case State.Declaration:
-			case State.DeclarationQuestion:
-				return 'the XML declaration';
-			case State.Doctype:
-				return 'the DOCTYPE';
-			case State.Reference:
-			case State.EntityName:
-			case State.CharRefStart:
-			case State.CharRefDecimal:
-			case State.CharRefHex:
-				return 'a reference';
-			case State.AttrValue:
-				return 'an attribute value';
-			default:
-				return 'a tag';
-		}
 	}
 
 	private afterMarkup(): State {
@@ -1019,17 +938,7 @@ export class Scanner {
 	}
 
 	private failInDoctype(collector: DoctypeCollector, text: string, offset: number, message: string): false {
-		let line = collector.line;
-		let column = collector.column;
-		for (let k = 0; k < offset && k < text.length; k++) {
-			if (text.charCodeAt(k) === NEWLINE) {
-				line++;
-				column = 1;
-			} else {
-				column++;
-			}
-		}
-		this.problem ??= { message, line, column };
+		this.problem ??= { message, ...positionAfter(text, offset, collector.line, collector.column) };
 		return false;
 	}
 
