@@ -428,15 +428,14 @@ describe('Document: Upload and Upload Custom XML', () => {
 			return postControl(emulator.url, 'faults', { path: '/api/xml', ...rule });
 		}
 
+		/** Uploads the documents as text with n8n's Retry On Fail (two tries). */
+		function uploadWithRetryOnFail(...documents: string[]) {
+			return runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(...documents), credentials: credentials(), retryOnFail: { maxTries: 2 } });
+		}
+
 		it('Retry On Fail after a lost answer: adopts the session that arrived instead of uploading again', async () => {
 			await fault({ count: 1, kind: 'reset' });
-			const { output, error } = await runNode({
-				node,
-				parameters: upload(TEXT_SOURCE),
-				items: textItems(GOOD, GOOD.replace('A-1', 'B-2')),
-				credentials: credentials(),
-				retryOnFail: { maxTries: 2 },
-			});
+			const { output, error } = await uploadWithRetryOnFail(GOOD, GOOD.replace('A-1', 'B-2'));
 
 			expect(error).toBeUndefined();
 			const [first, second] = emulator.uploads();
@@ -451,13 +450,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 		it('Retry On Fail after a lost answer: sends again when the list shows it did not arrive', async () => {
 			// A 500 before anything was stored: ambiguous for the node, absent from the list.
 			await fault({ count: 1, kind: '500' });
-			const { output, error } = await runNode({
-				node,
-				parameters: upload(TEXT_SOURCE),
-				items: textItems(GOOD),
-				credentials: credentials(),
-				retryOnFail: { maxTries: 2 },
-			});
+			const { output, error } = await uploadWithRetryOnFail(GOOD);
 
 			expect(error).toBeUndefined();
 			expect(emulator.stats().uploads).toBe(1);
@@ -473,13 +466,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 			emulator.clock.real();
 			await fault({ count: 1, kind: '500' });
 
-			const { output, error } = await runNode({
-				node,
-				parameters: upload(TEXT_SOURCE),
-				items: textItems(GOOD),
-				credentials: credentials(),
-				retryOnFail: { maxTries: 2 },
-			});
+			const { output, error } = await uploadWithRetryOnFail(GOOD);
 
 			expect(error).toBeUndefined();
 			expect(emulator.stats().uploads).toBe(2);
