@@ -3,13 +3,16 @@
 # and prints the path of its `n8n` executable on stdout; everything else goes to stderr.
 #
 # The cache folder is keyed by the n8n version and a hash of the host manifest, its lock and the Node
-# ABI (sqlite3 is compiled against it), so a change of any of them installs next to the old one.
+# ABI (sqlite3 is compiled against it), so a change of any of them installs next to the old one;
+# installs left unused for two weeks are removed (scripts/prune-installs.sh).
 # A finished install is marked by a file written last: a folder without it is a half-done install
 # (interrupted, out of disk) and is removed and redone. Concurrent callers wait on a lock.
 set -euo pipefail
 
 # shellcheck source=toolchain.sh
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+# shellcheck source=prune-installs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/prune-installs.sh"
 
 host_source="$PROJECT_ROOT/scripts/n8n-host"
 n8n_version="$(node -p "require(process.argv[1]).dependencies.n8n" "$host_source/package.json")"
@@ -24,6 +27,8 @@ marker="$target/.install-complete"
 n8n_bin="$target/node_modules/.bin/n8n"
 
 if [ -f "$marker" ] && [ -x "$n8n_bin" ]; then
+	touch "$marker"
+	prune_unused_installs "$CACHE_ROOT" "$target"
 	echo "$n8n_bin"
 	exit 0
 fi
@@ -102,5 +107,6 @@ if [ ! -f "$marker" ] || [ ! -x "$n8n_bin" ]; then
 	printf 'n8n %s\nnode %s\n' "$n8n_version" "$(node --version)" >"$marker"
 	echo "n8n $n8n_version installed in $((SECONDS - started)) s" >&2
 fi
+prune_unused_installs "$CACHE_ROOT" "$target"
 
 echo "$n8n_bin"
