@@ -1,5 +1,5 @@
-import { prepareRun } from './harness';
+import { prepareRun, type JestRunConfig } from './harness';
 
-export default async function globalSetup(): Promise<void> {
-	await prepareRun();
+export default async function globalSetup(config: JestRunConfig): Promise<void> {
+	await prepareRun(config);
 }

@@ -11,6 +11,7 @@ import {
 	runError,
 	type N8nHarness,
 	type WorkflowDefinition,
+	workersOfRun,
 } from './harness';
 
 function codeWorkflow(name: string, jsCode: string): WorkflowDefinition {
@@ -110,5 +111,21 @@ describe('n8n with the packed package', () => {
 		});
 		expect(test).toMatchObject({ status: 'OK' });
 		expect(n8n.emulator.stats().requests['GET /api/auth/me']).toBe(1);
+	});
+});
+
+describe('one n8n per jest worker', () => {
+	const run = (testPathPattern: string, maxWorkers = 2): number => workersOfRun({ maxWorkers, rootDir: PROJECT_ROOT, testPathPattern });
+
+	test('the whole suite: as many as jest has workers', () => {
+		expect(run('')).toBe(2);
+		expect(run('', 1)).toBe(1);
+	});
+
+	test('one file, or a pattern that selects one: a single n8n (jest runs that file in its own process)', () => {
+		expect(run('test/e2e/harness.test.ts')).toBe(1);
+		expect(run('HARNESS')).toBe(1);
+		expect(run('(harness|faults)\\.test')).toBe(2);
+		expect(run('no-such-file')).toBe(1);
 	});
 });

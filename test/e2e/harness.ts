@@ -5,12 +5,12 @@
  * (shared with `npm start`); this file adds the emulator and jest's set-up.
  *
  * Running: `npm run test:e2e` (scripts/e2e.sh) runs every `*.test.ts` under test/e2e with
- * test/e2e/jest.config.js, one file at a time; arguments go on to jest (`npm run test:e2e --
+ * test/e2e/jest.config.js, in two jest workers; arguments go on to jest (`npm run test:e2e --
  * test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up builds the package from
  * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names), installs n8n (cached by
- * scripts/install-n8n.sh) and prepares, once per run, an n8n user folder with the package installed
-X `E2E_KEEP_FOLDERS=1`
- * keeps the user folders (database, n8n's log) for a look.
+ * scripts/install-n8n.sh), prepares an n8n user folder with the package installed and starts one n8n
+ * per worker on a copy of it; the files of a worker run one after the other in its n8n.
+ * `E2E_KEEP_FOLDERS=1` keeps the user folders (database, n8n's log) for a look.
  *
  *   import { chainWorkflow, actionNode, nodeItems, prepareN8n, type N8nHarness } from './harness';
  *
@@ -28,7 +28,7 @@ X `E2E_KEEP_FOLDERS=1`
  *
  * API
  * - prepareN8n({ emulator?, credential?, env? }) -> N8nHarness: an emulator started in this process
- *   (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given), the run's
+ *   (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given), the worker's
  *   n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of the prepared
  *   user folder, about 10 s to start), the owner logged in, and the credential
  *   EMULATOR_CREDENTIAL (customer 1001 of the default account, the emulator's bucket terms as its
@@ -47,15 +47,16 @@ X `E2E_KEEP_FOLDERS=1`
  * - harness.server: any REST route (server.request(method, path, body)), executions
  *   (listExecutions, getExecution), n8n's output so far (server.log()).
  * - harness.stop(): stops the emulator (and an n8n of its own, removing its user folder).
- * The run's n8n is shared: workflows, credentials and executions of earlier files stay in it, so a
- * test looks at its own workflows' executions, and creates an example workflow of examples/ as a
+ * The worker's n8n is shared: workflows, credentials and executions of earlier files stay in it, so
+ * a test looks at its own workflows' executions, and creates an example workflow of examples/ as a
  * copy (`{ ...example, id: undefined }`) unless it is examples.test.ts.
  * - nodeItems(run, nodeName, { output?, runIndex? }) and runError(run) read a StoredExecution;
  *   chainWorkflow/actionNode/downloadNode build workflows (scripts/n8n/workflows.ts); nodeType(name)
  *   is the type of one of the package's nodes.
- * The suite runs its files one at a time: an n8n process takes about 400 MB and seconds of CPU to start.
+ * Two workers, not more: an n8n process takes about 400 MB and seconds of CPU to start, and several
+ * tests mostly wait (a minute poll, queue mode's processes, `npm start`) while the other worker runs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -97,24 +98,53 @@ function keepFolders(): boolean {
 	return process.env.E2E_KEEP_FOLDERS === '1';
 }
 
-/** What the global set-up hands to the test files (through the environment: jest runs them in-band). */
+/** An n8n the test files of one jest worker share, started by the global set-up. */
+interface SharedN8n {
+	folder: string;
+	url: string;
+	logFile: string;
+}
+
+/** What the global set-up hands to the test files (through the environment jest's workers inherit). */
 interface RunSettings {
 	n8nBin: string;
 	workDir: string;
 	template: string;
-	shared: { folder: string; url: string; logFile: string };
+	/** One n8n per jest worker: the files of a worker run one after the other in it. */
+	shared: SharedN8n[];
 }
 
 const SETTINGS_VARIABLE = 'E2E_N8N_RUN';
 
 // Jest hands the globals of the global set-up to the global tear-down, nothing else.
-const sharedServer = globalThis as { e2eSharedN8n?: N8nServer };
+const sharedServers = globalThis as { e2eSharedN8n?: N8nServer[] };
+
+/** The jest configuration the global set-up is given (the part read here). */
+export interface JestRunConfig {
+	maxWorkers: number;
+	rootDir: string;
+	testPathPattern: string;
+}
+
+/**
+ * How many workers jest will run the files in: the files under test/e2e that the command line's
+ * path pattern selects (jest matches it the same way, case-insensitive), at most maxWorkers; jest
+ * runs a single file in its own process.
+ */
+export function workersOfRun(config: JestRunConfig): number {
+	const folder = join(config.rootDir, 'test', 'e2e');
+	const pattern = new RegExp(config.testPathPattern, 'i');
+	const files = readdirSync(folder)
+		.filter((name) => name.endsWith('.test.ts'))
+		.filter((name) => pattern.test(join(folder, name)));
+	return Math.max(1, Math.min(config.maxWorkers, files.length));
+}
 
 /**
  * Jest global set-up: installs n8n, prepares the user folder every n8n of the run starts from, and
- * starts the n8n the test files share.
+ * starts one n8n per jest worker, for the test files that worker runs one after the other.
  */
-export async function prepareRun(): Promise<void> {
+export async function prepareRun(config: JestRunConfig): Promise<void> {
 	const workDir = mkdtempSync(join(tmpdir(), 'pdi-e2e-'));
 	const tarball = process.env.E2E_PACKAGE_TGZ || packPackage(join(workDir, 'pack'));
 	const n8nBin = await installN8n();
@@ -122,22 +152,31 @@ export async function prepareRun(): Promise<void> {
 	// Pointing nowhere until prepareN8n() points it at its emulator; imported here so that it keeps
 	// the fixed id the examples name. The import also migrates the new database, once for the run.
 	await template.importCredentials([emulatorCredential('http://127.0.0.1:9', DEFAULT_ACCOUNT)]);
-	const shared = template.copyTo(join(workDir, 'shared'));
-	const server = await shared.start();
-	sharedServer.e2eSharedN8n = server;
-	await server.ensureOwner(OWNER);
+	const folders = Array.from({ length: workersOfRun(config) }, (_, index) =>
+		template.copyTo(join(workDir, `shared-${index + 1}`)),
+	);
+	const started = await Promise.allSettled(folders.map(async (folder) => await folder.start()));
+	const servers = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+	sharedServers.e2eSharedN8n = servers;
+	const failure = started.find((outcome) => outcome.status === 'rejected');
+	if (failure) throw failure.reason;
+	await Promise.all(servers.map(async (server) => await server.ensureOwner(OWNER)));
 	const settings: RunSettings = {
 		n8nBin,
 		workDir,
 		template: template.path,
-		shared: { folder: shared.path, url: server.url, logFile: server.logFile },
+		shared: folders.map((folder, index) => ({
+			folder: folder.path,
+			url: servers[index].url,
+			logFile: servers[index].logFile,
+		})),
 	};
 	process.env[SETTINGS_VARIABLE] = JSON.stringify(settings);
 }
 
 /** Jest global tear-down. */
 export async function cleanRun(): Promise<void> {
-	await sharedServer.e2eSharedN8n?.stop();
+	await Promise.all((sharedServers.e2eSharedN8n ?? []).map(async (server) => await server.stop()));
 	const settings = process.env[SETTINGS_VARIABLE];
 	if (!settings) return;
 	const { workDir } = JSON.parse(settings) as RunSettings;
@@ -152,6 +191,14 @@ function runSettings(): RunSettings {
 	const settings = process.env[SETTINGS_VARIABLE];
 	if (!settings) throw new Error('The n8n end-to-end set-up did not run: use `npm run test:e2e` (test/e2e/jest.config.js)');
 	return JSON.parse(settings) as RunSettings;
+}
+
+/** The n8n of this jest worker (JEST_WORKER_ID counts from 1, also when jest runs a file in its own process). */
+function sharedN8nOfWorker({ shared }: RunSettings): SharedN8n {
+	const worker = Number(process.env.JEST_WORKER_ID ?? '1');
+	const n8n = shared[worker - 1];
+	if (!n8n) throw new Error(`No n8n was started for jest worker ${worker} (${shared.length} started)`);
+	return n8n;
 }
 
 export interface PrepareOptions {
@@ -169,11 +216,12 @@ export interface PrepareOptions {
 const FAST_LEAK_MS = 100;
 
 /**
- * The n8n of the run with an emulator of this test file and the emulator credential pointing at
+ * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
  * it; with `env`, an n8n of its own on a fresh user folder.
  */
 export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarness> {
-	const { n8nBin, workDir, template, shared } = runSettings();
+	const settings = runSettings();
+	const { n8nBin, workDir, template } = settings;
 	const emulator = await startEmulator({ processingMs: 0, leakIntervalMs: FAST_LEAK_MS, ...options.emulator });
 	let server: N8nServer | undefined;
 	try {
@@ -182,6 +230,7 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 			folder = new N8nFolder(n8nBin, template).copyTo(mkdtempSync(join(workDir, 'n8n-')));
 			server = await folder.start({ env: options.env });
 		} else {
+			const shared = sharedN8nOfWorker(settings);
 			folder = new N8nFolder(n8nBin, shared.folder);
 			server = folder.attach(shared.url, shared.logFile);
 		}
@@ -211,7 +260,7 @@ export class N8nHarness {
 		readonly emulator: Emulator,
 		/** The emulator credential as n8n has it (fixed id EMULATOR_CREDENTIAL.id). */
 		readonly credential: CredentialImport,
-		/** Whether n8n and its folder are this harness's own, not the run's shared ones (stop() leaves those). */
+		/** Whether n8n and its folder are this harness's own, not the worker's shared ones (stop() leaves those). */
 		private readonly ownN8n: boolean,
 	) {}
 

@@ -1,8 +1,8 @@
 /**
  * End-to-end tests in a real n8n: run through `npm run test:e2e` (scripts/e2e.sh). The global
- * set-up builds and packs the package and starts the n8n the files share (test/e2e/harness.ts).
- * One file at a time, in this process: the files reach that n8n through the environment the set-up
- * leaves, and an n8n takes about 400 MB. Long timeouts: a trigger test waits for a scheduled poll.
+ * set-up builds and packs the package and starts an n8n per worker, which the worker's files share
+ * one after the other (test/e2e/harness.ts); the workers find theirs through the environment the
+ * set-up leaves. Long timeouts: a trigger test waits for a scheduled poll.
  * @type {import('jest').Config}
  */
 module.exports = {
@@ -16,7 +16,7 @@ module.exports = {
 	},
 	globalSetup: '<rootDir>/test/e2e/global-setup.ts',
 	globalTeardown: '<rootDir>/test/e2e/global-teardown.ts',
-	maxWorkers: 1,
+	maxWorkers: 2,
 	testTimeout: 10 * 60 * 1000,
 	slowTestThreshold: 60,
 };
