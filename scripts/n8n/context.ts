@@ -15,6 +15,7 @@
  *     signal: the execution's cancel signal (getExecutionCancelSignal).
  *   The result is usable as IExecuteFunctions; `logged` holds every line logged through
  *   `this.logger` (with its metadata as JSON), so tests can check that no secret is logged.
+ *   createPollContext({ credentials, ... }) is the same as a trigger's poll has it (IPollFunctions).
  */
 import {
 	constructExecutionMetaData,
@@ -32,6 +33,7 @@ import {
 	type ICredentialType,
 	type IDataObject,
 	type IExecuteFunctions,
+	type IPollFunctions,
 	type IHttpRequestOptions,
 	type INode,
 	type INodeExecutionData,
@@ -209,4 +211,16 @@ export function createContext(options: ContextOptions): TestContext {
 		},
 	};
 	return context as unknown as TestContext;
+}
+
+/**
+ * The `this` of a trigger's poll: n8n keeps one for as long as the trigger is active, across its
+ * polls, and it has no execution cancel signal (a poll's deadline stands in for it).
+ */
+export function createPollContext(options: Omit<ContextOptions, 'signal'>): TestContext & IPollFunctions {
+	const context = createContext(options) as unknown as Record<string, unknown>;
+	delete context.getExecutionCancelSignal;
+	context.__emit = () => undefined;
+	context.getMode = () => 'trigger';
+	return context as unknown as TestContext & IPollFunctions;
 }

@@ -2,7 +2,7 @@
  * The transport against a service that misbehaves the way real networks do: answers that never
  * come, Retry-After of a day or a century, a 503 that is not the rate limit.
  */
-import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import {
 	fetchServiceUrl,
@@ -16,7 +16,7 @@ import { wait } from '../../nodes/shared/wait';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { createContext, type TestContext } from '../../scripts/n8n/context';
+import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
 
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 const FIFTEEN_MINUTES = 15 * 60_000;
@@ -182,13 +182,7 @@ describe('waits', () => {
 });
 
 describe('a poll held up by the network', () => {
-	/** A trigger's poll context: n8n keeps it while the trigger is active; it has no cancel signal. */
-	function pollContext(overrides: ICredentialDataDecryptedObject = {}): TestContext & IPollFunctions {
-		const context = createContext({ credentials: credentials(overrides) }) as unknown as Record<string, unknown>;
-		delete context.getExecutionCancelSignal;
-		context.__emit = () => undefined;
-		return context as unknown as TestContext & IPollFunctions;
-	}
+	const pollContext = (overrides: ICredentialDataDecryptedObject = {}) => createPollContext({ credentials: credentials(overrides) });
 
 	it('ends at its deadline, says so in the log, and the next poll on the same context works', async () => {
 		await fault({ count: 1, kind: 'hang', path: '/api/xml/' });

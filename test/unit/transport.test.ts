@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflow';
 
 import {
 	MAX_FAILURE_ATTEMPTS,
@@ -11,9 +11,10 @@ import {
 	fetchServiceUrl,
 	type ServiceRequest,
 	type ServiceResponse,
+	withPollDeadline,
 } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, type TestContext } from '../../scripts/n8n/context';
+import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
@@ -85,6 +86,11 @@ async function startCapture(reply: (headers: IncomingHttpHeaders) => { status: n
 	return { ...server, seen };
 }
 
+/** One poll of a trigger, with a deadline as the trigger's polls have. */
+async function poll<T>(trigger: IPollFunctions, run: () => Promise<T>): Promise<T> {
+	return await withPollDeadline(trigger, 60_000, run);
+}
+
 const emulators: Emulator[] = [];
 
 async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
@@ -142,7 +148,7 @@ describe('requests against the emulator', () => {
 		expect(response.headers['content-type']).toMatch(/json/);
 	});
 
-	it('reads the credential once per node run, but on every request of a trigger, whose context n8n keeps', async () => {
+	it('reads the credential once per node run, and once per poll of a trigger, whose context n8n keeps', async () => {
 		const credentials = credentialsFor(service.url);
 		const run = createContext({ credentials });
 		const reads = jest.spyOn(run, 'getCredentials');
@@ -151,11 +157,17 @@ describe('requests against the emulator', () => {
 		expect(reads).toHaveBeenCalledTimes(1);
 
 		// n8n hands every poll of an active trigger the same context; the credential may be edited between polls.
-		const trigger = Object.assign(createContext({ credentials }), { __emit: () => {} });
-		await callService(trigger, { method: 'GET', path: '/api/auth/me' });
+		const trigger = createPollContext({ credentials });
+		const triggerReads = jest.spyOn(trigger, 'getCredentials');
+		await poll(trigger, async () => {
+			await callService(trigger, { method: 'GET', path: '/api/auth/me' });
+			await callService(trigger, { method: 'GET', path: '/api/auth/me' });
+		});
+		expect(triggerReads).toHaveBeenCalledTimes(1);
 		credentials.password = 'edited-password';
-		const error = await failure(callService(trigger, { method: 'GET', path: '/api/auth/me' }));
+		const error = await failure(poll(trigger, async () => await callService(trigger, { method: 'GET', path: '/api/auth/me' })));
 		expect(error.httpCode).toBe('401');
+		expect(triggerReads).toHaveBeenCalledTimes(2);
 	});
 
 	it('sends the credential customer, or the override instead', async () => {
@@ -254,6 +266,21 @@ describe('requests against the emulator', () => {
 			expect(onCheck.description).toMatch(/^The credential's login is refused as well/);
 			expect(authMe() - before).toBe(2);
 			expectNoSecrets(renderError(error));
+		});
+
+		it('once per poll in a trigger, whose credential may be mended between polls', async () => {
+			const trigger = createPollContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+			const before = authMe();
+			const refusedTwice = async () => {
+				for (const day of ['2025-01-01', '2025-01-02']) {
+					const error = await failure(callService(trigger, { method: 'GET', path: `/api/xml/${day}` }));
+					expect(error.description).toMatch(/^The credential's login is refused as well/);
+				}
+			};
+			await poll(trigger, refusedTwice);
+			expect(authMe() - before).toBe(1);
+			await poll(trigger, refusedTwice);
+			expect(authMe() - before).toBe(2);
 		});
 	});
 

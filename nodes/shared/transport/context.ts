@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, ILoadOptionsFunctions, IPollFunctions } from 'n8n-workflow';
 
 import { oncePerRun } from '../runCache';
+import { cancelSignal } from './cancel';
 
 /** Where a request can come from: a node run, a trigger's poll, a list in the editor. */
 export type ServiceContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -11,11 +12,14 @@ export function isPollContext(context: ServiceContext): context is IPollFunction
 }
 
 /**
- * `read` once per node run. Not so for a poll: n8n keeps one poll context for as long as a trigger
- * is active, and an answer kept with it would outlive an edited credential (password, Base URL,
- * customer, rate limit) until the workflow is activated again.
+ * `read` once per node run, or once per poll of a trigger: n8n keeps one poll context for as long as
+ * a trigger is active, and an answer kept with it would outlive an edited credential (password, Base
+ * URL, customer, rate limit) until the workflow is activated again. Outside a poll with a deadline
+ * (the trigger's manual test), every time.
  */
 export async function oncePerNodeRun<T>(context: ServiceContext, key: string, read: () => Promise<T>): Promise<T> {
-	if (isPollContext(context)) return await read();
-	return await oncePerRun(context, key, read);
+	if (!isPollContext(context)) return await oncePerRun(context, key, read);
+	// Each poll has a deadline signal of its own (withPollDeadline): it stands for the poll.
+	const poll = cancelSignal(context);
+	return poll ? await oncePerRun(poll, key, read) : await read();
 }

@@ -285,7 +285,7 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 	const check = `${account.baseUrl}/api/auth/me`;
 	// The refused request was that very check.
 	if (exchange.url === check && !exchange.customer) return { ...unauthorized, cause: 'login' };
-	// Asked once per node run, however many items are refused (per poll in a trigger, whose
+	// Asked once per node run, however many items are refused (once per poll in a trigger, whose
 	// credential may have been mended since).
 	const answer = await oncePerNodeRun(context, 'login-check', async () =>
 		await perform(context, account, {
