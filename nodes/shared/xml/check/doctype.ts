@@ -1,4 +1,5 @@
-import { isNameChar, isNameStart, isSpace, isXmlChar, isXmlName } from '../chars';
+import { isNameChar, isNameStart, isSpace, isXmlName } from '../chars';
+import { characterReference, isPredefinedEntity } from './entities';
 
 /** A general entity declared in the DOCTYPE. */
 export interface EntityDeclaration {
@@ -389,7 +390,7 @@ class DoctypeReader {
 		if (this.undeclaredAllowed) return;
 		for (const match of value.matchAll(/&([^#;][^;]*);/g)) {
 			const name = match[1];
-			if (!PREDEFINED.has(name) && !this.entities.has(name)) {
+			if (!isPredefinedEntity(name) && !this.entities.has(name)) {
 				this.fail(`The entity '&${name};' in a default value is not declared before it`, offset + 1 + (match.index ?? 0));
 			}
 		}
@@ -531,14 +532,3 @@ class DoctypeReader {
 	}
 }
 
-
-const PREDEFINED = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
-
-/** The code point of a character reference's body ('#65', '#x41'), or null when it is not valid. */
-export function characterReference(body: string): number | null {
-	const hex = body.startsWith('#x');
-	const digits = body.slice(hex ? 2 : 1);
-	if (!(hex ? /^[0-9a-fA-F]+$/ : /^[0-9]+$/).test(digits)) return null;
-	const code = digits.length > 8 ? Infinity : parseInt(digits, hex ? 16 : 10);
-	return isXmlChar(code) ? code : null;
-}

@@ -1,8 +1,15 @@
-import { characterReference, type Doctype } from './doctype';
+import { isXmlChar } from '../chars';
+import type { Doctype } from './doctype';
 
-const PREDEFINED = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
+/** The entities every document may use without declaring them. */
+export const PREDEFINED_ENTITIES: readonly string[] = ['amp', 'lt', 'gt', 'quot', 'apos'];
+const PREDEFINED = new Set(PREDEFINED_ENTITIES);
 const MAX_NESTING = 64;
 const CHECKING = Symbol('checking');
+
+export function isPredefinedEntity(name: string): boolean {
+	return PREDEFINED.has(name);
+}
 
 /** Checks the replacement text of an entity met in content; returns its first problem's message. */
 export type ContentCheck = (text: string, resolver: EntityResolver) => string | null;
@@ -24,7 +31,7 @@ export class EntityResolver {
 
 	/** Why `&name;` is not allowed in text, or null. */
 	contentProblem(name: string): string | null {
-		if (PREDEFINED.has(name)) return null;
+		if (isPredefinedEntity(name)) return null;
 		const entity = this.doctype?.entities.get(name);
 		if (!entity) return this.undeclared(name);
 		if (entity.unparsed) return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in text`;
@@ -37,7 +44,7 @@ export class EntityResolver {
 
 	/** Why `&name;` is not allowed in an attribute value, or null. */
 	attributeProblem(name: string): string | null {
-		if (PREDEFINED.has(name)) return null;
+		if (isPredefinedEntity(name)) return null;
 		const entity = this.doctype?.entities.get(name);
 		if (!entity) return this.undeclared(name);
 		if (entity.unparsed) return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in an attribute value`;
@@ -89,4 +96,13 @@ export class EntityResolver {
 		verdicts.set(name, result);
 		return result;
 	}
+}
+
+/** The code point of a character reference's body ('#65', '#x41'), or null when it is not valid. */
+export function characterReference(body: string): number | null {
+	const hex = body.startsWith('#x');
+	const digits = body.slice(hex ? 2 : 1);
+	if (!(hex ? /^[0-9a-fA-F]+$/ : /^[0-9]+$/).test(digits)) return null;
+	const code = digits.length > 8 ? Infinity : parseInt(digits, hex ? 16 : 10);
+	return isXmlChar(code) ? code : null;
 }

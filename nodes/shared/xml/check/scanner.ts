@@ -3,7 +3,7 @@ import { readDoctype, type Doctype } from './doctype';
 import * as byteCodes from './bytes';
 import { Bytes } from './bytes';
 import { DoctypeCollector } from './doctypeCollector';
-import { EntityResolver } from './entities';
+import { EntityResolver, PREDEFINED_ENTITIES } from './entities';
 import { describeState, invalidUtf8Message, positionAfter } from './messages';
 import { State, Where } from './states';
 
@@ -53,7 +53,7 @@ const NAME_BYTE = new Uint8Array(256);
 NAME_BYTE.set(ASCII_NAME);
 const COMMENT_OPEN = Buffer.from('--');
 const CDATA_OPEN = Buffer.from('[CDATA[');
-const PREDEFINED_REFERENCES = ['amp;', 'lt;', 'gt;', 'quot;', 'apos;'].map((name) => Buffer.from(name));
+const PREDEFINED_NAMES = PREDEFINED_ENTITIES.map((name) => Buffer.from(name));
 
 function startsWith(buf: Uint8Array, i: number, end: number, expected: Uint8Array): boolean {
 	if (i + expected.length > end) return false;
@@ -63,7 +63,10 @@ function startsWith(buf: Uint8Array, i: number, end: number, expected: Uint8Arra
 
 /** The index after '&amp;', '&lt;', '&gt;', '&quot;' or '&apos;' at `buf[i]`, or 0. */
 function predefinedReference(buf: Uint8Array, i: number, end: number): number {
-	for (const reference of PREDEFINED_REFERENCES) if (startsWith(buf, i + 1, end, reference)) return i + 1 + reference.length;
+	for (const name of PREDEFINED_NAMES) {
+		const semicolon = i + 1 + name.length;
+		if (semicolon < end && buf[semicolon] === SEMICOLON && startsWith(buf, i + 1, end, name)) return semicolon + 1;
+	}
 	return 0;
 }
 
@@ -986,10 +989,8 @@ export class Scanner {
 	}
 }
 
-const PREDEFINED_ENTITIES = ['amp', 'lt', 'gt', 'quot', 'apos'].map((name) => Buffer.from(name));
-
 function isPredefinedEntity(name: Bytes): boolean {
-	for (const entity of PREDEFINED_ENTITIES) {
+	for (const entity of PREDEFINED_NAMES) {
 		if (entity.length !== name.length) continue;
 		let same = true;
 		for (let k = 0; same && k < entity.length; k++) same = entity[k] === name.data[k];
