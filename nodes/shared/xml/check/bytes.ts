@@ -1,19 +1,26 @@
-/** The byte values the checker looks for, and a growable byte buffer for names and the DOCTYPE. */
-export const LT = 0x3c;
-export const GT = 0x3e;
-export const AMP = 0x26;
-export const RSQB = 0x5d;
-export const DASH = 0x2d;
-export const QUESTION = 0x3f;
-export const SLASH = 0x2f;
-export const BANG = 0x21;
-export const EQUALS = 0x3d;
-export const SEMICOLON = 0x3b;
-export const HASH = 0x23;
-export const QUOTE = 0x22;
-export const APOSTROPHE = 0x27;
-export const NEWLINE = 0x0a;
+/**
+ * The byte values the checker looks for. A const enum: the compiler writes each use as a number,
+ * so the hot loops of every module compare against constants instead of reading another module.
+ */
+export const enum Byte {
+	Newline = 0x0a,
+	Bang = 0x21,
+	Quote = 0x22,
+	Hash = 0x23,
+	Amp = 0x26,
+	Apostrophe = 0x27,
+	Dash = 0x2d,
+	Slash = 0x2f,
+	Semicolon = 0x3b,
+	Lt = 0x3c,
+	Equals = 0x3d,
+	Gt = 0x3e,
+	Question = 0x3f,
+	LeftBracket = 0x5b,
+	RightBracket = 0x5d,
+}
 
+/** A growable byte buffer for names and the DOCTYPE. */
 export class Bytes {
 	data = new Uint8Array(64);
 	length = 0;

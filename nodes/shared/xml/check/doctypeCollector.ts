@@ -1,4 +1,4 @@
-import { LT, GT, RSQB, DASH, QUESTION, BANG, QUOTE, APOSTROPHE, Bytes } from './bytes';
+import { Byte, Bytes } from './bytes';
 import type { Scanner } from './scanner';
 
 const enum DoctypeState {
@@ -44,12 +44,12 @@ export class DoctypeCollector {
 			i++;
 			switch (this.state) {
 				case DoctypeState.Outside:
-					if (b === QUOTE || b === APOSTROPHE) {
+					if (b === Byte.Quote || b === Byte.Apostrophe) {
 						this.quote = b;
 						this.state = DoctypeState.OutsideQuoted;
-					} else if (b === 0x5b) {
+					} else if (b === Byte.LeftBracket) {
 						this.state = DoctypeState.Subset;
-					} else if (b === GT) {
+					} else if (b === Byte.Gt) {
 						this.done = true;
 						return i;
 					}
@@ -58,43 +58,43 @@ export class DoctypeCollector {
 					if (b === this.quote) this.state = DoctypeState.Outside;
 					break;
 				case DoctypeState.Subset:
-					if (b === LT) this.state = DoctypeState.SubsetLt;
-					else if (b === RSQB) this.state = DoctypeState.Outside;
+					if (b === Byte.Lt) this.state = DoctypeState.SubsetLt;
+					else if (b === Byte.RightBracket) this.state = DoctypeState.Outside;
 					break;
 				case DoctypeState.SubsetLt:
-					if (b === BANG) this.state = DoctypeState.SubsetBang;
-					else if (b === QUESTION) this.state = DoctypeState.Pi;
+					if (b === Byte.Bang) this.state = DoctypeState.SubsetBang;
+					else if (b === Byte.Question) this.state = DoctypeState.Pi;
 					else this.state = DoctypeState.Declaration;
 					break;
 				case DoctypeState.SubsetBang:
-					this.state = b === DASH ? DoctypeState.SubsetBangDash : DoctypeState.Declaration;
-					if (b === GT) this.state = DoctypeState.Subset;
+					this.state = b === Byte.Dash ? DoctypeState.SubsetBangDash : DoctypeState.Declaration;
+					if (b === Byte.Gt) this.state = DoctypeState.Subset;
 					break;
 				case DoctypeState.SubsetBangDash:
-					this.state = b === DASH ? DoctypeState.Comment : DoctypeState.Declaration;
+					this.state = b === Byte.Dash ? DoctypeState.Comment : DoctypeState.Declaration;
 					break;
 				case DoctypeState.Comment:
-					if (b === DASH) this.state = DoctypeState.CommentDash;
+					if (b === Byte.Dash) this.state = DoctypeState.CommentDash;
 					break;
 				case DoctypeState.CommentDash:
-					this.state = b === DASH ? DoctypeState.CommentDashes : DoctypeState.Comment;
+					this.state = b === Byte.Dash ? DoctypeState.CommentDashes : DoctypeState.Comment;
 					break;
 				case DoctypeState.CommentDashes:
-					if (b === GT) this.state = DoctypeState.Subset;
-					else if (b !== DASH) this.state = DoctypeState.Comment;
+					if (b === Byte.Gt) this.state = DoctypeState.Subset;
+					else if (b !== Byte.Dash) this.state = DoctypeState.Comment;
 					break;
 				case DoctypeState.Pi:
-					if (b === QUESTION) this.state = DoctypeState.PiQuestion;
+					if (b === Byte.Question) this.state = DoctypeState.PiQuestion;
 					break;
 				case DoctypeState.PiQuestion:
-					if (b === GT) this.state = DoctypeState.Subset;
-					else if (b !== QUESTION) this.state = DoctypeState.Pi;
+					if (b === Byte.Gt) this.state = DoctypeState.Subset;
+					else if (b !== Byte.Question) this.state = DoctypeState.Pi;
 					break;
 				case DoctypeState.Declaration:
-					if (b === QUOTE || b === APOSTROPHE) {
+					if (b === Byte.Quote || b === Byte.Apostrophe) {
 						this.quote = b;
 						this.state = DoctypeState.DeclarationQuoted;
-					} else if (b === GT) {
+					} else if (b === Byte.Gt) {
 						this.state = DoctypeState.Subset;
 					}
 					break;

@@ -1,4 +1,4 @@
-import { NEWLINE } from './bytes';
+import { Byte } from './bytes';
 import { State } from './states';
 
 /** What a document that ends in `state` ends inside, for a message. */
@@ -48,7 +48,7 @@ export function invalidUtf8Message(buf: Uint8Array, i: number, end: number): str
 /** The line and column of `text[offset]`, when `text` starts at `line` and `column`. */
 export function positionAfter(text: string, offset: number, line: number, column: number): { line: number; column: number } {
 	for (let k = 0; k < offset && k < text.length; k++) {
-		if (text.charCodeAt(k) === NEWLINE) {
+		if (text.charCodeAt(k) === Byte.Newline) {
 			line++;
 			column = 1;
 		} else {

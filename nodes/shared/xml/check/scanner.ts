@@ -1,7 +1,6 @@
 import { describeChar, isNameChar, isNameStart, isXmlChar } from '../chars';
 import { readDoctype, type Doctype } from './doctype';
-import * as byteCodes from './bytes';
-import { Bytes } from './bytes';
+import { Byte, Bytes } from './bytes';
 import { DoctypeCollector } from './doctypeCollector';
 import { EntityResolver, PREDEFINED_ENTITIES } from './entities';
 import { describeState, invalidUtf8Message, positionAfter } from './messages';
@@ -34,13 +33,11 @@ function table(stops: number[], stopNonAscii = true): Uint8Array {
 	for (const stop of stops) result[stop] = 1;
 	return result;
 }
-// Copied into this module: its hot loops read its own constants faster than another module's exports.
-const { LT, GT, AMP, RSQB, DASH, QUESTION, SLASH, BANG, EQUALS, SEMICOLON, HASH, QUOTE, APOSTROPHE, NEWLINE } = byteCodes;
-const TEXT_STOPS = table([LT, AMP, RSQB]);
-const ATTRIBUTE_STOPS = table([LT, AMP, QUOTE, APOSTROPHE]);
-const COMMENT_STOPS = table([DASH]);
-const CDATA_STOPS = table([RSQB]);
-const PI_STOPS = table([QUESTION]);
+const TEXT_STOPS = table([Byte.Lt, Byte.Amp, Byte.RightBracket]);
+const ATTRIBUTE_STOPS = table([Byte.Lt, Byte.Amp, Byte.Quote, Byte.Apostrophe]);
+const COMMENT_STOPS = table([Byte.Dash]);
+const CDATA_STOPS = table([Byte.RightBracket]);
+const PI_STOPS = table([Byte.Question]);
 /** 1: ASCII name start character; 2: ASCII name character only. Others are looked up by code point. */
 const ASCII_NAME = new Uint8Array(128);
 for (let b = 0; b < 128; b++) {
@@ -65,7 +62,7 @@ function startsWith(buf: Uint8Array, i: number, end: number, expected: Uint8Arra
 function predefinedReference(buf: Uint8Array, i: number, end: number): number {
 	for (const name of PREDEFINED_NAMES) {
 		const semicolon = i + 1 + name.length;
-		if (semicolon < end && buf[semicolon] === SEMICOLON && startsWith(buf, i + 1, end, name)) return semicolon + 1;
+		if (semicolon < end && buf[semicolon] === Byte.Semicolon && startsWith(buf, i + 1, end, name)) return semicolon + 1;
 	}
 	return 0;
 }
@@ -153,7 +150,7 @@ export class Scanner {
 						b = buf[i];
 					}
 					if (i === end) break;
-					if (b === LT) {
+					if (b === Byte.Lt) {
 						const after = this.simpleTag(buf, i, end);
 						if (after > 0) {
 							i = after;
@@ -162,7 +159,7 @@ export class Scanner {
 						this.mark(i);
 						this.state = State.Lt;
 						i++;
-					} else if (b === AMP) {
+					} else if (b === Byte.Amp) {
 						const after = predefinedReference(buf, i, end);
 						if (after > 0) {
 							i = after;
@@ -170,7 +167,7 @@ export class Scanner {
 						}
 						this.startReference(i, false);
 						i++;
-					} else if (b === RSQB) {
+					} else if (b === Byte.RightBracket) {
 						this.counter = 1;
 						this.state = State.TextBrackets;
 						i++;
@@ -181,10 +178,10 @@ export class Scanner {
 				}
 				case State.TextBrackets: {
 					const b = buf[i];
-					if (b === RSQB) {
+					if (b === Byte.RightBracket) {
 						this.counter++;
 						i++;
-					} else if (b === GT && this.counter >= 2) {
+					} else if (b === Byte.Gt && this.counter >= 2) {
 						return this.fail("']]>' is not allowed in text", i - 2);
 					} else {
 						this.state = State.Text;
@@ -201,11 +198,11 @@ export class Scanner {
 					if (b === this.quote) {
 						this.state = State.AfterAttrValue;
 						i++;
-					} else if (b === QUOTE || b === APOSTROPHE) {
+					} else if (b === Byte.Quote || b === Byte.Apostrophe) {
 						i++;
-					} else if (b === LT) {
+					} else if (b === Byte.Lt) {
 						return this.fail(`'<' is not allowed in the value of the attribute '${this.attributeName()}'`, i);
-					} else if (b === AMP) {
+					} else if (b === Byte.Amp) {
 						this.startReference(i, true);
 						i++;
 					} else {
@@ -250,7 +247,7 @@ export class Scanner {
 						b = buf[i];
 					}
 					if (i === end) break;
-					if (b === DASH) {
+					if (b === Byte.Dash) {
 						this.state = State.CommentDash;
 						i++;
 					} else {
@@ -265,7 +262,7 @@ export class Scanner {
 						b = buf[i];
 					}
 					if (i === end) break;
-					if (b === RSQB) {
+					if (b === Byte.RightBracket) {
 						this.counter = 1;
 						this.state = State.CDataBrackets;
 						i++;
@@ -282,7 +279,7 @@ export class Scanner {
 						b = buf[i];
 					}
 					if (i === end) break;
-					if (b === QUESTION) {
+					if (b === Byte.Question) {
 						this.state = this.state === State.PiBody ? State.PiQuestion : State.DeclarationQuestion;
 						i++;
 					} else {
@@ -323,7 +320,7 @@ export class Scanner {
 		this.nextIndex = i + 1;
 		switch (this.state) {
 			case State.Misc:
-				if (b === LT) {
+				if (b === Byte.Lt) {
 					this.mark(i);
 					this.state = State.Lt;
 					return true;
@@ -339,7 +336,7 @@ export class Scanner {
 			case State.Bang:
 				return this.afterBang(b, i);
 			case State.CommentDash:
-				if (b === DASH) {
+				if (b === Byte.Dash) {
 					this.state = State.CommentDashes;
 					return true;
 				}
@@ -347,15 +344,15 @@ export class Scanner {
 				this.nextIndex = i;
 				return true;
 			case State.CommentDashes:
-				if (b !== GT) return this.fail("'--' is not allowed inside a comment", i - 2);
+				if (b !== Byte.Gt) return this.fail("'--' is not allowed inside a comment", i - 2);
 				this.state = this.afterMarkup();
 				return true;
 			case State.CDataBrackets:
-				if (b === RSQB) {
+				if (b === Byte.RightBracket) {
 					this.counter++;
 					return true;
 				}
-				if (b === GT && this.counter >= 2) {
+				if (b === Byte.Gt && this.counter >= 2) {
 					this.state = State.Text;
 					return true;
 				}
@@ -363,7 +360,7 @@ export class Scanner {
 				this.nextIndex = i;
 				return true;
 			case State.PiSpace:
-				if (b === QUESTION) {
+				if (b === Byte.Question) {
 					this.state = State.PiQuestion;
 					return true;
 				}
@@ -372,9 +369,9 @@ export class Scanner {
 				return this.space(b, i);
 			case State.PiQuestion:
 			case State.DeclarationQuestion:
-				if (b === GT) {
+				if (b === Byte.Gt) {
 					this.state = this.afterMarkup();
-				} else if (b !== QUESTION) {
+				} else if (b !== Byte.Question) {
 					this.state = this.state === State.PiQuestion ? State.PiBody : State.Declaration;
 					this.nextIndex = i;
 				}
@@ -383,32 +380,32 @@ export class Scanner {
 				return this.inTag(buf, i, end);
 			case State.AfterAttrName:
 				if (isSpaceByte(b)) return this.space(b, i);
-				if (b !== EQUALS) return this.fail(`The attribute '${this.attributeName()}' has no value`, i);
+				if (b !== Byte.Equals) return this.fail(`The attribute '${this.attributeName()}' has no value`, i);
 				if (!this.attributeIsNew()) return this.fail(`The attribute '${this.attributeName()}' is repeated`, i);
 				this.state = State.BeforeAttrValue;
 				return true;
 			case State.BeforeAttrValue:
 				if (isSpaceByte(b)) return this.space(b, i);
-				if (b !== QUOTE && b !== APOSTROPHE) return this.fail(`The value of the attribute '${this.attributeName()}' must be in quotes`, i);
+				if (b !== Byte.Quote && b !== Byte.Apostrophe) return this.fail(`The value of the attribute '${this.attributeName()}' must be in quotes`, i);
 				this.quote = b;
 				this.state = State.AttrValue;
 				return true;
 			case State.AfterAttrValue:
 				this.state = State.InTag;
 				this.sawSpace = false;
-				if (isSpaceByte(b) || b === GT || b === SLASH) return this.inTag(buf, i, end);
+				if (isSpaceByte(b) || b === Byte.Gt || b === Byte.Slash) return this.inTag(buf, i, end);
 				return this.fail(`A space is needed before another attribute, found ${this.describeAt(buf, i, end)}`, i);
 			case State.EmptyEnd:
-				if (b !== GT) return this.fail(`'>' expected after '/' in a tag, found ${this.describeAt(buf, i, end)}`, i);
+				if (b !== Byte.Gt) return this.fail(`'>' expected after '/' in a tag, found ${this.describeAt(buf, i, end)}`, i);
 				this.openElement();
 				this.closeElement();
 				return true;
 			case State.AfterEndName:
 				if (isSpaceByte(b)) return this.space(b, i);
-				if (b !== GT) return this.fail(`'>' expected to end the closing tag '${this.scratch.text()}', found ${this.describeAt(buf, i, end)}`, i);
+				if (b !== Byte.Gt) return this.fail(`'>' expected to end the closing tag '${this.scratch.text()}', found ${this.describeAt(buf, i, end)}`, i);
 				return this.endTag();
 			case State.Reference:
-				if (b === HASH) {
+				if (b === Byte.Hash) {
 					this.state = State.CharRefStart;
 					return true;
 				}
@@ -473,7 +470,7 @@ export class Scanner {
 	character(buf: Uint8Array, i: number, end: number): number {
 		const b = buf[i];
 		if (b < 0x80) {
-			if (b === NEWLINE) this.newline(i);
+			if (b === Byte.Newline) this.newline(i);
 			else if (b !== 0x0d && b !== 0x09) return this.failAt(`The character ${describeChar(b)} is not allowed in XML`, i, end);
 			return i + 1;
 		}
@@ -544,7 +541,7 @@ export class Scanner {
 	}
 
 	private space(b: number, i: number): boolean {
-		if (b === NEWLINE) this.newline(i);
+		if (b === Byte.Newline) this.newline(i);
 		if (this.state === State.InTag) this.sawSpace = true;
 		return true;
 	}
@@ -590,12 +587,12 @@ export class Scanner {
 
 	private afterLt(buf: Uint8Array, i: number, end: number): boolean {
 		const b = buf[i];
-		if (b === SLASH || b === QUESTION) {
-			this.state = b === SLASH ? State.EndName : State.PiTarget;
+		if (b === Byte.Slash || b === Byte.Question) {
+			this.state = b === Byte.Slash ? State.EndName : State.PiTarget;
 			this.scratch.length = 0;
 			return true;
 		}
-		if (b === BANG) {
+		if (b === Byte.Bang) {
 			if (startsWith(buf, i + 1, end, COMMENT_OPEN)) {
 				this.state = State.Comment;
 				this.nextIndex = i + 3;
@@ -633,7 +630,7 @@ export class Scanner {
 	private simpleTag(buf: Uint8Array, i: number, end: number): number {
 		let j = i + 1;
 		if (j >= end) return 0;
-		if (buf[j] === SLASH) {
+		if (buf[j] === Byte.Slash) {
 			const depth = this.stackEnds.length;
 			if (depth === 0) return 0;
 			const start = this.stackEnds[depth - 1];
@@ -644,7 +641,7 @@ export class Scanner {
 			for (let k = 0; k < length; k++) if (buf[j + k] !== data[start + k]) return 0;
 			j += length;
 			while (j < end && (buf[j] === 0x20 || buf[j] === 0x09)) j++;
-			if (j >= end || buf[j] !== GT) return 0;
+			if (j >= end || buf[j] !== Byte.Gt) return 0;
 			this.closeElement();
 			return j + 1;
 		}
@@ -660,12 +657,12 @@ export class Scanner {
 			while (j < end && (buf[j] === 0x20 || buf[j] === 0x09)) j++;
 			if (j >= end) return 0;
 			let b = buf[j];
-			if (b === GT || (b === SLASH && j + 1 < end && buf[j + 1] === GT)) {
+			if (b === Byte.Gt || (b === Byte.Slash && j + 1 < end && buf[j + 1] === Byte.Gt)) {
 				this.mark(i);
 				this.stackEnds.push(this.stack.length);
 				this.stack.append(buf, nameStart, nameEnd);
 				this.openElement();
-				if (b === GT) return j + 1;
+				if (b === Byte.Gt) return j + 1;
 				this.closeElement();
 				return j + 2;
 			}
@@ -683,9 +680,9 @@ export class Scanner {
 			starts[count] = attributeStart;
 			ends[count] = attributeEnd;
 			count++;
-			if (j + 1 >= end || buf[j] !== EQUALS) return 0;
+			if (j + 1 >= end || buf[j] !== Byte.Equals) return 0;
 			const quote = buf[++j];
-			if (quote !== QUOTE && quote !== APOSTROPHE) return 0;
+			if (quote !== Byte.Quote && quote !== Byte.Apostrophe) return 0;
 			j++;
 			for (;;) {
 				if (j >= end) return 0;
@@ -694,7 +691,7 @@ export class Scanner {
 					j++;
 				} else if (b === quote) {
 					break;
-				} else if (b === QUOTE || b === APOSTROPHE) {
+				} else if (b === Byte.Quote || b === Byte.Apostrophe) {
 					j++;
 				} else {
 					return 0;
@@ -757,7 +754,7 @@ export class Scanner {
 				return this.endPiTarget();
 			default:
 				// An entity name.
-				if (b !== SEMICOLON) return !this.failAtMark("'&' must start an entity reference such as '&amp;'");
+				if (b !== Byte.Semicolon) return !this.failAtMark("'&' must start an entity reference such as '&amp;'");
 				this.nextIndex = i + 1;
 				return this.endEntityReference();
 		}
@@ -792,14 +789,14 @@ export class Scanner {
 		this.nextIndex = i + 1;
 		if (isSpaceByte(b)) {
 			this.sawSpace = true;
-			if (b === NEWLINE) this.newline(i);
+			if (b === Byte.Newline) this.newline(i);
 			return true;
 		}
-		if (b === GT) {
+		if (b === Byte.Gt) {
 			this.openElement();
 			return true;
 		}
-		if (b === SLASH) {
+		if (b === Byte.Slash) {
 			this.state = State.EmptyEnd;
 			return true;
 		}
@@ -969,7 +966,7 @@ export class Scanner {
 
 	private charRef(b: number): boolean {
 		const hex = this.state === State.CharRefHex;
-		if (b === SEMICOLON && this.charRefDigits > 0) {
+		if (b === Byte.Semicolon && this.charRefDigits > 0) {
 			const value = this.charRefValue;
 			if (!isXmlChar(value)) {
 				return !this.failAtMark(`'&#${hex ? 'x' : ''}${hex ? value.toString(16).toUpperCase() : value};' refers to a character XML does not allow`);
