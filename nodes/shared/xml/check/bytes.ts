@@ -1,3 +1,5 @@
+import { isNameChar, isNameStart } from '../chars';
+
 /**
  * The byte values the checker looks for. A const enum: the compiler writes each use as a number,
  * so the hot loops of every module compare against constants instead of reading another module.
@@ -18,6 +20,38 @@ export const enum Byte {
 	Question = 0x3f,
 	LeftBracket = 0x5b,
 	RightBracket = 0x5d,
+}
+
+// Byte classes. A 0 in a skip table means "an ordinary byte here": runs of them are passed over
+// in a tight loop, which is where a document's bytes mostly are. Control characters other than
+// tab and carriage return, and every byte of a non-ASCII character, stop the loop to be checked.
+function skipTable(stops: number[]): Uint8Array {
+	const result = new Uint8Array(256);
+	for (let b = 0; b < 0x20; b++) if (b !== 0x09 && b !== 0x0d) result[b] = 1;
+	for (let b = 0x80; b < 0x100; b++) result[b] = 1;
+	for (const stop of stops) result[stop] = 1;
+	return result;
+}
+export const TEXT_STOPS = skipTable([Byte.Lt, Byte.Amp, Byte.RightBracket]);
+export const ATTRIBUTE_STOPS = skipTable([Byte.Lt, Byte.Amp, Byte.Quote, Byte.Apostrophe]);
+export const COMMENT_STOPS = skipTable([Byte.Dash]);
+export const CDATA_STOPS = skipTable([Byte.RightBracket]);
+export const PI_STOPS = skipTable([Byte.Question]);
+
+/**
+ * 1: ASCII name start character; 2: other ASCII name character; 0: anything else. Non-ASCII name
+ * characters are decoded and looked up by code point.
+ */
+export const NAME_BYTE = new Uint8Array(256);
+for (let b = 0; b < 0x80; b++) {
+	if (isNameStart(b)) NAME_BYTE[b] = 1;
+	else if (isNameChar(b)) NAME_BYTE[b] = 2;
+}
+
+export function startsWith(buf: Uint8Array, i: number, end: number, expected: Uint8Array): boolean {
+	if (i + expected.length > end) return false;
+	for (let k = 0; k < expected.length; k++) if (buf[i + k] !== expected[k]) return false;
+	return true;
 }
 
 /** A growable byte buffer for names and the DOCTYPE. */

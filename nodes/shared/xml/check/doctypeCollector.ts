@@ -1,5 +1,5 @@
 import { Byte, Bytes } from './bytes';
-import type { Scanner } from './scanner';
+import type { ScanContext } from './scanContext';
 
 const enum DoctypeState {
 	Outside,
@@ -33,12 +33,12 @@ export class DoctypeCollector {
 	) {}
 
 	/** Returns the index after the DOCTYPE's '>', or `end`. */
-	feed(buf: Uint8Array, i: number, end: number, scanner: Scanner): number {
+	feed(buf: Uint8Array, i: number, end: number, s: ScanContext): number {
 		while (i < end) {
 			const b = buf[i];
 			if (b >= 0x80 || b < 0x20) {
-				i = scanner.character(buf, i, end);
-				if (scanner.problem) return end;
+				i = s.character(buf, i, end);
+				if (s.problem) return end;
 				continue;
 			}
 			i++;

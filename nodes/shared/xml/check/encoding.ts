@@ -1,5 +1,5 @@
 import { readDeclaration, type XmlDeclaration } from './declaration';
-import type { XmlProblem } from './scanner';
+import type { XmlProblem } from './scanContext';
 
 /** Turns the next bytes into UTF-8 for the scanner; a string is why they cannot be read. */
 export type Transcoder = (bytes: Buffer, final: boolean) => { utf8: Buffer; problem?: string } | string;

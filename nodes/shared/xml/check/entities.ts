@@ -29,6 +29,11 @@ export class EntityResolver {
 		private readonly checkContent: ContentCheck,
 	) {}
 
+	/** A resolver for the entities `doctype` declares, checking content as this one does. */
+	withDoctype(doctype: Doctype): EntityResolver {
+		return new EntityResolver(doctype, this.checkContent);
+	}
+
 	/** Why `&name;` is not allowed in text, or null. */
 	contentProblem(name: string): string | null {
 		if (isPredefinedEntity(name)) return null;

@@ -1,7 +1,9 @@
 import { declarationOpen, encodingOf, HEAD_TEXT_BYTES, type Transcoder } from './encoding';
-import { ScanMode, Scanner, type XmlProblem } from './scanner';
+import type { XmlProblem } from './scanContext';
+import { Scanner } from './scanner';
+import { ScanMode } from './states';
 
-export type { XmlProblem } from './scanner';
+export type { XmlProblem } from './scanContext';
 
 /** Bytes read before the encoding is decided: a byte-order mark and the start of the XML declaration. */
 const HEAD_BYTES = 16;

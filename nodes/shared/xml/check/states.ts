@@ -40,3 +40,9 @@ export const enum Where {
 	Root,
 	Epilog,
 }
+
+/** What a scanner checks: a whole document, or the replacement text of an entity met in content. */
+export const enum ScanMode {
+	Document,
+	Content,
+}
