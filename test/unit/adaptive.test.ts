@@ -1,8 +1,8 @@
 import { AdaptiveLimiter } from '../../nodes/shared/throttle/adaptive';
-import type { BucketTerms, RateLimiter } from '../../nodes/shared/throttle';
+import type { BucketTerms, RateLimiter, ScheduleHandOver } from '../../nodes/shared/throttle';
 
 /** Records the terms the adaptive limiter hands its inner limiter. */
-class RecordingLimiter implements RateLimiter {
+class RecordingLimiter implements RateLimiter, ScheduleHandOver {
 	terms: BucketTerms = { capacity: 0, intervalMs: 0 };
 
 	penalties: Array<number | undefined> = [];
@@ -22,6 +22,12 @@ class RecordingLimiter implements RateLimiter {
 	setTerms(terms: BucketTerms) {
 		this.terms = terms;
 	}
+
+	bookedAheadMs() {
+		return 0;
+	}
+
+	async bookAhead() {}
 }
 
 const TERMS = { capacity: 10, intervalMs: 100 };

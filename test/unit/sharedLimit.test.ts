@@ -1,11 +1,15 @@
 import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { storeFor } from '../../nodes/shared/throttle/redisBucket';
+import { GcraLimiter, LimiterCancelledError, SAFETY_MARGIN, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
+import { SharedBucketStore, storeFor } from '../../nodes/shared/throttle/redisBucket';
+import { SharedLimiter } from '../../nodes/shared/throttle/shared';
+import { accountKey } from '../../nodes/shared/transport/account';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runNode } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { FakeClock, flush } from '../helpers/clock';
 
 const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
@@ -23,11 +27,11 @@ async function bucketKeys(port: number, password?: string): Promise<string[]> {
 	}
 }
 
-async function run(credentials: Record<string, unknown>) {
+async function run(credentials: Record<string, unknown>, service: Emulator = emulator) {
 	const result = await runNode({
 		node,
 		parameters: getEnvironmentInfo,
-		credentials: emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...credentials }),
+		credentials: emulatorCredentials(service, { ...FAST_CREDENTIAL, ...credentials }),
 	});
 	expect(result.error).toBeUndefined();
 	expect(result.output[0]).toHaveLength(1);
@@ -88,36 +92,123 @@ describe('queue mode (Rate Limit Sharing: Automatic)', () => {
 	});
 });
 
+/** Resolves once the store has connected to the Redis server started again under it. */
+async function reconnected(store: SharedBucketStore): Promise<void> {
+	const deadline = Date.now() + 30_000;
+	while (!(await store.ready()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+}
+
 describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 	test('falls back to the process, says so in the log and the output, and uses Redis again once it is back', async () => {
 		const port = await freePort();
-		// A long interval: the key lives a minute after these few requests, however slow the machine.
-		const sharing = { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port, leakIntervalSeconds: 60 };
-
-		const hints = await run(sharing);
-		expect(hints).toHaveLength(1);
-		expect(hints[0]).toMatch(/shared rate limit in Redis was unavailable .*limited by this n8n process alone/);
-		expect(getLoggedLines().filter((line) => line.startsWith('warn:'))).toEqual([
-			expect.stringMatching(/shared rate limit in Redis is unavailable.*limits its own requests/),
-		]);
-		// Said once in the log, not once per request.
-		await run(sharing);
-		expect(getLoggedLines().filter((line) => line.startsWith('warn:'))).toHaveLength(1);
-
-		const redis = await startRedis({ port });
+		// An account of its own, whose terms no other test of this file makes stricter. Its bucket
+		// counts full from the fallback on: with this capacity the booking lasts minutes (the key is
+		// there after the requests, however slow the machine), while the interval keeps each wait short.
+		const service = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+		const sharing = { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port, bucketCapacity: 10_000 };
+		let redis: RedisServer | undefined;
 		// The node's connection to that Redis, as the credential describes it.
 		const store = storeFor({ host: '127.0.0.1', port, db: 0 });
 		try {
+			const hints = await run(sharing, service);
+			expect(hints).toHaveLength(1);
+			expect(hints[0]).toMatch(/shared rate limit in Redis was unavailable .*limited by this n8n process alone/);
+			expect(getLoggedLines().filter((line) => line.startsWith('warn:'))).toEqual([
+				expect.stringMatching(/shared rate limit in Redis is unavailable.*limits its own requests/),
+			]);
+			// Said once in the log, not once per request.
+			await run(sharing, service);
+			expect(getLoggedLines().filter((line) => line.startsWith('warn:'))).toHaveLength(1);
+
+			redis = await startRedis({ port });
 			// It comes back in the background; Redis is asked again a few seconds after the failure.
-			const deadline = Date.now() + 30_000;
-			while (!(await store.ready()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+			await reconnected(store);
 			await new Promise((resolve) => setTimeout(resolve, 5000));
-			expect(await run(sharing)).toEqual([]);
+			expect(await run(sharing, service)).toEqual([]);
 			expect(getLoggedLines().some((line) => line.startsWith('info:') && /available again/.test(line))).toBe(true);
 			expect(await bucketKeys(port)).toHaveLength(1);
 		} finally {
 			await store.close();
-			await redis.stop();
+			await redis?.stop();
+			await service.close();
+		}
+	}, 60_000);
+});
+
+describe('the schedule, handed between Redis and the process', () => {
+	// Long intervals: the tests look at the schedule, never sleep through it.
+	const TERMS = { capacity: 3, intervalMs: 60_000 };
+	const EMISSION = TERMS.intervalMs * (1 + SAFETY_MARGIN);
+	let accounts = 0;
+
+	/** A shared limiter whose own limiter runs on `clock`, with a store of Redis on `port`. */
+	function sharedLimiter(port: number, clock: FakeClock) {
+		const store = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
+		const account = accountKey(`http://127.0.0.1:1/handed-${++accounts}-${Date.now()}`, 'someone');
+		const limiter = new SharedLimiter(new GcraLimiter(TERMS, clock), store.bucket(account, TERMS), () => clock.now());
+		return { store, limiter };
+	}
+
+	/** Starts acquire(); `served` resolves once the request is in the process's own limiter. */
+	function acquireWithoutRedis(limiter: SharedLimiter, options: AcquireOptions = {}) {
+		let served!: () => void;
+		const inLocalLimiter = new Promise<void>((resolve) => (served = resolve));
+		const grant = limiter.acquire({ ...options, notice: () => served() });
+		return { grant, inLocalLimiter };
+	}
+
+	test('without Redis the process counts the bucket full: one request per interval, no burst', async () => {
+		const clock = new FakeClock();
+		const { store, limiter } = sharedLimiter(await freePort(), clock);
+		try {
+			const start = clock.now();
+			const granted: number[] = [];
+			const requests = [acquireWithoutRedis(limiter), acquireWithoutRedis(limiter)];
+			await Promise.all(requests.map((request) => request.inLocalLimiter));
+			const done = Promise.all(requests.map((request) => request.grant.then(() => granted.push(clock.now() - start))));
+			await flush();
+			// Other processes may have filled the bucket: nothing goes at once.
+			expect(granted).toEqual([]);
+			await clock.advance(2 * EMISSION);
+			await done;
+			expect(granted).toEqual([Math.ceil(EMISSION), Math.ceil(2 * EMISSION)]);
+		} finally {
+			await store.close();
+		}
+	});
+
+	test('back in Redis, the shared bucket holds what the process booked meanwhile: no burst', async () => {
+		const clock = new FakeClock();
+		const port = await freePort();
+		const { store, limiter } = sharedLimiter(port, clock);
+		const redis = await startRedis({ port });
+		await redis.stop();
+		try {
+			const first = acquireWithoutRedis(limiter);
+			await first.inLocalLimiter;
+			await clock.advance(EMISSION);
+			await first.grant;
+			const again = await startRedis({ port });
+			try {
+				await reconnected(store);
+				// Redis is asked again once the fallback's pause is over.
+				await clock.advance(5000);
+				const cancel = new AbortController();
+				let reserved!: (waitMs: unknown) => void;
+				const reservation = new Promise((resolve) => (reserved = resolve));
+				const logger = { debug: (_message: string, meta?: Record<string, unknown>) => reserved(meta?.expectedWaitMs) };
+				const grant: Promise<LimiterGrant> = limiter.acquire({ signal: cancel.signal, logger });
+				// An empty shared bucket would grant at once; the process's schedule makes it wait an interval.
+				const outcome = await Promise.race([reservation, grant.then(() => 'granted at once')]);
+				expect(typeof outcome).toBe('number');
+				expect(outcome as number).toBeGreaterThan(EMISSION / 2);
+				cancel.abort();
+				await expect(grant).rejects.toBeInstanceOf(LimiterCancelledError);
+			} finally {
+				await again.stop();
+			}
+		} finally {
+			await store.close();
 		}
 	}, 60_000);
 });

@@ -1,4 +1,4 @@
-import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter } from './limiter';
+import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter, ScheduleHandOver } from './limiter';
 
 /** At most this many times slower than the account's terms. */
 const MAX_SLOWDOWN = 16;
@@ -15,7 +15,7 @@ const STEP = 0.05;
  * every time a full bucket would have drained. Several such processes so settle near their share
  * of the bucket instead of refusing each other's requests until the requests run out of attempts.
  */
-export class AdaptiveLimiter implements RateLimiter {
+export class AdaptiveLimiter implements RateLimiter, ScheduleHandOver {
 	private slowdown = 1;
 
 	private slowedAt = Number.NEGATIVE_INFINITY;
@@ -26,7 +26,7 @@ export class AdaptiveLimiter implements RateLimiter {
 	private applied = 1;
 
 	constructor(
-		private readonly inner: RateLimiter,
+		private readonly inner: RateLimiter & ScheduleHandOver,
 		private terms: BucketTerms,
 		private readonly now: () => number = Date.now,
 	) {}
@@ -60,6 +60,14 @@ export class AdaptiveLimiter implements RateLimiter {
 			this.refusedAt = now;
 		}
 		await this.inner.penalize(retryAfterMs);
+	}
+
+	bookedAheadMs(): number {
+		return this.inner.bookedAheadMs();
+	}
+
+	async bookAhead(ms: number): Promise<void> {
+		await this.inner.bookAhead(ms);
 	}
 
 	/** Halves the excess over the account's pace every time a full bucket would have drained. */

@@ -7,6 +7,7 @@ import {
 	type BucketTerms,
 	type LimiterGrant,
 	type RateLimiter,
+	type ScheduleHandOver,
 } from './limiter';
 
 /**
@@ -45,7 +46,7 @@ interface Waiter {
 	onAbort?: () => void;
 }
 
-export class GcraLimiter implements RateLimiter {
+export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 	private emissionMs = 0;
 
 	private toleranceMs = 0;
@@ -125,8 +126,15 @@ export class GcraLimiter implements RateLimiter {
 			retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0
 				? retryAfterMs
 				: this.emissionMs;
-		const tat = Math.max(this.tat, this.clock.now() + waitMs + this.toleranceMs);
-		this.moveTat(tat);
+		await this.bookAhead(waitMs + this.toleranceMs);
+	}
+
+	bookedAheadMs(): number {
+		return Math.max(0, this.tat - this.clock.now());
+	}
+
+	async bookAhead(ms: number): Promise<void> {
+		this.moveTat(this.clock.now() + ms);
 	}
 
 	private moveTat(tat: number): void {

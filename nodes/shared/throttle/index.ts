@@ -6,6 +6,7 @@ export {
 	type LimiterGrant,
 	type LimiterLogger,
 	type RateLimiter,
+	type ScheduleHandOver,
 } from './limiter';
 export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
 export { limiterFor } from './registry';

@@ -53,6 +53,21 @@ export interface RateLimiter {
 	setTerms(terms: BucketTerms): void;
 }
 
+/**
+ * A limiter whose schedule can be handed to another: the bucket shared in Redis and the process's
+ * own limiter hand the account's schedule to each other when Redis goes away and comes back
+ * (see shared.ts).
+ */
+export interface ScheduleHandOver {
+	/** How far from now the bucket counts as booked (0: empty). */
+	bookedAheadMs(): number;
+	/**
+	 * Counts the bucket booked at least until `ms` from now (a later schedule stays). Unlike
+	 * penalize(), this tells of no refusal.
+	 */
+	bookAhead(ms: number): Promise<void>;
+}
+
 export class LimiterCancelledError extends Error {
 	constructor() {
 		super('The execution was cancelled while waiting for the rate limit');

@@ -3,7 +3,14 @@ import Redis, { type RedisOptions } from 'ioredis';
 
 import { wait } from '../wait';
 import { SAFETY_MARGIN } from './gcra';
-import { LimiterCancelledError, type AcquireOptions, type BucketTerms, type LimiterGrant, type RateLimiter } from './limiter';
+import {
+	LimiterCancelledError,
+	type AcquireOptions,
+	type BucketTerms,
+	type LimiterGrant,
+	type RateLimiter,
+	type ScheduleHandOver,
+} from './limiter';
 
 /**
  * The account's bucket kept in Redis, so that every n8n process using the account (queue-mode
@@ -248,7 +255,7 @@ export function sharedBucketKey(accountKey: string): string {
  * One account's bucket in Redis. Same terms, safety margin and corrections as the in-process
  * RequestThrottle; acquire() throws SharedBucketUnavailableError when Redis cannot be asked.
  */
-export class SharedBucket implements RateLimiter {
+export class SharedBucket implements RateLimiter, ScheduleHandOver {
 	private terms: BucketTerms;
 
 	constructor(
@@ -321,7 +328,19 @@ export class SharedBucket implements RateLimiter {
 	async penalize(retryAfterMs?: number): Promise<void> {
 		const waitMs =
 			retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : this.emissionMs;
-		await this.store.push(this.key, { atLeastMs: waitMs + this.toleranceMs });
+		await this.bookAhead(waitMs + this.toleranceMs);
+	}
+
+	/**
+	 * Only Redis knows how far the shared bucket is booked. A process that cannot ask it counts it
+	 * full: the other processes may have filled it meanwhile.
+	 */
+	bookedAheadMs(): number {
+		return this.terms.capacity * this.emissionMs;
+	}
+
+	async bookAhead(ms: number): Promise<void> {
+		await this.store.push(this.key, { atLeastMs: ms });
 	}
 
 	private async giveBack(emissionMs: number): Promise<void> {

@@ -42,10 +42,10 @@ function accountTerms(accountKey: string, terms: BucketTerms, now: number): Buck
 // One module instance per n8n process: n8n loads the node and the trigger from the same package
 // folder, so both reach this map through Node's module cache, and one account never gets two
 // budgets in one process.
-const limiters = new Map<string, RateLimiter>();
+const limiters = new Map<string, AdaptiveLimiter>();
 
 /** The in-process limiter of one account, created on first use. */
-function localLimiterFor(accountKey: string, terms: BucketTerms): RateLimiter {
+function localLimiterFor(accountKey: string, terms: BucketTerms): AdaptiveLimiter {
 	let limiter = limiters.get(accountKey);
 	if (limiter) {
 		limiter.setTerms(terms);

@@ -1,5 +1,5 @@
 import { SharedBucketUnavailableError, type SharedBucket } from './redisBucket';
-import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter } from './limiter';
+import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter, ScheduleHandOver } from './limiter';
 
 /** After Redis failed, requests stay with the in-process limiter this long before Redis is asked again. */
 const RETRY_SHARED_AFTER_MS = 5000;
@@ -9,6 +9,12 @@ const RETRY_SHARED_AFTER_MS = 5000;
  * slot in Redis. While Redis cannot be asked, the process's own limiter takes over at once (nothing
  * waits for Redis, nothing is lost), the n8n log says so once and every request served that way
  * hears of it (AcquireOptions.notice); Redis is used again as soon as it answers.
+ *
+ * The two hand the schedule to each other. The process's own limiter does not know what the other
+ * processes sent, so it starts as if the bucket were full (one request per interval, its burst
+ * allowance coming back only as time passes without requests), instead of bursting into a bucket
+ * the others may have filled. Back in Redis, the shared bucket is first booked at least as far as
+ * this process's own schedule, so the requests sent meanwhile count and nothing bursts.
  */
 export class SharedLimiter implements RateLimiter {
 	/** Why requests go through the in-process limiter; undefined while the shared bucket serves them. */
@@ -17,8 +23,9 @@ export class SharedLimiter implements RateLimiter {
 	private retrySharedAt = 0;
 
 	constructor(
-		private readonly local: RateLimiter,
+		private readonly local: RateLimiter & ScheduleHandOver,
 		private readonly shared: SharedBucket,
+		private readonly now: () => number = Date.now,
 	) {}
 
 	getTerms(): BucketTerms {
@@ -31,8 +38,8 @@ export class SharedLimiter implements RateLimiter {
 	}
 
 	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
-		if (this.fallbackReason === undefined || Date.now() >= this.retrySharedAt) {
-			const outcome = await this.shared.acquire(options).then(
+		if (this.fallbackReason === undefined || this.now() >= this.retrySharedAt) {
+			const outcome = await this.acquireShared(options).then(
 				(grant) => ({ grant }),
 				(error: unknown) => ({ error }),
 			);
@@ -47,18 +54,25 @@ export class SharedLimiter implements RateLimiter {
 			}
 			const { error } = outcome;
 			if (!(error instanceof SharedBucketUnavailableError)) throw error;
-			if (this.fallbackReason === undefined) {
+			const entering = this.fallbackReason === undefined;
+			this.fallbackReason = error.reason;
+			this.retrySharedAt = this.now() + RETRY_SHARED_AFTER_MS;
+			if (entering) {
 				options.logger?.warn?.(
 					`${error.message}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,
 				);
+				await this.local.bookAhead(this.shared.bookedAheadMs());
 			}
-			this.fallbackReason = error.reason;
-			this.retrySharedAt = Date.now() + RETRY_SHARED_AFTER_MS;
 		}
 		options.notice?.(
 			`The shared rate limit in Redis was unavailable (${this.fallbackReason}): requests were limited by this n8n process alone`,
 		);
 		return await this.local.acquire(options);
+	}
+
+	private async acquireShared(options: AcquireOptions): Promise<LimiterGrant> {
+		if (this.fallbackReason !== undefined) await this.shared.bookAhead(this.local.bookedAheadMs());
+		return await this.shared.acquire(options);
 	}
 
 	async penalize(retryAfterMs?: number): Promise<void> {
