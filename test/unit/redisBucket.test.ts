@@ -106,6 +106,26 @@ describe('reservations', () => {
 		expect(waitMs).toBeGreaterThan(EMISSION - 2000);
 	});
 
+	test('a cancelled wait gives back no slot that a penalty since holds full', async () => {
+		const account = freshAccount();
+		const bucket = store().bucket(account, SLOW);
+		for (let i = 0; i < SLOW.capacity; i++) await bucket.acquire();
+		const controller = new AbortController();
+		let reserved!: () => void;
+		const inSchedule = new Promise<void>((resolve) => (reserved = resolve));
+		const waiting = bucket.acquire({ signal: controller.signal, logger: { debug: () => reserved() } });
+		await inSchedule;
+		// Another process's request was refused meanwhile: the bucket counts full for three intervals.
+		const penaltyMs = 3 * EMISSION;
+		await store().bucket(account, SLOW).penalize(penaltyMs);
+		controller.abort();
+		await expect(waiting).rejects.toBeInstanceOf(LimiterCancelledError);
+		const { waitMs } = await store().reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
+		// The penalty stands whole: the cancelled slot lay in the time it holds full.
+		expect(waitMs).toBeGreaterThan(penaltyMs - 2000);
+		expect(waitMs).toBeLessThanOrEqual(penaltyMs);
+	});
+
 	test('an aborted signal takes no slot', async () => {
 		const account = freshAccount();
 		const controller = new AbortController();

@@ -17,11 +17,12 @@ const getEnvironmentInfo = { resource: 'account', operation: 'getEnvironmentInfo
 
 let emulator: Emulator;
 
+/** The accounts' buckets in Redis (without the penalty holds kept beside them). */
 async function bucketKeys(port: number, password?: string): Promise<string[]> {
 	const client = new Redis({ host: '127.0.0.1', port, password, lazyConnect: true });
 	await client.connect();
 	try {
-		return await client.keys('*:bucket:*');
+		return (await client.keys('*:bucket:*')).filter((key) => !key.endsWith(':hold'));
 	} finally {
 		client.disconnect();
 	}

@@ -68,40 +68,57 @@ end
 
 /**
  * ARGV: emission interval, burst tolerance, expiry margin (ms).
- * Returns the wait until the request may go, and how far its place in the schedule lies beyond
- * that moment (0 when the bucket was idle: see the grant's settle()).
+ * Returns the wait until the request may go, how far its place in the schedule lies beyond that
+ * moment (0 when the bucket was idle: see the grant's settle()), and where in the schedule (the
+ * TAT it started from: see RELEASE).
  */
 const RESERVE = `${CLOCK}
 local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or 0), now)
 local emission = tonumber(ARGV[1])
 local start = math.max(now, tat - tonumber(ARGV[2]))
 store(tat + emission)
-return { string.format('%.3f', start - now), string.format('%.3f', tat - start) }
+return { string.format('%.3f', start - now), string.format('%.3f', tat - start), string.format('%.3f', tat) }
 `;
 
 /**
- * ARGV: at least this far from now (ms, the bucket counted full from then), moved by this much
- * (ms), expiry margin. Penalties use the first, late arrivals the second; a missing key is an
- * empty bucket, which a late arrival cannot have made fuller.
+ * KEYS: the bucket, its hold. ARGV: at least this far from now (ms, the bucket counted full from
+ * then), moved by this much (ms), expiry margin. Penalties use the first, late arrivals the second;
+ * a missing key is an empty bucket, which a late arrival cannot have made fuller. The first is also
+ * kept as the bucket's hold (the latest such TAT), which RELEASE respects.
  */
 const PUSH = `${CLOCK}
 local current = tonumber(redis.call('GET', KEYS[1]) or 0)
-local tat = math.max(now + tonumber(ARGV[1]), current + tonumber(ARGV[2]))
+local atLeast = tonumber(ARGV[1])
+local tat = math.max(now + atLeast, current + tonumber(ARGV[2]))
 if tat > current then store(tat) end
+if atLeast >= 0 and now + atLeast > tonumber(redis.call('GET', KEYS[2]) or 0) then
+	redis.call('SET', KEYS[2], string.format('%.3f', now + atLeast), 'PX', math.ceil(math.max(tat, current) - now + tonumber(ARGV[#ARGV])))
+end
 return 1
 `;
 
-/** ARGV: emission interval, expiry margin. Gives back the slot of a request that was never sent. */
+/**
+ * KEYS: the bucket, its hold. ARGV: the TAT the reservation started from, emission interval, expiry
+ * margin. Gives back the slot of a request that was never sent, unless a penalty since holds the
+ * bucket full beyond that slot: the slot then lies in time the service counted full anyway, and
+ * giving it back would undo the penalty for the requests booked after it.
+ */
 const RELEASE = `${CLOCK}
 local current = tonumber(redis.call('GET', KEYS[1]))
-if current then store(current - tonumber(ARGV[1])) end
+local held = tonumber(redis.call('GET', KEYS[2]) or 0)
+if current and tonumber(ARGV[1]) >= held then store(current - tonumber(ARGV[2])) end
 return 1
 `;
 
 interface BucketCommands {
-	pdiReserve(key: string, emissionMs: string, toleranceMs: string, marginMs: string): Promise<[string, string]>;
-	pdiPush(key: string, atLeastMs: string, byMs: string, marginMs: string): Promise<number>;
-	pdiRelease(key: string, emissionMs: string, marginMs: string): Promise<number>;
+	pdiReserve(
+		key: string,
+		emissionMs: string,
+		toleranceMs: string,
+		marginMs: string,
+	): Promise<[string, string, string]>;
+	pdiPush(key: string, holdKey: string, atLeastMs: string, byMs: string, marginMs: string): Promise<number>;
+	pdiRelease(key: string, holdKey: string, reservedFrom: string, emissionMs: string, marginMs: string): Promise<number>;
 }
 
 type BucketClient = Redis & BucketCommands;
@@ -150,8 +167,8 @@ export class SharedBucketStore {
 		};
 		this.client = new Redis(options) as BucketClient;
 		this.client.defineCommand('pdiReserve', { numberOfKeys: 1, lua: RESERVE });
-		this.client.defineCommand('pdiPush', { numberOfKeys: 1, lua: PUSH });
-		this.client.defineCommand('pdiRelease', { numberOfKeys: 1, lua: RELEASE });
+		this.client.defineCommand('pdiPush', { numberOfKeys: 2, lua: PUSH });
+		this.client.defineCommand('pdiRelease', { numberOfKeys: 2, lua: RELEASE });
 		// Without a listener ioredis prints every connection error; the state is reported instead.
 		this.client.on('error', (error: Error) => {
 			this.lastError = error.message;
@@ -199,22 +216,32 @@ export class SharedBucketStore {
 		}
 	}
 
-	async reserve(key: string, emissionMs: number, toleranceMs: number): Promise<{ waitMs: number; leadMs: number }> {
-		const [wait, lead] = await this.command(() =>
+	/** `reservedFrom`: where in the schedule the slot lies, for release(). */
+	async reserve(
+		key: string,
+		emissionMs: number,
+		toleranceMs: number,
+	): Promise<{ waitMs: number; leadMs: number; reservedFrom: string }> {
+		const [wait, lead, reservedFrom] = await this.command(() =>
 			this.client.pdiReserve(key, String(emissionMs), String(toleranceMs), String(IDLE_EXPIRY_MARGIN_MS)),
 		);
-		return { waitMs: Number(wait), leadMs: Number(lead) };
+		return { waitMs: Number(wait), leadMs: Number(lead), reservedFrom };
 	}
 
 	/** TAT = max(now + atLeastMs, TAT + byMs), on the server's clock. */
 	async push(key: string, { atLeastMs, byMs = 0 }: { atLeastMs?: number; byMs?: number }): Promise<void> {
 		// A number Lua reads, far enough back to lose against any TAT.
 		const floor = atLeastMs === undefined ? '-1e15' : String(atLeastMs);
-		await this.command(() => this.client.pdiPush(key, floor, String(byMs), String(IDLE_EXPIRY_MARGIN_MS)));
+		await this.command(() =>
+			this.client.pdiPush(key, holdKey(key), floor, String(byMs), String(IDLE_EXPIRY_MARGIN_MS)),
+		);
 	}
 
-	async release(key: string, emissionMs: number): Promise<void> {
-		await this.command(() => this.client.pdiRelease(key, String(emissionMs), String(IDLE_EXPIRY_MARGIN_MS)));
+	/** Gives back the slot reserve() booked from `reservedFrom`, unless a penalty since holds the bucket beyond it. */
+	async release(key: string, reservedFrom: string, emissionMs: number): Promise<void> {
+		await this.command(() =>
+			this.client.pdiRelease(key, holdKey(key), reservedFrom, String(emissionMs), String(IDLE_EXPIRY_MARGIN_MS)),
+		);
 	}
 
 	private async command<T>(send: () => Promise<T>): Promise<T> {
@@ -249,6 +276,11 @@ export function storeFor(connection: RedisConnection): SharedBucketStore {
 /** Redis key of an account: a digest (see accountKey), never the account's name or secret. */
 export function sharedBucketKey(accountKey: string): string {
 	return `${KEY_PREFIX}${accountKey}`;
+}
+
+/** Redis key of how far the latest penalty holds a bucket full (see RELEASE). */
+function holdKey(bucketKey: string): string {
+	return `${bucketKey}:hold`;
 }
 
 /**
@@ -286,9 +318,9 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 		const { signal, logger } = options;
 		if (signal?.aborted) throw new LimiterCancelledError();
 		const emissionMs = this.emissionMs;
-		const { waitMs, leadMs } = await this.store.reserve(this.key, emissionMs, this.toleranceMs);
+		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, this.toleranceMs);
 		if (waitMs > MAX_RESERVATION_WAIT_MS) {
-			await this.giveBack(emissionMs);
+			await this.giveBack(reservedFrom, emissionMs);
 			throw new Error(
 				`The account's shared rate limit is booked ${Math.round(waitMs / 60_000)} minutes ahead by other n8n processes`,
 			);
@@ -303,7 +335,7 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 			() => false,
 		);
 		if (!waited) {
-			await this.giveBack(emissionMs);
+			await this.giveBack(reservedFrom, emissionMs);
 			throw new LimiterCancelledError();
 		}
 		const grantedAt = Date.now();
@@ -343,7 +375,7 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 		await this.store.push(this.key, { atLeastMs: ms });
 	}
 
-	private async giveBack(emissionMs: number): Promise<void> {
-		await this.store.release(this.key, emissionMs).catch(() => undefined);
+	private async giveBack(reservedFrom: string, emissionMs: number): Promise<void> {
+		await this.store.release(this.key, reservedFrom, emissionMs).catch(() => undefined);
 	}
 }
