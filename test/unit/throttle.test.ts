@@ -111,11 +111,45 @@ describe('GcraLimiter (GCRA)', () => {
 		await clock.advance(300);
 		controller.abort();
 		await expect(aborted).rejects.toBeInstanceOf(LimiterCancelledError);
-		expect(throttle.waiting).toBe(1);
 		await clock.advance(2000);
 		await next;
 		// The cancelled waiter did not consume the slot at start + 1000.
 		expect(nextAt).toBe(start + Math.ceil(1000 * (1 + SAFETY_MARGIN)));
+	});
+
+	it('a request that would wait longer than 15 minutes fails at once, naming the wait', async () => {
+		const clock = new FakeClock();
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 60_000 }, clock);
+		const emission = 60_000 * (1 + SAFETY_MARGIN);
+		await throttle.acquire();
+		// Fourteen more are within 15 minutes (14 x 60.6 s); the fifteenth would wait 15.15 minutes.
+		const within = Array.from({ length: 14 }, () => throttle.acquire());
+		const outcome = await Promise.race([throttle.acquire().catch((error: Error) => error), flush().then(() => 'waiting')]);
+		expect(outcome).toBeInstanceOf(Error);
+		expect((outcome as Error).message).toMatch(/would wait 15 min for the account's rate limit.*at most 15 min/);
+		await clock.advance(14 * emission);
+		await Promise.all(within);
+	});
+
+	it('a request whose turn refusals pushed back fails once it has waited 15 minutes', async () => {
+		const clock = new FakeClock();
+		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 1000 }, clock);
+		await throttle.acquire();
+		const start = clock.now();
+		let failedAt = 0;
+		const waiting = throttle.acquire().catch((error: Error) => {
+			failedAt = clock.now();
+			return error;
+		});
+		await clock.advance(1000);
+		// Retry-After of 15 minutes, as long as the transport honours.
+		void throttle.penalize(15 * 60_000);
+		await clock.advance(15 * 60_000);
+		const outcome = await waiting;
+		expect(outcome).toBeInstanceOf(Error);
+		expect((outcome as Error).message).toMatch(/would wait 15 min .*refusals of the service pushed its turn back/);
+		expect(failedAt - start).toBe(15 * 60_000);
+		expect(clock.pendingTimers).toBe(0);
 	});
 
 	it('an already aborted signal is refused at once', async () => {

@@ -3,6 +3,8 @@ import {
 	checkTerms,
 	DEFAULT_TERMS,
 	LimiterCancelledError,
+	MAX_LIMIT_WAIT_MS,
+	waitTooLongError,
 	type AcquireOptions,
 	type BucketTerms,
 	type LimiterGrant,
@@ -40,6 +42,8 @@ const realClock: LimiterClock = {
 };
 
 interface Waiter {
+	/** When it has waited MAX_LIMIT_WAIT_MS. */
+	deadline: number;
 	resolve: (grant: LimiterGrant) => void;
 	reject: (error: Error) => void;
 	signal?: AbortSignal;
@@ -87,10 +91,6 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 		return { ...this.terms };
 	}
 
-	get waiting(): number {
-		return this.queue.length;
-	}
-
 	/** Milliseconds until a request arriving now would be allowed to go (0 = at once). */
 	delayFor(now = this.clock.now()): number {
 		return Math.max(0, this.tat - this.toleranceMs - now);
@@ -106,12 +106,15 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 			return this.take(now);
 		}
 		const expectedWaitMs = Math.round(this.delayFor(now) + this.queue.length * this.emissionMs);
+		if (expectedWaitMs > MAX_LIMIT_WAIT_MS) {
+			throw waitTooLongError(expectedWaitMs, `the requests of this n8n process before it take that long`);
+		}
 		logger?.debug('Waiting for the request rate limit of the product-data integration service', {
 			expectedWaitMs,
 			queued: this.queue.length + 1,
 		});
 		return await new Promise<LimiterGrant>((resolve, reject) => {
-			const waiter: Waiter = { resolve, reject, signal };
+			const waiter: Waiter = { deadline: now + MAX_LIMIT_WAIT_MS, resolve, reject, signal };
 			if (signal) {
 				waiter.onAbort = () => this.cancel(waiter);
 				signal.addEventListener('abort', waiter.onAbort, { once: true });
@@ -177,28 +180,38 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 		this.schedule();
 	}
 
+	/**
+	 * Grants the waiters whose turn has come. A waiter whose turn was pushed back after it came
+	 * (penalties, a slower pace) fails once it has waited MAX_LIMIT_WAIT_MS: waiters arrive in
+	 * order, so the head's deadline is always the first.
+	 */
 	private drain(): void {
 		this.timer = undefined;
 		this.timerDueAt = Number.POSITIVE_INFINITY;
 		while (this.queue.length > 0) {
 			const now = this.clock.now();
-			if (now < this.tat - this.toleranceMs) break;
+			const turn = now >= this.tat - this.toleranceMs;
+			if (!turn && now < this.queue[0].deadline) break;
 			const waiter = this.queue.shift() as Waiter;
 			if (waiter.signal && waiter.onAbort) {
 				waiter.signal.removeEventListener('abort', waiter.onAbort);
 			}
-			waiter.resolve(this.take(now));
+			if (turn) {
+				waiter.resolve(this.take(now));
+			} else {
+				waiter.reject(waitTooLongError(MAX_LIMIT_WAIT_MS + this.delayFor(now), 'refusals of the service pushed its turn back'));
+			}
 		}
 		this.schedule();
 	}
 
-	/** Keeps exactly one timer, due when the head of the queue may go. */
+	/** Keeps exactly one timer, due when the head of the queue may go or has waited too long. */
 	private schedule(): void {
 		if (this.queue.length === 0) {
 			this.clearTimer();
 			return;
 		}
-		const dueAt = Math.max(this.tat - this.toleranceMs, this.clock.now());
+		const dueAt = Math.min(Math.max(this.tat - this.toleranceMs, this.clock.now()), this.queue[0].deadline);
 		if (this.timer !== undefined && this.timerDueAt === dueAt) return;
 		this.clearTimer();
 		this.timerDueAt = dueAt;

@@ -1,6 +1,7 @@
 export {
 	DEFAULT_TERMS,
 	LimiterCancelledError,
+	MAX_LIMIT_WAIT_MS,
 	type AcquireOptions,
 	type BucketTerms,
 	type LimiterGrant,

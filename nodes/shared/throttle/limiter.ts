@@ -4,6 +4,8 @@
  * in-process GCRA (gcra.ts) is one implementation; one shared between processes can be another.
  */
 
+import { describeWait } from '../transport/responses';
+
 /** The service's leaky bucket: `capacity` requests at once, then one every `intervalMs`. */
 export interface BucketTerms {
 	capacity: number;
@@ -11,6 +13,20 @@ export interface BucketTerms {
 }
 
 export const DEFAULT_TERMS: BucketTerms = { capacity: 50, intervalMs: 5000 };
+
+/**
+ * The longest a request waits for the account's rate limit: a Retry-After longer than this fails
+ * its request (the transport), and so does a slot further ahead (the limiters), so the rate limit
+ * never holds an execution up longer.
+ */
+export const MAX_LIMIT_WAIT_MS = 15 * 60_000;
+
+/** A request that would wait `waitMs` (more than MAX_LIMIT_WAIT_MS) for its slot fails with this. */
+export function waitTooLongError(waitMs: number, why: string): Error {
+	return new Error(
+		`The request would wait ${describeWait(waitMs)} for the account's rate limit (${why}); a request waits at most ${describeWait(MAX_LIMIT_WAIT_MS)}`,
+	);
+}
 
 export interface LimiterLogger {
 	debug(message: string, meta?: Record<string, unknown>): void;

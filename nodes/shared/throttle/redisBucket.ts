@@ -5,6 +5,8 @@ import { wait } from '../wait';
 import { SAFETY_MARGIN } from './gcra';
 import {
 	LimiterCancelledError,
+	MAX_LIMIT_WAIT_MS,
+	waitTooLongError,
 	type AcquireOptions,
 	type BucketTerms,
 	type LimiterGrant,
@@ -41,9 +43,6 @@ export class SharedBucketUnavailableError extends Error {
 		this.name = 'SharedBucketUnavailableError';
 	}
 }
-
-/** A reservation further ahead than this is handed back: the wait would outlast any execution. */
-export const MAX_RESERVATION_WAIT_MS = 15 * 60_000;
 
 /** Keys outlive the moment their bucket is empty again by this much, then Redis drops them. */
 const IDLE_EXPIRY_MARGIN_MS = 1000;
@@ -319,11 +318,9 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 		if (signal?.aborted) throw new LimiterCancelledError();
 		const emissionMs = this.emissionMs;
 		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, this.toleranceMs);
-		if (waitMs > MAX_RESERVATION_WAIT_MS) {
+		if (waitMs > MAX_LIMIT_WAIT_MS) {
 			await this.giveBack(reservedFrom, emissionMs);
-			throw new Error(
-				`The account's shared rate limit is booked ${Math.round(waitMs / 60_000)} minutes ahead by other n8n processes`,
-			);
+			throw waitTooLongError(waitMs, "the n8n processes sharing the account's bucket in Redis have booked it that far ahead");
 		}
 		if (waitMs > 0) {
 			logger?.debug('Waiting for the shared request rate limit of the product-data integration service', {

@@ -3,6 +3,7 @@ import { NodeApiError, NodeOperationError, type INode } from 'n8n-workflow';
 import {
 	backoffDelay,
 	LimiterCancelledError,
+	MAX_LIMIT_WAIT_MS,
 	parseRetryAfter,
 	retryAfterPenalty,
 	type LimiterGrant,
@@ -37,8 +38,6 @@ export const MAX_RATE_LIMIT_ATTEMPTS = 6;
 export const MAX_FAILURE_ATTEMPTS = 3;
 const FAILURE_BACKOFF_BASE_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
-/** A Retry-After longer than this is not waited for inside a running execution. */
-const MAX_RETRY_AFTER_MS = 15 * 60_000;
 
 /** One request's way through its attempts: what it is, where it goes, what went wrong so far. */
 interface Attempt {
@@ -142,11 +141,11 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 		retryAfterMs,
 		attempt: attempt.rateLimited,
 	});
-	if (retryAfterMs !== undefined && retryAfterMs > MAX_RETRY_AFTER_MS) {
+	if (retryAfterMs !== undefined && retryAfterMs > MAX_LIMIT_WAIT_MS) {
 		throw apiError(node, `The service's request limit was reached and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
 			httpCode: status,
 			itemIndex,
-			description: `An execution waits at most ${describeWait(MAX_RETRY_AFTER_MS)} for the request limit. Nothing was stored by the refused request; run it again later.`,
+			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the request limit. Nothing was stored by the refused request; run it again later.`,
 		});
 	}
 	if (!attempt.resendable) {
@@ -161,7 +160,7 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 	// longer than an execution waits for the request limit (a large custom bucket drains for hours).
 	const { capacity, intervalMs } = limiter?.getTerms() ?? attempt.account.limiter.getTerms();
 	const drainMs = capacity * intervalMs;
-	const keepTryingMs = Math.min(2 * drainMs, MAX_RETRY_AFTER_MS);
+	const keepTryingMs = Math.min(2 * drainMs, MAX_LIMIT_WAIT_MS);
 	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
 	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= keepTryingMs) {
 		throw apiError(node, `The service's request limit was hit: ${target} was refused ${attempt.rateLimited} times (${status})`, {
@@ -253,7 +252,7 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		// It is bounded: a Retry-After of a day fails its own request (below), not everyone else's.
 		if (refused) {
 			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
-			await attempt.limiter?.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_RETRY_AFTER_MS));
+			await attempt.limiter?.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
 		}
 		await grant?.settle();
 
