@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { EXTERNAL_ID, SERVICE_ID, serviceRequest, type CustomerOverride } from './transport';
+import { EXTERNAL_ID, listRequest, SERVICE_ID, type CustomerOverride } from './transport';
 
 /**
  * Goes into the "Options" collection of every operation (and of the trigger) whose requests name a
@@ -103,7 +103,7 @@ interface EnvironmentInfo {
 
 /** The customer nodes the credential's user may act on, from the environment information. */
 export async function searchCustomers(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-	const response = await serviceRequest.call(this, { method: 'GET', path: '/api/auth/me' });
+	const response = await listRequest.call(this, 'customer nodes', { method: 'GET', path: '/api/auth/me' });
 	const body = (response.body ?? {}) as EnvironmentInfo;
 	const wanted = (filter ?? '').trim().toLowerCase();
 	const results = Object.entries(body.availableCustomers ?? {})

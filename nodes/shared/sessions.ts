@@ -36,6 +36,8 @@ export interface SessionOutcomeOptions {
 	includeErrorMessage?: boolean;
 	itemIndex?: number;
 	customer?: CustomerOverride;
+	/** Ends its requests besides the execution's cancel signal (see ServiceRequest.signal). */
+	signal?: AbortSignal;
 }
 
 /** One session of a node run to wait for, with how to ask about it. */
@@ -90,7 +92,7 @@ export async function getSessionOutcome(
 	sessionId: string,
 	options: SessionOutcomeOptions = {},
 ): Promise<SessionOutcome> {
-	const { itemIndex, customer } = options;
+	const { itemIndex, customer, signal } = options;
 	const response = await serviceRequest.call(this, {
 		method: 'GET',
 		path: `/api/status/${encodeURIComponent(sessionId)}/result`,
@@ -98,6 +100,7 @@ export async function getSessionOutcome(
 		allowStatus: [202, ...REDIRECT_STATUSES],
 		itemIndex,
 		customer,
+		signal,
 	});
 
 	if (response.statusCode === 202) return { sessionId, status: 'processing' };
@@ -108,14 +111,14 @@ export async function getSessionOutcome(
 	if (location) {
 		outcome.errorUrl = await resolveServiceUrl.call(this, location, itemIndex);
 		if (options.includeErrorMessage) {
-			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex).then(
+			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex, signal).then(
 				(response) => ({ response }),
 				(error: Error) => ({ error }),
 			);
 			if ('response' in fetched) {
 				Object.assign(outcome, readErrorDocument(fetched.response.body));
 			} else {
-				if (cancelSignal(this)?.aborted) throw fetched.error;
+				if (cancelSignal(this)?.aborted || signal?.aborted) throw fetched.error;
 				// The session has finished, whatever became of its error document (gone, or on a host
 				// that wants other credentials): failing here would make every later check fail the same
 				// way, and a trigger would never report the session.
@@ -182,12 +185,13 @@ export async function waitForSessions(
 		const nextDeadline = Math.min(...pending.map((poll) => poll.deadline));
 		await sleepOrCancel(Math.min(delayMs, Math.max(0, nextDeadline - Date.now())), signal, node);
 		const queue = [...pending];
-		let stopped = false;
+		// The first error that ends the wait also ends the polls in flight beside it.
+		const stop = new AbortController();
 		const worker = async () => {
-			for (let poll = queue.shift(); poll !== undefined && !stopped; poll = queue.shift()) {
+			for (let poll = queue.shift(); poll !== undefined && !stop.signal.aborted; poll = queue.shift()) {
 				const { sessionId, includeErrorMessage, customer, itemIndex } = poll.session;
 				const answer = await getSessionOutcome
-					.call(this, sessionId, { includeErrorMessage, customer, itemIndex })
+					.call(this, sessionId, { includeErrorMessage, customer, itemIndex, signal: stop.signal })
 					.then(
 						(outcome) => ({ outcome }),
 						(error: Error) => ({ error }),
@@ -197,13 +201,16 @@ export async function waitForSessions(
 					if (answer.outcome.status !== 'processing') poll.result = answer.outcome;
 				} else if (isNotFound(answer.error)) {
 					poll.result = { sessionId, error: answer.error };
+				} else if (stop.signal.aborted) {
+					return;
 				} else if (!isTransient(answer.error) || ++poll.failures >= MAX_CONSECUTIVE_POLL_FAILURES) {
-					stopped = true;
-					throw answer.error;
+					stop.abort(answer.error);
 				}
 			}
 		};
+		// Every poll has ended when the wait ends, the failed one's error first.
 		await Promise.all(Array.from({ length: Math.min(POLL_CONCURRENCY, queue.length) }, worker));
+		if (stop.signal.aborted) throw stop.signal.reason;
 		const now = Date.now();
 		pending = pending.filter((poll) => poll.result === undefined && poll.deadline > now);
 		delayMs = firstRound ? initialDelayMs : Math.min(maxDelayMs, delayMs * BACKOFF_FACTOR);

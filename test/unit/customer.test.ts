@@ -59,6 +59,26 @@ describe('Customer option: the list', () => {
 			runListSearch(node, 'searchCustomers', parameters, { ...credentials('2001'), password: 'wrong' }),
 		).rejects.toThrow('Authorization has been denied for this request.');
 	});
+
+	it('does not keep the editor waiting on a busy request limit beyond the Request Timeout', async () => {
+		// An account of its own: one request, then one every ten minutes.
+		const busy = await startEmulator({ bucketCapacity: 1, leakIntervalMs: 600_000 });
+		try {
+			const slow = emulatorCredentials(busy, {
+				customRateLimit: true,
+				bucketCapacity: 1,
+				leakIntervalSeconds: 600,
+				requestTimeoutSeconds: 1,
+			});
+			await runListSearch(node, 'searchCustomers', parameters, slow);
+			await expect(runListSearch(node, 'searchCustomers', parameters, slow)).rejects.toThrow(
+				"The list of customer nodes was not loaded within 1 s (the credential's Request Timeout)",
+			);
+			expect(busy.stats().requests['GET /api/auth/me']).toBe(1);
+		} finally {
+			await busy.close();
+		}
+	});
 });
 
 describe('Customer option: the customer a request acts on', () => {

@@ -18,7 +18,7 @@ jest.mock('../../nodes/shared/transport', () => ({
 }));
 
 const serviceRequest = transport.serviceRequest as unknown as jest.Mock<Promise<ServiceResponse>, [ServiceRequest]>;
-const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<Promise<ServiceResponse<string>>, [string, number?]>;
+const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<Promise<ServiceResponse<string>>, [string, number?, AbortSignal?]>;
 
 const NODE: INode = {
 	id: 'node',
@@ -177,7 +177,7 @@ describe('getSessionOutcome', () => {
 			errorDocument: { message: 'bad' },
 			errorText: '{"message":"bad"}',
 		});
-		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
+		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1, undefined);
 	});
 
 	it('keeps a text error document as text', async () => {
@@ -369,6 +369,26 @@ describe('waitForSessions', () => {
 			httpCode: '401',
 		});
 		expect(serviceRequest.mock.calls.length).toBeLessThanOrEqual(3);
+	});
+
+	it('ends the polls in flight beside the one whose answer ends the wait', async () => {
+		const stopped: string[] = [];
+		serviceRequest.mockImplementation(async (request) => {
+			const id = sessionOf(request);
+			if (id === B) throw serverError(401);
+			// A poll held up (e.g. by the request limit) until its request is ended.
+			return await new Promise<ServiceResponse>((_, reject) =>
+				request.signal?.addEventListener('abort', () => {
+					stopped.push(id);
+					reject(new NodeOperationError(NODE, 'The execution was cancelled'));
+				}),
+			);
+		});
+
+		await expect(settle(waitFor([A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({ httpCode: '401' });
+		// Both had ended when the wait did, and the execution itself was not cancelled.
+		expect(stopped.sort()).toEqual([A, C].sort());
+		expect(abort.signal.aborted).toBe(false);
 	});
 
 	it('hands back a session the service does not know and waits for the others', async () => {

@@ -11,6 +11,7 @@ export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export {
 	fetchServiceUrl,
+	listRequest,
 	MAX_FAILURE_ATTEMPTS,
 	MAX_RATE_LIMIT_ATTEMPTS,
 	resolveServiceUrl,

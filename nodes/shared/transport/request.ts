@@ -1,4 +1,4 @@
-import { NodeApiError, NodeOperationError, type INode } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, type ILoadOptionsFunctions, type INode } from 'n8n-workflow';
 
 import {
 	backoffDelay,
@@ -11,7 +11,7 @@ import {
 } from '../throttle';
 import { oncePerRun } from '../runCache';
 import { effectiveCustomer, getAccount, type Account } from './account';
-import { cancelledError, cancelSignal, sleepOrCancel } from './cancel';
+import { cancelledError, cancelSignal, sleepOrCancel, withListDeadline } from './cancel';
 import {
 	AMBIGUOUS_DESCRIPTION,
 	apiError,
@@ -217,6 +217,12 @@ function oversizedError(attempt: Attempt, status: number): Error {
 	});
 }
 
+/** The execution's cancel signal (or a poll's or list's deadline), and the request's own if it has one. */
+function requestSignal(context: ServiceContext, own: AbortSignal | undefined): AbortSignal | undefined {
+	const cancel = cancelSignal(context);
+	return cancel && own ? AbortSignal.any([cancel, own]) : (cancel ?? own);
+}
+
 async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
 	const attempt: Attempt = {
@@ -224,7 +230,7 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		node: context.getNode(),
 		account,
 		exchange,
-		signal: cancelSignal(context),
+		signal: requestSignal(context, exchange.signal),
 		limiter: exchange.authenticated ? account.limiter : undefined,
 		idempotent: method === 'GET' || method === 'HEAD',
 		resendable: typeof exchange.body === 'function' || !isSingleUse(exchange.body),
@@ -326,6 +332,25 @@ export async function serviceRequest<T = unknown>(
 }
 
 /**
+ * The request of a list in the editor (`what`, e.g. "customer nodes"), as serviceRequest but within
+ * the credential's Request Timeout, waits for the request limit included: the editor has no cancel
+ * button, and a busy account must not keep it waiting longer than one request may take.
+ */
+export async function listRequest<T = unknown>(
+	this: ILoadOptionsFunctions,
+	what: string,
+	request: ServiceRequest,
+): Promise<ServiceResponse<T>> {
+	const { timeoutMs } = await getAccount(this, request.itemIndex);
+	return await withListDeadline(
+		this,
+		what,
+		timeoutMs,
+		async () => await serviceRequest.call<ILoadOptionsFunctions, [ServiceRequest], Promise<ServiceResponse<T>>>(this, request),
+	);
+}
+
+/**
  * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read
  * against the base URL, where the request went. One that cannot be read is handed back as it is.
  */
@@ -347,6 +372,7 @@ export async function fetchServiceUrl(
 	this: ServiceContext,
 	url: string,
 	itemIndex?: number,
+	signal?: AbortSignal,
 ): Promise<ServiceResponse<string>> {
 	const account = await getAccount(this, itemIndex);
 	let target: URL;
@@ -366,6 +392,7 @@ export async function fetchServiceUrl(
 		allowStatus: [],
 		authenticated: target.origin === account.origin,
 		truncate: true,
+		signal,
 	});
 	if (!response.truncated) return response;
 	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);
