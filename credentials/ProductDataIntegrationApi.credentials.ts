@@ -5,6 +5,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import { LOOPBACK_HTTP } from '../nodes/shared/transport/baseUrl';
+
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
 
@@ -242,8 +244,9 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			// plain-http address of another host is tested over https: the password never travels
 			// unencrypted, and a host without https fails the test, as it would fail in the nodes.
 			// The address is first cleaned as the URL parser cleans it, so characters it ignores
-			// (control characters around it, tabs and line breaks inside) cannot hide the scheme.
-			baseURL: `={{ /^http:\\/\\/(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d+)?(\\/|$)/i.test(${TESTED_URL}) ? ${TESTED_URL} : ${TESTED_URL}.replace(/^http:/i, "https:") }}`,
+			// (control characters around it, tabs and line breaks inside) cannot hide the scheme. Which
+			// plain-http addresses are this machine is the nodes' own rule.
+			baseURL: `={{ ${LOOPBACK_HTTP}.test(${TESTED_URL}) ? ${TESTED_URL} : ${TESTED_URL}.replace(/^http:/i, "https:") }}`,
 			url: '/api/auth/me',
 			method: 'GET',
 			// The credentials go to the configured address only: a redirect fails the test.

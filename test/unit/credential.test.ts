@@ -120,7 +120,19 @@ describe('credential definition', () => {
 	it('agrees with the nodes on which plain-http addresses are this machine', () => {
 		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
 		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
-		for (const url of ['http://localhost:1', 'http://127.0.0.1', 'http://127.1.2.3:9/x', 'http://[::1]:5', 'http://svc.example.com', 'http://10.0.0.1', 'http://localhost.example.com']) {
+		for (const url of [
+			'http://localhost:1',
+			'HTTP://LOCALHOST:1/',
+			'http://127.0.0.1',
+			'http://127.1.2.3:9/x',
+			'http://[::1]:5',
+			'http://[::ffff:7f00:1]:5',
+			'http://[::ffff:a00:1]:5',
+			'http://svc.example.com',
+			'http://10.0.0.1',
+			'http://localhost.example.com',
+			'http://127.0.0.1.example.com',
+		]) {
 			const allowedByNodes = (() => {
 				try {
 					checkBaseUrl(url);
@@ -131,6 +143,13 @@ describe('credential definition', () => {
 			})();
 			expect(new URL(testedAt(url)).protocol).toBe(allowedByNodes ? 'http:' : 'https:');
 		}
+	});
+
+	it('tests a spelling of this machine that the URL parser rewrites over https, never the other way round', () => {
+		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
+		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		expect(checkBaseUrl('http://127.1:8470')).toBe('http://127.0.0.1:8470');
+		expect(testedAt('http://127.1:8470')).toBe('https://127.1:8470');
 	});
 
 	it('never follows a redirect with the credentials', () => {
