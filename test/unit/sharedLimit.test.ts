@@ -147,7 +147,21 @@ describe('the schedule, handed between Redis and the process', () => {
 		const store = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
 		const account = accountKey(`http://127.0.0.1:1/handed-${++accounts}-${Date.now()}`, 'someone');
 		const limiter = new SharedLimiter(new GcraLimiter(TERMS, clock), store.bucket(account, TERMS), () => clock.now());
-		return { store, limiter };
+		return { store, limiter, account };
+	}
+
+	/** Starts acquire() while Redis answers; resolves with the wait Redis handed out, the request cancelled. */
+	async function reservedWait(limiter: SharedLimiter): Promise<unknown> {
+		const cancel = new AbortController();
+		let reserved!: (waitMs: unknown) => void;
+		const reservation = new Promise((resolve) => (reserved = resolve));
+		const logger = { debug: (_message: string, meta?: Record<string, unknown>) => reserved(meta?.expectedWaitMs) };
+		const grant: Promise<LimiterGrant> = limiter.acquire({ signal: cancel.signal, logger });
+		// A bucket with room would grant at once, without a wait to tell.
+		const outcome = await Promise.race([reservation, grant.then(() => 'granted at once')]);
+		cancel.abort();
+		await grant.catch((error: unknown) => expect(error).toBeInstanceOf(LimiterCancelledError));
+		return outcome;
 	}
 
 	/** Starts acquire(); `served` resolves once the request is in the process's own limiter. */
@@ -194,22 +208,45 @@ describe('the schedule, handed between Redis and the process', () => {
 				await reconnected(store);
 				// Redis is asked again once the fallback's pause is over.
 				await clock.advance(5000);
-				const cancel = new AbortController();
-				let reserved!: (waitMs: unknown) => void;
-				const reservation = new Promise((resolve) => (reserved = resolve));
-				const logger = { debug: (_message: string, meta?: Record<string, unknown>) => reserved(meta?.expectedWaitMs) };
-				const grant: Promise<LimiterGrant> = limiter.acquire({ signal: cancel.signal, logger });
 				// An empty shared bucket would grant at once; the process's schedule makes it wait an interval.
-				const outcome = await Promise.race([reservation, grant.then(() => 'granted at once')]);
-				expect(typeof outcome).toBe('number');
-				expect(outcome as number).toBeGreaterThan(EMISSION / 2);
-				cancel.abort();
-				await expect(grant).rejects.toBeInstanceOf(LimiterCancelledError);
+				const waitMs = await reservedWait(limiter);
+				expect(typeof waitMs).toBe('number');
+				expect(waitMs as number).toBeGreaterThan(EMISSION / 2);
 			} finally {
 				await again.stop();
 			}
 		} finally {
 			await store.close();
+		}
+	}, 60_000);
+
+	test('without Redis the process goes on from the schedule it last saw there, when that is fuller than full', async () => {
+		const clock = new FakeClock();
+		const port = await freePort();
+		const redis = await startRedis({ port });
+		const { store, limiter, account } = sharedLimiter(port, clock);
+		const other = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
+		try {
+			// Another process's request was refused: the bucket is held full ten intervals more.
+			await other.bucket(account, TERMS).penalize(10 * EMISSION);
+			// This process sees so with a reservation of its own.
+			expect(await reservedWait(limiter)).toBeGreaterThan(9 * EMISSION);
+			await redis.stop();
+			const start = clock.now();
+			const request = acquireWithoutRedis(limiter);
+			await request.inLocalLimiter;
+			let grantedAt = 0;
+			const granted = request.grant.then(() => (grantedAt = clock.now() - start));
+			// A full bucket would let it go after one interval; what is booked goes first.
+			await clock.advance(9 * EMISSION);
+			expect(grantedAt).toBe(0);
+			await clock.advance(5 * EMISSION);
+			await granted;
+			expect(grantedAt).toBeGreaterThan(9 * EMISSION);
+		} finally {
+			await other.close();
+			await store.close();
+			await redis.stop();
 		}
 	}, 60_000);
 });

@@ -289,6 +289,9 @@ function holdKey(bucketKey: string): string {
 export class SharedBucket implements RateLimiter, ScheduleHandOver {
 	private terms: BucketTerms;
 
+	/** How far (this process's clock) this process last saw the bucket booked: by its reservations and pushes. */
+	private seenBookedUntil = Number.NEGATIVE_INFINITY;
+
 	constructor(
 		private readonly store: SharedBucketStore,
 		readonly key: string,
@@ -318,6 +321,7 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 		if (signal?.aborted) throw new LimiterCancelledError();
 		const emissionMs = this.emissionMs;
 		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, this.toleranceMs);
+		this.seenBookedFor(waitMs + leadMs + emissionMs);
 		if (waitMs > MAX_LIMIT_WAIT_MS) {
 			await this.giveBack(reservedFrom, emissionMs);
 			throw waitTooLongError(waitMs, "the n8n processes sharing the account's bucket in Redis have booked it that far ahead");
@@ -361,15 +365,21 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 	}
 
 	/**
-	 * Only Redis knows how far the shared bucket is booked. A process that cannot ask it counts it
-	 * full: the other processes may have filled it meanwhile.
+	 * Only Redis knows how far the shared bucket is booked. A process that cannot ask it goes by
+	 * what it saw last (the slots booked then are still to be sent), and counts the bucket full at
+	 * least: the other processes may have filled it meanwhile.
 	 */
 	bookedAheadMs(): number {
-		return this.terms.capacity * this.emissionMs;
+		return Math.max(this.terms.capacity * this.emissionMs, this.seenBookedUntil - Date.now());
 	}
 
 	async bookAhead(ms: number): Promise<void> {
 		await this.store.push(this.key, { atLeastMs: ms });
+		this.seenBookedFor(ms);
+	}
+
+	private seenBookedFor(ms: number): void {
+		this.seenBookedUntil = Math.max(this.seenBookedUntil, Date.now() + ms);
 	}
 
 	private async giveBack(reservedFrom: string, emissionMs: number): Promise<void> {

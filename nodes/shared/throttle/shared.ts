@@ -11,9 +11,9 @@ const RETRY_SHARED_AFTER_MS = 5000;
  * hears of it (AcquireOptions.notice); Redis is used again as soon as it answers.
  *
  * The two hand the schedule to each other. The process's own limiter does not know what the other
- * processes sent, so it starts as if the bucket were full (one request per interval, its burst
- * allowance coming back only as time passes without requests), instead of bursting into a bucket
- * the others may have filled. Back in Redis, the shared bucket is first booked at least as far as
+ * processes sent, so it goes on from the schedule last seen in Redis, and at least as if the bucket
+ * were full (one request per interval, its burst allowance coming back only as time passes without
+ * requests), instead of bursting into a bucket the others may have filled. Back in Redis, the shared bucket is first booked at least as far as
  * this process's own schedule, so the requests sent meanwhile count and nothing bursts.
  */
 export class SharedLimiter implements RateLimiter {
