@@ -107,7 +107,7 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 		}
 		const expectedWaitMs = Math.round(this.delayFor(now) + this.queue.length * this.emissionMs);
 		if (expectedWaitMs > MAX_LIMIT_WAIT_MS) {
-			throw waitTooLongError(expectedWaitMs, `the requests of this n8n process before it take that long`);
+			throw waitTooLongError(expectedWaitMs, "this n8n process's requests and the service's refusals have booked the account's bucket that far ahead");
 		}
 		logger?.debug('Waiting for the request rate limit of the product-data integration service', {
 			expectedWaitMs,
