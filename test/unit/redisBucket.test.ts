@@ -126,6 +126,18 @@ describe('reservations', () => {
 		expect(waitMs).toBeLessThanOrEqual(penaltyMs);
 	});
 
+	test('a slot further ahead than 15 minutes is handed back and the request fails, naming the wait', async () => {
+		const account = freshAccount();
+		const bucket = store().bucket(account, SLOW);
+		// The service asked for 20 minutes: the bucket counts full until then.
+		await bucket.penalize(20 * 60_000);
+		await expect(bucket.acquire()).rejects.toThrow(/would wait 20 min for the account's rate limit .*at most 15 min/);
+		const { waitMs } = await store().reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
+		// The refused request booked nothing: the next one waits for the penalty alone.
+		expect(waitMs).toBeLessThanOrEqual(20 * 60_000);
+		expect(waitMs).toBeGreaterThan(20 * 60_000 - 2000);
+	});
+
 	test('an aborted signal takes no slot', async () => {
 		const account = freshAccount();
 		const controller = new AbortController();
