@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 
+import { readBody } from './body';
 import { isoWithOffset } from './fixtures';
-import { json, message, readBody, type Reply } from './server';
+import { json, message, type Reply } from './replies';
 import type { EmulatorStore, ImageRecord, UploadRecord } from './store';
 import type { FaultKind } from './types';
 

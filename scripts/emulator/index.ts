@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 
 import { CONTROL_PREFIX, copyImage, handleControl, summariseUpload, type UploadSummary } from './control';
 import { DEFAULT_ACCOUNT, MESSAGES } from './fixtures';
-import { EmulatorHandler, message } from './server';
+import { message, send } from './replies';
+import { EmulatorHandler } from './server';
 import { EmulatorStore, type ImageRecord } from './store';
 import type { EmulatorOptions, EmulatorStats, ResolvedEmulatorOptions } from './types';
 
 export { DEFAULT_ACCOUNT, MESSAGES, SERVICE_VERSION } from './fixtures';
-export { ERROR_DOCUMENT_PATH, FILE_PATH } from './server';
+export { ERROR_DOCUMENT_PATH, FILE_PATH } from './routes/status';
 export { CONTROL_PREFIX, type UploadSummary } from './control';
 export type { ImageRecord } from './store';
 export type {
@@ -79,11 +80,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 	const server: Server = createServer((req, res) => {
 		const target = new URL(req.url ?? '/', 'http://emulator.invalid');
 		const work = target.pathname.startsWith(CONTROL_PREFIX)
-			? handleControl(req, target, store).then((reply) => handler.send(res, reply))
+			? handleControl(req, target, store).then((reply) => send(res, reply))
 			: handler.handle(req, res, target);
 		work.catch((error: unknown) => {
 			process.stderr.write(`emulator: ${error instanceof Error ? error.stack : String(error)}\n`);
-			if (!res.headersSent) handler.send(res, message(500, MESSAGES.internalError));
+			if (!res.headersSent) send(res, message(500, MESSAGES.internalError));
 			else res.destroy();
 		});
 	});

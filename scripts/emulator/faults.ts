@@ -1,0 +1,76 @@
+// The faults a test arms through the control route, as the client meets them: an answer in place of
+// the request's handling, or the handled request's answer lost, withheld or late.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+
+import { MESSAGES } from './fixtures';
+import { message, send, text, TEXT_TYPE, type Reply } from './replies';
+import type { FaultRule } from './types';
+
+/** `count` bytes of filler text, produced as they are sent. */
+function filler(count: number): Readable {
+	const chunk = Buffer.alloc(64 * 1024, 'x');
+	return Readable.from(
+		(function* () {
+			for (let left = count; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left);
+		})(),
+	);
+}
+
+/** The answer of a fault that replaces the request's handling (nothing processed), if it is one. */
+export function faultAnswer(fault: FaultRule): Reply | undefined {
+	switch (fault.kind) {
+		case '500':
+			return message(500, MESSAGES.internalError);
+		case '503':
+			return text(503, MESSAGES.unavailable);
+		case '429': {
+			const reply = message(429, MESSAGES.rateLimited);
+			if (fault.retryAfter !== undefined) (reply.headers as Record<string, string>)['Retry-After'] = fault.retryAfter;
+			return reply;
+		}
+		case 'redirect':
+			return { status: 302, headers: { Location: fault.location ?? '/' } };
+		case 'huge':
+			return { status: fault.status ?? 200, headers: { 'Content-Type': TEXT_TYPE }, body: filler(fault.bytes ?? 0) };
+		default:
+			return undefined;
+	}
+}
+
+/** Ends a streamed answer that will never be sent. */
+function dropBody(reply: Reply): void {
+	if (reply.body && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body)) reply.body.destroy();
+}
+
+/** Sends the answer of a request handled in full, as its fault (if any) lets it through. */
+export function deliver(
+	req: IncomingMessage,
+	res: ServerResponse,
+	reply: Reply,
+	fault: FaultRule | null,
+	timers: Set<NodeJS.Timeout>,
+): void {
+	if (fault?.kind === 'reset') {
+		// The request was received and handled in full; only the answer is lost. A client cannot
+		// tell whether an upload took place, which is exactly the case it must not retry blindly.
+		dropBody(reply);
+		req.socket.resetAndDestroy();
+		return;
+	}
+	if (fault?.kind === 'hang') {
+		// Handled in full, never answered: the connection stays open until the client gives up
+		// or the emulator closes.
+		dropBody(reply);
+		return;
+	}
+	if (fault?.kind === 'slow') {
+		const timer = setTimeout(() => {
+			timers.delete(timer);
+			send(res, reply);
+		}, fault.delayMs);
+		timers.add(timer);
+		return;
+	}
+	send(res, reply);
+}

@@ -1,0 +1,69 @@
+// The image routes: upload (multipart), existence by hashcode, lookup by MD5 or URI.
+import { readBody } from '../body';
+import { multipartBoundary, MultipartError, parseMultipart } from '../multipart';
+import { invalid, json, text, type Reply } from '../replies';
+import { header, route, type RequestContext, type Route, type Service } from './route';
+
+export function imageRoutes(service: Service): Route[] {
+	return [
+		route('POST /api/images', /^\/api\/images$/, 'required', (c) => uploadImages(service, c)),
+		route('HEAD /api/images/{hashcode}', /^\/api\/images\/([^/]+)$/, 'required', (c) =>
+			imageExists(service, c),
+		),
+		route('GET /api/images', /^\/api\/images$/, 'required', (c) => findImage(service, c)),
+	];
+}
+
+async function uploadImages({ options, store }: Service, context: RequestContext): Promise<Reply> {
+	const { req, url } = context;
+	const boundary = multipartBoundary(header(req, 'content-type'));
+	const invertParam = url.searchParams.get('invert');
+	const clippingPath = url.searchParams.get('clippingpath');
+	const body = await readBody(req);
+	if (!boundary) return invalid();
+	if (invertParam !== null && !/^(true|false)$/i.test(invertParam)) return invalid();
+	let files;
+	try {
+		files = parseMultipart(body, boundary).filter((p) => p.name === 'file');
+	} catch (error) {
+		if (error instanceof MultipartError) return invalid();
+		throw error;
+	}
+	if (files.length === 0 || files.some((f) => f.data.length === 0)) return invalid();
+	const invert = invertParam?.toLowerCase() === 'true';
+	const stored = files.map((f) =>
+		store.addImage(f.data, f.fileName, f.contentType, invert, clippingPath || null),
+	);
+	switch (options.imageUploadLayout) {
+		case 'strings':
+			return json(200, stored.map((i) => i.hashcode));
+		case 'text':
+			return text(200, stored.map((i) => i.hashcode).join('\n'));
+		default:
+			return json(
+				200,
+				stored.map((image, n) => ({ fileName: files[n].fileName, hashcode: image.hashcode, md5: image.md5 })),
+			);
+	}
+}
+
+function imageExists({ store }: Service, context: RequestContext): Reply {
+	const [hashcode] = context.params;
+	return { status: store.findImage({ hashcode }) ? 200 : 404 };
+}
+
+function findImage({ options, store }: Service, context: RequestContext): Reply {
+	const md5 = context.url.searchParams.get('md5') || undefined;
+	const uri = context.url.searchParams.get('uri') || undefined;
+	if ((md5 === undefined) === (uri === undefined)) return invalid();
+	const image = store.findImage(md5 !== undefined ? { md5 } : { uri });
+	if (!image) return { status: 404 };
+	switch (options.imageFindLayout) {
+		case 'json-string':
+			return json(200, image.hashcode);
+		case 'object':
+			return json(200, { hashcode: image.hashcode });
+		default:
+			return text(200, image.hashcode);
+	}
+}
