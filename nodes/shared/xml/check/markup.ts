@@ -1,10 +1,9 @@
 /**
- * What '<' starts, and the markup that is not a tag: comments, CDATA sections, processing
- * instructions, the XML declaration and the DOCTYPE. Their bodies are read by the main loop
- * (scanner.ts); here are their openings and endings.
+ * What '<' starts besides a tag: a comment, a CDATA section, a processing instruction (the XML
+ * declaration among them) or the DOCTYPE. Their bodies and endings are read by the main loop
+ * (scanner.ts); here are their openings, and the DOCTYPE once it has ended.
  */
 
-import { isSpace } from '../chars';
 import { Byte, startsWith } from './bytes';
 import { readDoctype } from './doctype';
 import { DoctypeCollector } from './doctypeCollector';
@@ -44,63 +43,8 @@ export function afterLt(s: ScanContext, buf: Uint8Array, i: number, end: number)
 	return startTag(s, buf, i, end);
 }
 
-/** The byte-at-a-time states of comments, CDATA sections, processing instructions and '<!'. */
-export function markupStep(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean {
-	const b = buf[i];
-	switch (s.state) {
-		case State.Bang:
-			return afterBang(s, b, i);
-		case State.CommentDash:
-			if (b === Byte.Dash) {
-				s.state = State.CommentDashes;
-				return true;
-			}
-			s.state = State.Comment;
-			s.nextIndex = i;
-			return true;
-		case State.CommentDashes:
-			if (b !== Byte.Gt) return s.fail("'--' is not allowed inside a comment", i - 2);
-			s.state = afterMarkup(s);
-			return true;
-		case State.CDataBrackets:
-			if (b === Byte.RightBracket) {
-				s.brackets++;
-				return true;
-			}
-			if (b === Byte.Gt && s.brackets >= 2) {
-				s.state = State.Text;
-				return true;
-			}
-			s.state = State.CData;
-			s.nextIndex = i;
-			return true;
-		case State.PiSpace:
-			if (b === Byte.Question) {
-				s.state = State.PiQuestion;
-				return true;
-			}
-			if (!isSpace(b)) return s.fail(`A space is needed after the processing instruction target, found ${s.describeAt(buf, i, end)}`, i);
-			s.state = State.PiBody;
-			return s.space(b, i);
-		default:
-			// '?' in a processing instruction or the XML declaration.
-			if (b === Byte.Gt) {
-				s.state = afterMarkup(s);
-			} else if (b !== Byte.Question) {
-				s.state = s.state === State.PiQuestion ? State.PiBody : State.Declaration;
-				s.nextIndex = i;
-			}
-			return true;
-	}
-}
-
-/** Where the scanner is once a comment or processing instruction has ended. */
-function afterMarkup(s: ScanContext): State {
-	return s.where === Where.Root && (s.stackEnds.length > 0 || s.mode === ScanMode.Content) ? State.Text : State.Misc;
-}
-
 /** A byte after '<!' that did not start a comment or CDATA section in one go. */
-function afterBang(s: ScanContext, b: number, i: number): boolean {
+export function afterBang(s: ScanContext, b: number, i: number): boolean {
 	s.bang += String.fromCharCode(b);
 	const bang = s.bang;
 	if (bang === BANG_COMMENT) {

@@ -1,18 +1,18 @@
 import { isSpace } from '../chars';
 import * as byteClasses from './bytes';
-import { Byte, type Bytes } from './bytes';
+import { Byte } from './bytes';
 import { EntityResolver } from './entities';
-import { afterLt, collectDoctype, markupStep, piTargetEnded } from './markup';
+import { afterBang, afterLt, collectDoctype } from './markup';
+import { endName, failNoName, nameBytes, nameLengthOk } from './names';
 import { describeState, invalidUtf8Message } from './messages';
-import { entityNameEnded, predefinedReference, referenceStep, startReference } from './references';
+import { predefinedReference, referenceStep, startReference } from './references';
 import { ScanContext, type XmlProblem } from './scanContext';
 import { ScanMode, State, Where } from './states';
-import { attributeName, attributeStart, failUnclosed, simpleTag, tagNameEnded, tagStep } from './tags';
+import { attributeName, failUnclosed, simpleTag, tagStep } from './tags';
 
 // Copied into this module: its hot loops read their tables faster from its own constants than
 // from another module's exports.
 const { TEXT_STOPS, ATTRIBUTE_STOPS, COMMENT_STOPS, CDATA_STOPS, PI_STOPS, NAME_BYTE } = byteClasses;
-const MAX_NAME_BYTES = 64 * 1024;
 
 /** Checks an entity's replacement text as content (balanced elements, references). */
 function checkEntityContent(text: string, resolver: EntityResolver): string | null {
@@ -236,24 +236,24 @@ export class Scanner {
 }
 
 /**
- * The states that take a byte at a time: the byte at `buf[i]` is consumed unless the state's
- * part sets `nextIndex` otherwise. False once a problem is found.
+ * The states that take a byte at a time: the byte at `buf[i]` is consumed unless the state sets
+ * `nextIndex` otherwise. False once a problem is found.
+ *
+ * The states of comments, CDATA sections and processing instructions are handled here, beside
+ * the loops that read their bodies; the others are handed to their part. Kept as one function
+ * that V8 finds too large to inline into `scan`: when it was a small dispatcher, the optimiser
+ * sometimes inlined it and its parts there instead of the character checks of the hot loops.
  */
 function step(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean {
 	s.nextIndex = i + 1;
+	const b = buf[i];
 	switch (s.state) {
 		case State.Misc:
 			return outsideRoot(s, buf, i, end);
 		case State.Lt:
 			return afterLt(s, buf, i, end);
 		case State.Bang:
-		case State.CommentDash:
-		case State.CommentDashes:
-		case State.CDataBrackets:
-		case State.PiSpace:
-		case State.PiQuestion:
-		case State.DeclarationQuestion:
-			return markupStep(s, buf, i, end);
+			return afterBang(s, b, i);
 		case State.InTag:
 		case State.AfterAttrName:
 		case State.BeforeAttrValue:
@@ -261,10 +261,58 @@ function step(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean 
 		case State.EmptyEnd:
 		case State.AfterEndName:
 			return tagStep(s, buf, i, end);
-		default:
-			// Reference, CharRefStart, CharRefDecimal, CharRefHex: after the '&' of a reference.
+		case State.Reference:
+		case State.CharRefStart:
+		case State.CharRefDecimal:
+		case State.CharRefHex:
 			return referenceStep(s, buf, i, end);
+		case State.CommentDash:
+			if (b === Byte.Dash) {
+				s.state = State.CommentDashes;
+				return true;
+			}
+			s.state = State.Comment;
+			s.nextIndex = i;
+			return true;
+		case State.CommentDashes:
+			if (b !== Byte.Gt) return s.fail("'--' is not allowed inside a comment", i - 2);
+			s.state = afterMarkup(s);
+			return true;
+		case State.CDataBrackets:
+			if (b === Byte.RightBracket) {
+				s.brackets++;
+				return true;
+			}
+			if (b === Byte.Gt && s.brackets >= 2) {
+				s.state = State.Text;
+				return true;
+			}
+			s.state = State.CData;
+			s.nextIndex = i;
+			return true;
+		case State.PiSpace:
+			if (b === Byte.Question) {
+				s.state = State.PiQuestion;
+				return true;
+			}
+			if (!isSpace(b)) return s.fail(`A space is needed after the processing instruction target, found ${s.describeAt(buf, i, end)}`, i);
+			s.state = State.PiBody;
+			return s.space(b, i);
+		default:
+			// PiQuestion, DeclarationQuestion: '?' in a processing instruction or the XML declaration.
+			if (b === Byte.Gt) {
+				s.state = afterMarkup(s);
+			} else if (b !== Byte.Question) {
+				s.state = s.state === State.PiQuestion ? State.PiBody : State.Declaration;
+				s.nextIndex = i;
+			}
+			return true;
 	}
+}
+
+/** Where the scanner is once a comment or processing instruction has ended. */
+function afterMarkup(s: ScanContext): State {
+	return s.where === Where.Root && (s.stackEnds.length > 0 || s.mode === ScanMode.Content) ? State.Text : State.Misc;
 }
 
 /** A byte before or after the root element: only markup and white space may be there. */
@@ -281,43 +329,4 @@ function outsideRoot(s: ScanContext, buf: Uint8Array, i: number, end: number): b
 		return s.fail(`Text is not allowed before the root element, found ${s.describeAt(buf, i, end)}`, i);
 	}
 	return s.fail(`Text is not allowed after the root element, found ${s.describeAt(buf, i, end)}`, i);
-}
-
-function failNoName(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean {
-	if (s.state === State.EndName) return s.fail(`An element name is expected after '</', found ${s.describeAt(buf, i, end)}`, i);
-	return s.fail(`A processing instruction needs a target name, found ${s.describeAt(buf, i, end)}`, i);
-}
-
-/** Where the name being read goes: the open elements, the tag's attributes, or `scratch`. */
-function nameBytes(s: ScanContext): Bytes {
-	switch (s.state) {
-		case State.StartName:
-			return s.stack;
-		case State.AttrName:
-			return s.attributes;
-		default:
-			return s.scratch;
-	}
-}
-
-function nameLengthOk(s: ScanContext): boolean {
-	const bytes = nameBytes(s);
-	const start = s.state === State.StartName ? s.stackEnds[s.stackEnds.length - 1] : s.state === State.AttrName ? attributeStart(s) : 0;
-	if (bytes.length - start <= MAX_NAME_BYTES) return true;
-	return s.fail(`A name is longer than ${MAX_NAME_BYTES} bytes`, 0);
-}
-
-/** The name that was being read ends before `buf[i]`, where the main loop goes on. */
-function endName(s: ScanContext, buf: Uint8Array, i: number): boolean {
-	switch (s.state) {
-		case State.StartName:
-		case State.AttrName:
-		case State.EndName:
-			tagNameEnded(s);
-			return true;
-		case State.PiTarget:
-			return piTargetEnded(s);
-		default:
-			return entityNameEnded(s, buf[i]);
-	}
 }
