@@ -210,7 +210,9 @@ export class SharedBucketStore {
 		this.closed = true;
 		if (this.client.status === 'ready') {
 			await this.client.quit().catch(() => this.client.disconnect(false));
-		} else {
+		} else if (this.client.status !== 'end') {
+			// Not for a connection that is gone already: ioredis would wait 2 s for its socket to close
+			// again, keeping the process alive that long.
 			this.client.disconnect(false);
 		}
 	}
