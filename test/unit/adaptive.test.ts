@@ -23,10 +23,6 @@ class RecordingLimiter implements RateLimiter, ScheduleHandOver {
 		this.terms = terms;
 	}
 
-	bookedAheadMs() {
-		return 0;
-	}
-
 	async bookAhead() {}
 }
 

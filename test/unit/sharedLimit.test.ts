@@ -192,10 +192,15 @@ describe('the schedule, handed between Redis and the process', () => {
 		}
 	});
 
-	test('back in Redis, the shared bucket holds what the process booked meanwhile: no burst', async () => {
+	/**
+	 * The process sends one request alone (its own limiter counts the bucket full: it goes after an
+	 * interval), then Redis comes back empty; `meanwhile` runs once Redis answers again, then the
+	 * process's next request reserves its slot there: the wait Redis hands out, or 'granted at once'.
+	 */
+	async function waitBackInRedis(meanwhile: (account: string, port: number) => Promise<void> = async () => {}) {
 		const clock = new FakeClock();
 		const port = await freePort();
-		const { store, limiter } = sharedLimiter(port, clock);
+		const { store, limiter, account } = sharedLimiter(port, clock);
 		const redis = await startRedis({ port });
 		await redis.stop();
 		try {
@@ -206,18 +211,37 @@ describe('the schedule, handed between Redis and the process', () => {
 			const again = await startRedis({ port });
 			try {
 				await reconnected(store);
+				await meanwhile(account, port);
 				// Redis is asked again once the fallback's pause is over.
 				await clock.advance(5000);
-				// An empty shared bucket would grant at once; the process's schedule makes it wait an interval.
-				const waitMs = await reservedWait(limiter);
-				expect(typeof waitMs).toBe('number');
-				expect(waitMs as number).toBeGreaterThan(EMISSION / 2);
+				return await reservedWait(limiter);
 			} finally {
 				await again.stop();
 			}
 		} finally {
 			await store.close();
 		}
+	}
+
+	test('back in Redis, the process adds what it sent alone, not its guess of what the others sent', async () => {
+		// Redis knows what the others sent (here nothing): one request of this process leaves room.
+		expect(await waitBackInRedis()).toBe('granted at once');
+	}, 60_000);
+
+	test('back in Redis, what the process sent alone counts: no burst into a bucket the others filled', async () => {
+		const waitMs = await waitBackInRedis(async (account, port) => {
+			// Another process takes two of the three slots while this one is still on its own.
+			const other = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
+			try {
+				const bucket = other.bucket(account, TERMS);
+				for (let request = 0; request < 2; request++) await (await bucket.acquire()).settle();
+			} finally {
+				await other.close();
+			}
+		});
+		// The bucket is full with the request this process sent alone: the next waits for it to leak.
+		expect(typeof waitMs).toBe('number');
+		expect(waitMs as number).toBeGreaterThan(EMISSION / 2);
 	}, 60_000);
 
 	test('without Redis the process goes on from the schedule it last saw there, when that is fuller than full', async () => {

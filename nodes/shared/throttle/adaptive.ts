@@ -62,10 +62,6 @@ export class AdaptiveLimiter implements RateLimiter, ScheduleHandOver {
 		await this.inner.penalize(retryAfterMs);
 	}
 
-	bookedAheadMs(): number {
-		return this.inner.bookedAheadMs();
-	}
-
 	async bookAhead(ms: number): Promise<void> {
 		await this.inner.bookAhead(ms);
 	}

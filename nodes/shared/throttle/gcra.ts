@@ -132,10 +132,6 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 		await this.bookAhead(waitMs + this.toleranceMs);
 	}
 
-	bookedAheadMs(): number {
-		return Math.max(0, this.tat - this.clock.now());
-	}
-
 	async bookAhead(ms: number): Promise<void> {
 		this.moveTat(this.clock.now() + ms);
 	}

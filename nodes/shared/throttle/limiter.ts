@@ -70,13 +70,10 @@ export interface RateLimiter {
 }
 
 /**
- * A limiter whose schedule can be handed to another: the bucket shared in Redis and the process's
- * own limiter hand the account's schedule to each other when Redis goes away and comes back
- * (see shared.ts).
+ * A limiter that can take over a schedule: the process's own limiter goes on from the one last seen
+ * in the bucket shared in Redis when Redis goes away (see shared.ts).
  */
 export interface ScheduleHandOver {
-	/** How far from now the bucket counts as booked (0: empty). */
-	bookedAheadMs(): number;
 	/**
 	 * Counts the bucket booked at least until `ms` from now (a later schedule stays). Unlike
 	 * penalize(), this tells of no refusal.

@@ -11,7 +11,6 @@ import {
 	type BucketTerms,
 	type LimiterGrant,
 	type RateLimiter,
-	type ScheduleHandOver,
 } from './limiter';
 
 /**
@@ -81,16 +80,17 @@ return { string.format('%.3f', start - now), string.format('%.3f', tat - start),
 
 /**
  * KEYS: the bucket, its hold. ARGV: at least this far from now (ms, the bucket counted full from
- * then), moved by this much (ms), expiry margin. Penalties use the first, late arrivals the second;
- * a missing key is an empty bucket, which a late arrival cannot have made fuller. The first is also
- * kept as the bucket's hold (the latest such TAT), which RELEASE respects.
+ * then), moved by this much (ms), whether it is a penalty ('1'), expiry margin. Penalties use the
+ * first, late arrivals the second, requests sent while Redis was away both (GCRA: from now or the
+ * TAT, whichever is later); a missing key is an empty bucket, which a late arrival cannot have made
+ * fuller. A penalty's TAT is also kept as the bucket's hold (the latest such), which RELEASE respects.
  */
 const PUSH = `${CLOCK}
 local current = tonumber(redis.call('GET', KEYS[1]) or 0)
 local atLeast = tonumber(ARGV[1])
 local tat = math.max(now + atLeast, current + tonumber(ARGV[2]))
 if tat > current then store(tat) end
-if atLeast >= 0 and now + atLeast > tonumber(redis.call('GET', KEYS[2]) or 0) then
+if ARGV[3] == '1' and now + atLeast > tonumber(redis.call('GET', KEYS[2]) or 0) then
 	redis.call('SET', KEYS[2], string.format('%.3f', now + atLeast), 'PX', math.ceil(math.max(tat, current) - now + tonumber(ARGV[#ARGV])))
 end
 return 1
@@ -116,7 +116,7 @@ interface BucketCommands {
 		toleranceMs: string,
 		marginMs: string,
 	): Promise<[string, string, string]>;
-	pdiPush(key: string, holdKey: string, atLeastMs: string, byMs: string, marginMs: string): Promise<number>;
+	pdiPush(key: string, holdKey: string, atLeastMs: string, byMs: string, penalty: string, marginMs: string): Promise<number>;
 	pdiRelease(key: string, holdKey: string, reservedFrom: string, emissionMs: string, marginMs: string): Promise<number>;
 }
 
@@ -229,12 +229,15 @@ export class SharedBucketStore {
 		return { waitMs: Number(wait), leadMs: Number(lead), reservedFrom };
 	}
 
-	/** TAT = max(now + atLeastMs, TAT + byMs), on the server's clock. */
-	async push(key: string, { atLeastMs, byMs = 0 }: { atLeastMs?: number; byMs?: number }): Promise<void> {
+	/** TAT = max(now + atLeastMs, TAT + byMs), on the server's clock; a penalty also holds the bucket full until then. */
+	async push(
+		key: string,
+		{ atLeastMs, byMs = 0, penalty = false }: { atLeastMs?: number; byMs?: number; penalty?: boolean },
+	): Promise<void> {
 		// A number Lua reads, far enough back to lose against any TAT.
 		const floor = atLeastMs === undefined ? '-1e15' : String(atLeastMs);
 		await this.command(() =>
-			this.client.pdiPush(key, holdKey(key), floor, String(byMs), String(IDLE_EXPIRY_MARGIN_MS)),
+			this.client.pdiPush(key, holdKey(key), floor, String(byMs), penalty ? '1' : '0', String(IDLE_EXPIRY_MARGIN_MS)),
 		);
 	}
 
@@ -288,7 +291,7 @@ function holdKey(bucketKey: string): string {
  * One account's bucket in Redis. Same terms, safety margin and corrections as the in-process
  * RequestThrottle; acquire() throws SharedBucketUnavailableError when Redis cannot be asked.
  */
-export class SharedBucket implements RateLimiter, ScheduleHandOver {
+export class SharedBucket implements RateLimiter {
 	private terms: BucketTerms;
 
 	/** How far (this process's clock) this process last saw the bucket booked: by its reservations and pushes. */
@@ -363,7 +366,9 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 	async penalize(retryAfterMs?: number): Promise<void> {
 		const waitMs =
 			retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : this.emissionMs;
-		await this.bookAhead(waitMs + this.toleranceMs);
+		const ms = waitMs + this.toleranceMs;
+		await this.store.push(this.key, { atLeastMs: ms, penalty: true });
+		this.seenBookedFor(ms);
 	}
 
 	/**
@@ -375,9 +380,13 @@ export class SharedBucket implements RateLimiter, ScheduleHandOver {
 		return Math.max(this.terms.capacity * this.emissionMs, this.seenBookedUntil - Date.now());
 	}
 
-	async bookAhead(ms: number): Promise<void> {
-		await this.store.push(this.key, { atLeastMs: ms });
-		this.seenBookedFor(ms);
+	/**
+	 * Adds to the shared schedule what this process booked alone while Redis was away (`backlogMs`:
+	 * how far its own requests still book the bucket), on top of what the others booked meanwhile.
+	 */
+	async addBacklog(backlogMs: number): Promise<void> {
+		if (backlogMs <= 0) return;
+		await this.store.push(this.key, { atLeastMs: backlogMs, byMs: backlogMs });
 	}
 
 	private seenBookedFor(ms: number): void {

@@ -13,14 +13,18 @@ const RETRY_SHARED_AFTER_MS = 5000;
  * The two hand the schedule to each other. The process's own limiter does not know what the other
  * processes sent, so it goes on from the schedule last seen in Redis, and at least as if the bucket
  * were full (one request per interval, its burst allowance coming back only as time passes without
- * requests), instead of bursting into a bucket the others may have filled. Back in Redis, the shared bucket is first booked at least as far as
- * this process's own schedule, so the requests sent meanwhile count and nothing bursts.
+ * requests), instead of bursting into a bucket the others may have filled. Back in Redis, the
+ * requests it sent meanwhile are added to the shared schedule (as far as they still book the
+ * bucket), so they count and nothing bursts; its guess of the others' part is not, as Redis knows it.
  */
 export class SharedLimiter implements RateLimiter {
 	/** Why requests go through the in-process limiter; undefined while the shared bucket serves them. */
 	private fallbackReason: string | undefined;
 
 	private retrySharedAt = 0;
+
+	/** Until when the requests this process sent alone book the bucket (a GCRA of its own, on `now`). */
+	private sentAloneUntil = 0;
 
 	constructor(
 		private readonly local: RateLimiter & ScheduleHandOver,
@@ -67,11 +71,16 @@ export class SharedLimiter implements RateLimiter {
 		options.notice?.(
 			`The shared rate limit in Redis was unavailable (${this.fallbackReason}): requests were limited by this n8n process alone`,
 		);
-		return await this.local.acquire(options);
+		const grant = await this.local.acquire(options);
+		this.sentAloneUntil = Math.max(this.sentAloneUntil, this.now()) + this.shared.getTerms().intervalMs;
+		return grant;
 	}
 
 	private async acquireShared(options: AcquireOptions): Promise<LimiterGrant> {
-		if (this.fallbackReason !== undefined) await this.shared.bookAhead(this.local.bookedAheadMs());
+		if (this.fallbackReason !== undefined) {
+			await this.shared.addBacklog(this.sentAloneUntil - this.now());
+			this.sentAloneUntil = 0;
+		}
 		return await this.shared.acquire(options);
 	}
 
