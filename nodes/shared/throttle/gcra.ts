@@ -195,7 +195,7 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 			if (turn) {
 				waiter.resolve(this.take(now));
 			} else {
-				waiter.reject(waitTooLongError(MAX_LIMIT_WAIT_MS + this.delayFor(now), 'refusals of the service pushed its turn back'));
+				waiter.reject(waitTooLongError(MAX_LIMIT_WAIT_MS + this.delayFor(now), 'refusals of the service or a slower pace pushed its turn back'));
 			}
 		}
 		this.schedule();

@@ -23,9 +23,10 @@ export const MAX_LIMIT_WAIT_MS = 15 * 60_000;
 
 /** A request that would wait `waitMs` (more than MAX_LIMIT_WAIT_MS) for its slot fails with this. */
 export function waitTooLongError(waitMs: number, why: string): Error {
-	return new Error(
-		`The request would wait ${describeWait(waitMs)} for the account's rate limit (${why}); a request waits at most ${describeWait(MAX_LIMIT_WAIT_MS)}`,
-	);
+	const most = describeWait(MAX_LIMIT_WAIT_MS);
+	// Rounded to minutes, a wait just beyond the longest would read as the longest itself.
+	const wait = describeWait(waitMs) === most ? `more than ${most}` : describeWait(waitMs);
+	return new Error(`The request would wait ${wait} for the account's rate limit (${why}); a request waits at most ${most}`);
 }
 
 export interface LimiterLogger {
