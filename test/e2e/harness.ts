@@ -134,7 +134,7 @@ export interface JestRunConfig {
 export function workersOfRun(config: JestRunConfig): number {
 	const folder = join(config.rootDir, 'test', 'e2e');
 	const pattern = new RegExp(config.testPathPattern, 'i');
-	const files = readdirSync(folder)
+	const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
 		.filter((name) => name.endsWith('.test.ts'))
 		.filter((name) => pattern.test(join(folder, name)));
 	return Math.max(1, Math.min(config.maxWorkers, files.length));
