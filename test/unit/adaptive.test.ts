@@ -29,11 +29,11 @@ class RecordingLimiter implements RateLimiter, ScheduleHandOver {
 const TERMS = { capacity: 10, intervalMs: 100 };
 const DRAIN_MS = 1000;
 
-function setUp() {
+function setUp(terms = TERMS) {
 	let now = 1_000_000;
 	const inner = new RecordingLimiter();
-	const limiter = new AdaptiveLimiter(inner, TERMS, () => now);
-	limiter.setTerms(TERMS);
+	const limiter = new AdaptiveLimiter(inner, terms, () => now);
+	limiter.setTerms(terms);
 	return { inner, limiter, advance: (ms: number) => (now += ms) };
 }
 
@@ -75,10 +75,15 @@ test('the pace recovers half of what it lost every time the bucket would have dr
 });
 
 test('at most sixteen times slower', async () => {
-	const { inner, limiter, advance } = setUp();
-	for (let i = 0; i < 10; i++) {
-		await limiter.penalize();
+	// A bucket that drains in 10 s: refusals a second apart nearly double the pace each time.
+	const { inner, limiter, advance } = setUp({ capacity: 100, intervalMs: 100 });
+	await limiter.penalize();
+	for (let i = 0; i < 5; i++) {
 		advance(1000);
+		await limiter.penalize();
 	}
-	expect(inner.terms.intervalMs).toBeLessThanOrEqual(1600);
+	expect(inner.terms.intervalMs).toBe(1600);
+	advance(1000);
+	await limiter.penalize();
+	expect(inner.terms.intervalMs).toBe(1600);
 });
