@@ -75,7 +75,7 @@ describe('reservations', () => {
 		}
 	});
 
-	test('acquire() sleeps until its slot and grants in the order of reservation', async () => {
+	test('acquire() sleeps until its slot: a burst of the capacity, then one an interval', async () => {
 		const account = freshAccount();
 		const terms = { capacity: 2, intervalMs: 100 };
 		const buckets = [store().bucket(account, terms), store().bucket(account, terms)];
