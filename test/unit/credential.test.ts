@@ -132,6 +132,9 @@ describe('credential definition', () => {
 			'http://10.0.0.1',
 			'http://localhost.example.com',
 			'http://127.0.0.1.example.com',
+			'\u0001http://svc.example.com',
+			'ht\ttp://svc.example.com',
+			'h\rttp://localhost:1',
 		]) {
 			const allowedByNodes = (() => {
 				try {

@@ -114,6 +114,10 @@ describe('base URL', () => {
 		expect(() => checkBaseUrl('http://svc.example.com')).toThrow(/must start with https:\/\//);
 		expect(() => checkBaseUrl('http://10.0.0.1')).toThrow(/must start with https:\/\//);
 		expect(() => checkBaseUrl('http://localhost.example.com')).toThrow(/must start with https:\/\//);
+		// Plain http hidden behind characters the URL parser drops.
+		for (const hidden of ['\u0001http://svc.example.com', 'ht\ttp://svc.example.com', 'http\n://svc.example.com', 'h\rttp://svc.example.com']) {
+			expect(() => checkBaseUrl(hidden)).toThrow(/must start with https:\/\//);
+		}
 		expect(() => checkBaseUrl('ftp://svc.example.com')).toThrow(/https:\/\//);
 		expect(() => checkBaseUrl('svc.example.com')).toThrow(/not a valid URL/);
 		expect(() => checkBaseUrl('')).toThrow(/empty/);
