@@ -5,33 +5,16 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { call, putXml } from '../../scripts/emulator/client';
-import { actionNode, chainWorkflow, nodeItems, nodeType, prepareN8n, type N8nHarness, type WorkflowDefinition } from './harness';
+import { putXml } from '../../scripts/emulator/client';
+import { postControl } from '../helpers/service';
+import { actionNode, chainWorkflow, nodeItems, nodeType, prepareN8n, until, type N8nHarness, type WorkflowDefinition } from './harness';
 
 const TRIGGER = 'On Upload';
 const CHAIR = '<Products><Product><Sku>CH-1</Sku></Product></Products>';
 const TABLE = '<Products><Product><Sku>TB-1</Sku></Product></Products>';
 
-function sleep(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await condition())) {
-		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-		await sleep(500);
-	}
-}
-
 async function fault(emulator: Emulator, rule: IDataObject): Promise<void> {
-	const response = await call(emulator, 'POST', '/__emulator/faults', {
-		auth: false,
-		customer: false,
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify(rule),
-	});
-	expect(response.status).toBe(200);
+	await postControl(emulator.url, 'faults', rule);
 }
 
 /** The trigger alone, polling every minute, reporting each upload when it is listed. */

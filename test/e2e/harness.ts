@@ -50,6 +50,8 @@
  * The worker's n8n is shared: workflows, credentials and executions of earlier files stay in it, so
  * a test looks at its own workflows' executions, and creates an example workflow of examples/ as a
  * copy (`{ ...example, id: undefined }`) unless it is examples.test.ts.
+ * - until(what, condition, timeoutMs): waits for what n8n does in the background (a trigger's
+ *   polls, a run started with startRun); sleep(ms).
  * - nodeItems(run, nodeName, { output?, runIndex? }) and runError(run) read a StoredExecution;
  *   chainWorkflow/actionNode/downloadNode build workflows (scripts/n8n/workflows.ts); nodeType(name)
  *   is the type of one of the package's nodes.
@@ -69,13 +71,14 @@ import {
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
 import { installN8n, N8nFolder, packPackage, PROJECT_ROOT } from '../../scripts/n8n/instance';
+import { sleep } from '../../scripts/n8n/processes';
 import type { N8nServer, Owner, StoredExecution, WorkflowDefinition } from '../../scripts/n8n/server';
 
 export { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL, emulatorCredential, PROJECT_ROOT };
 export type { CredentialData, CredentialImport, WorkflowDefinition };
 export { nodeItems, runError } from '../../scripts/n8n/run-data';
 export type { ExecutionSummary, N8nServer, StoredExecution } from '../../scripts/n8n/server';
-export { freePort } from '../../scripts/n8n/processes';
+export { freePort, sleep } from '../../scripts/n8n/processes';
 export {
 	actionNode,
 	chainWorkflow,
@@ -219,6 +222,15 @@ const FAST_LEAK_MS = 100;
  * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
  * it; with `env`, an n8n of its own on a fresh user folder.
  */
+/** Waits, checking every half second, until `condition` holds; fails naming `what` after `timeoutMs`. */
+export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await condition())) {
+		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+		await sleep(500);
+	}
+}
+
 export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarness> {
 	const settings = runSettings();
 	const { n8nBin, workDir, template } = settings;

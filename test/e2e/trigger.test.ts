@@ -16,6 +16,8 @@ import {
 	nodeType,
 	prepareN8n,
 	PROJECT_ROOT,
+	sleep,
+	until,
 	type ExecutionSummary,
 	type N8nHarness,
 	type StoredExecution,
@@ -33,10 +35,6 @@ function document(sku: string, { fail = false } = {}): string {
 	return `<Products>${fail ? '<!--emulator:fail-->' : ''}<Product><Sku>${sku}</Sku></Product></Products>`;
 }
 
-function sleep(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 describe('the trigger in a running n8n', () => {
 	let n8n: N8nHarness;
 	let workflowId: string;
@@ -51,14 +49,6 @@ describe('the trigger in a running n8n', () => {
 
 	function listings(): number {
 		return n8n.emulator.stats().requests['GET /api/xml/{date}'] ?? 0;
-	}
-
-	async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-		const deadline = Date.now() + timeoutMs;
-		while (!(await condition())) {
-			if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-			await sleep(500);
-		}
 	}
 
 	/** Every finished execution of the workflow so far with its run data, oldest first. */

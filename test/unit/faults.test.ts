@@ -15,7 +15,8 @@ import { listUploads } from '../../nodes/shared/uploads';
 import { wait } from '../../nodes/shared/wait';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { emulatorCredentials } from '../../scripts/n8n/in-process';
 import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
 
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
@@ -37,18 +38,7 @@ afterAll(async () => {
 beforeEach(() => service.reset());
 
 function credentials(overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
-	return {
-		environment: 'production',
-		baseUrl: service.url,
-		username: DEFAULT_ACCOUNT.username,
-		password: DEFAULT_ACCOUNT.password,
-		customerId: '1001',
-		customerIdType: 'ServiceID',
-		customRateLimit: true,
-		bucketCapacity: 50,
-		leakIntervalSeconds: 0.05,
-		...overrides,
-	};
+	return emulatorCredentials(service, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.05, ...overrides });
 }
 
 function fault(rule: Record<string, unknown>): Promise<void> {

@@ -15,6 +15,7 @@ import {
 } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
 import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
+import { emulatorCredentials } from '../../scripts/n8n/in-process';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
@@ -23,15 +24,7 @@ const BASIC = Buffer.from(`${DEFAULT_ACCOUNT.username}:${PASSWORD}`).toString('b
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 
 function credentialsFor(url: string, overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
-	return {
-		environment: 'production',
-		baseUrl: url,
-		username: DEFAULT_ACCOUNT.username,
-		password: PASSWORD,
-		customerId: '1001',
-		customerIdType: 'ServiceID',
-		...overrides,
-	};
+	return emulatorCredentials({ url }, overrides);
 }
 
 /** The account's own limit terms, fast enough for tests. */
