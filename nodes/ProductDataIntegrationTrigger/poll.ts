@@ -37,7 +37,7 @@ export interface TriggerSettings {
 	customer?: CustomerOverride;
 }
 
-/** Share of n8n's time budget for one poll after which no further status checks are started. */
+/** Share of a poll's deadline after which no further status checks are started. */
 const POLL_BUDGET_SHARE = 0.5;
 
 const NOTHING_FINISHED_MESSAGE =
@@ -62,7 +62,7 @@ export async function pollUploads(
 	running.add(key);
 	try {
 		const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
-		return await withPollDeadline(this, deadlineMs, async () => await pollOnce.call(this, settings));
+		return await withPollDeadline(this, deadlineMs, async () => await pollOnce.call(this, settings, deadlineMs));
 	} finally {
 		running.delete(key);
 	}
@@ -71,6 +71,8 @@ export async function pollUploads(
 async function pollOnce(
 	this: IPollFunctions,
 	settings: TriggerSettings,
+	/** How long the poll may run (withPollDeadline ends it then). */
+	deadlineMs: number,
 ): Promise<INodeExecutionData[][] | null> {
 	const now = Date.now();
 	const staticData = this.getWorkflowStaticData('node');
@@ -109,7 +111,7 @@ async function pollOnce(
 	}
 
 	const failures = settings.uploadFinished
-		? await checkPending.call(this, state, now, settings, items)
+		? await checkPending.call(this, state, now, settings, items, deadlineMs)
 		: [];
 	writeState(staticData, state);
 	if (failures.length > 0) {
@@ -132,9 +134,10 @@ async function checkPending(
 	now: number,
 	settings: TriggerSettings,
 	items: INodeExecutionData[],
+	deadlineMs: number,
 ): Promise<Error[]> {
 	const failures: Error[] = [];
-	const deadline = now + this.getPollBudgetMs() * POLL_BUDGET_SHARE;
+	const deadline = now + deadlineMs * POLL_BUDGET_SHARE;
 	let checks = 0;
 	for (const [id, session] of dueSessions(state, now)) {
 		if (checks >= settings.maxChecks) break;
