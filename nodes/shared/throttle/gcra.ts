@@ -31,6 +31,23 @@ export interface LimiterClock {
  */
 export const SAFETY_MARGIN = 0.01;
 
+/** The GCRA's spacing for a bucket: one request per emission interval, bursts within the tolerance. */
+export interface GcraSpacing {
+	emissionMs: number;
+	toleranceMs: number;
+}
+
+export function gcraSpacing(terms: BucketTerms): GcraSpacing {
+	const emissionMs = terms.intervalMs * (1 + SAFETY_MARGIN);
+	return { emissionMs, toleranceMs: (terms.capacity - 1) * emissionMs };
+}
+
+/** How far from now a refusal books the bucket: full, then its Retry-After (or one interval) more. */
+export function penaltyMs(retryAfterMs: number | undefined, { emissionMs, toleranceMs }: GcraSpacing): number {
+	const waitMs = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : emissionMs;
+	return waitMs + toleranceMs;
+}
+
 const realClock: LimiterClock = {
 	now: () => Date.now(),
 	setTimeout: (callback, ms) => {
@@ -82,8 +99,7 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 			return;
 		}
 		this.terms = checked;
-		this.emissionMs = checked.intervalMs * (1 + SAFETY_MARGIN);
-		this.toleranceMs = (checked.capacity - 1) * this.emissionMs;
+		({ emissionMs: this.emissionMs, toleranceMs: this.toleranceMs } = gcraSpacing(checked));
 		this.schedule();
 	}
 
@@ -125,11 +141,7 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 	}
 
 	async penalize(retryAfterMs?: number): Promise<void> {
-		const waitMs =
-			retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0
-				? retryAfterMs
-				: this.emissionMs;
-		await this.bookAhead(waitMs + this.toleranceMs);
+		await this.bookAhead(penaltyMs(retryAfterMs, { emissionMs: this.emissionMs, toleranceMs: this.toleranceMs }));
 	}
 
 	async bookAhead(ms: number): Promise<void> {

@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import Redis, { type RedisOptions } from 'ioredis';
 
 import { wait } from '../wait';
-import { SAFETY_MARGIN } from './gcra';
+import { gcraSpacing, penaltyMs } from './gcra';
 import {
 	LimiterCancelledError,
 	MAX_LIMIT_WAIT_MS,
@@ -289,7 +289,7 @@ function holdKey(bucketKey: string): string {
 
 /**
  * One account's bucket in Redis. Same terms, safety margin and corrections as the in-process
- * RequestThrottle; acquire() throws SharedBucketUnavailableError when Redis cannot be asked.
+ * GcraLimiter; acquire() throws SharedBucketUnavailableError when Redis cannot be asked.
  */
 export class SharedBucket implements RateLimiter {
 	private terms: BucketTerms;
@@ -313,19 +313,11 @@ export class SharedBucket implements RateLimiter {
 		return { ...this.terms };
 	}
 
-	private get emissionMs(): number {
-		return this.terms.intervalMs * (1 + SAFETY_MARGIN);
-	}
-
-	private get toleranceMs(): number {
-		return (this.terms.capacity - 1) * this.emissionMs;
-	}
-
 	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
 		const { signal, logger } = options;
 		if (signal?.aborted) throw new LimiterCancelledError();
-		const emissionMs = this.emissionMs;
-		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, this.toleranceMs);
+		const { emissionMs, toleranceMs } = gcraSpacing(this.terms);
+		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, toleranceMs);
 		this.seenBookedFor(waitMs + leadMs + emissionMs);
 		if (waitMs > MAX_LIMIT_WAIT_MS) {
 			await this.giveBack(reservedFrom, emissionMs);
@@ -350,7 +342,7 @@ export class SharedBucket implements RateLimiter {
 			settle: async () => {
 				if (settled) return;
 				settled = true;
-				// As in RequestThrottle.take(): a request granted into an idle bucket may reach the
+				// As in GcraLimiter.take(): a request granted into an idle bucket may reach the
 				// service late, which then drains its bucket from a later moment; move the schedule
 				// by that lateness (at most max(interval, 1 s)) beyond the slot's own lead.
 				const lateMs = Math.min(Date.now() - grantedAt, Math.max(emissionMs, 1000)) - leadMs;
@@ -364,9 +356,7 @@ export class SharedBucket implements RateLimiter {
 	 * one interval) from now, for every process.
 	 */
 	async penalize(retryAfterMs?: number): Promise<void> {
-		const waitMs =
-			retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : this.emissionMs;
-		const ms = waitMs + this.toleranceMs;
+		const ms = penaltyMs(retryAfterMs, gcraSpacing(this.terms));
 		await this.store.push(this.key, { atLeastMs: ms, penalty: true });
 		this.seenBookedFor(ms);
 	}
@@ -377,7 +367,7 @@ export class SharedBucket implements RateLimiter {
 	 * least: the other processes may have filled it meanwhile.
 	 */
 	bookedAheadMs(): number {
-		return Math.max(this.terms.capacity * this.emissionMs, this.seenBookedUntil - Date.now());
+		return Math.max(this.terms.capacity * gcraSpacing(this.terms).emissionMs, this.seenBookedUntil - Date.now());
 	}
 
 	/**
