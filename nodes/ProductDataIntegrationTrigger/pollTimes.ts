@@ -1,6 +1,7 @@
+import { DAY_MS } from './state';
+
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
 
 /** The "Poll Times" parameter n8n adds to every polling trigger. */
 interface PollTime {
