@@ -29,7 +29,7 @@ const EXCEPTIONS = [
 	{
 		rule: 'no-restricted-globals',
 		name: 'process',
-		files: ['nodes/shared/throttle/sharing.ts'],
+		files: ['nodes/shared/transport/sharing.ts'],
 		why:
 			'Rate Limit Sharing "Automatic" shares the bucket through the Redis of n8n\'s own queue mode, so it reads ' +
 			'n8n\'s settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment; n8n gives nodes no other way to them.',

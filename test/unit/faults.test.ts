@@ -12,7 +12,7 @@ import {
 } from '../../nodes/shared/transport';
 import { pollDeadlineMs, pollIntervalMs } from '../../nodes/ProductDataIntegrationTrigger/pollTimes';
 import { listUploads } from '../../nodes/shared/uploads';
-import { wait } from '../../nodes/shared/wait';
+import { wait } from '../../nodes/shared/transport/wait';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 import { startEmulator, type Emulator } from '../../scripts/emulator';

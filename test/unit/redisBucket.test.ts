@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { sleep } from 'n8n-workflow';
 
 import {
 	SharedBucketStore,
@@ -78,7 +79,7 @@ describe('reservations', () => {
 	test('acquire() sleeps until its slot: a burst of the capacity, then one an interval', async () => {
 		const account = freshAccount();
 		const terms = { capacity: 2, intervalMs: 100 };
-		const buckets = [store().bucket(account, terms), store().bucket(account, terms)];
+		const buckets = [store().bucket(account, terms, sleep), store().bucket(account, terms, sleep)];
 		const started = Date.now();
 		const granted: number[] = [];
 		await Promise.all(
@@ -94,7 +95,7 @@ describe('reservations', () => {
 
 	test('a cancelled wait gives its slot back and rejects with the cancellation error', async () => {
 		const account = freshAccount();
-		const bucket = store().bucket(account, SLOW);
+		const bucket = store().bucket(account, SLOW, sleep);
 		for (let i = 0; i < SLOW.capacity; i++) await bucket.acquire();
 		const controller = new AbortController();
 		const waiting = bucket.acquire({ signal: controller.signal });
@@ -108,7 +109,7 @@ describe('reservations', () => {
 
 	test('a cancelled wait gives back no slot that a penalty since holds full', async () => {
 		const account = freshAccount();
-		const bucket = store().bucket(account, SLOW);
+		const bucket = store().bucket(account, SLOW, sleep);
 		for (let i = 0; i < SLOW.capacity; i++) await bucket.acquire();
 		const controller = new AbortController();
 		let reserved!: () => void;
@@ -117,7 +118,7 @@ describe('reservations', () => {
 		await inSchedule;
 		// Another process's request was refused meanwhile: the bucket counts full for three intervals.
 		const penaltyMs = 3 * EMISSION;
-		await store().bucket(account, SLOW).penalize(penaltyMs);
+		await store().bucket(account, SLOW, sleep).penalize(penaltyMs);
 		controller.abort();
 		await expect(waiting).rejects.toBeInstanceOf(LimiterCancelledError);
 		const { waitMs } = await store().reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
@@ -128,7 +129,7 @@ describe('reservations', () => {
 
 	test('a slot further ahead than 15 minutes is handed back and the request fails, naming the wait', async () => {
 		const account = freshAccount();
-		const bucket = store().bucket(account, SLOW);
+		const bucket = store().bucket(account, SLOW, sleep);
 		// The service asked for 20 minutes: the bucket counts full until then.
 		await bucket.penalize(20 * 60_000);
 		await expect(bucket.acquire()).rejects.toThrow(/would wait 20 min for the account's rate limit .*at most 15 min/);
@@ -142,7 +143,7 @@ describe('reservations', () => {
 		const account = freshAccount();
 		const controller = new AbortController();
 		controller.abort();
-		await expect(store().bucket(account, SLOW).acquire({ signal: controller.signal })).rejects.toBeInstanceOf(
+		await expect(store().bucket(account, SLOW, sleep).acquire({ signal: controller.signal })).rejects.toBeInstanceOf(
 			LimiterCancelledError,
 		);
 		const client = await rawClient();
@@ -155,7 +156,7 @@ describe('reservations', () => {
 
 	test('a penalty holds every process back for Retry-After, then one per interval', async () => {
 		const account = freshAccount();
-		await store().bucket(account, SLOW).penalize(3000);
+		await store().bucket(account, SLOW, sleep).penalize(3000);
 		const other = store();
 		const { waitMs: first } = await other.reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
 		const { waitMs: second } = await other.reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
@@ -169,7 +170,7 @@ describe('reservations', () => {
 	test('a request that reaches the service late in an idle bucket moves the schedule by its lateness', async () => {
 		const account = freshAccount();
 		const terms = { capacity: 1, intervalMs: 1000 };
-		const bucket = store().bucket(account, terms);
+		const bucket = store().bucket(account, terms, sleep);
 		const grant = await bucket.acquire();
 		await new Promise((resolve) => setTimeout(resolve, 400));
 		await grant.settle();
@@ -190,7 +191,7 @@ describe('keys', () => {
 	test('are named by a digest of the account and expire a little after the bucket is empty again', async () => {
 		const username = 'someone@example.com';
 		const account = accountKey('https://integration.example.com', username);
-		const bucket = store().bucket(account, SLOW);
+		const bucket = store().bucket(account, SLOW, sleep);
 		await bucket.acquire();
 		await bucket.acquire();
 		const client = await rawClient();
@@ -213,7 +214,7 @@ describe('keys', () => {
 describe('connections', () => {
 	test('a wrong password makes the store unavailable, with the reason', async () => {
 		const wrong = store({ password: 'not-the-password' });
-		const error = await wrong.bucket(freshAccount(), SLOW).acquire().catch((caught: unknown) => caught);
+		const error = await wrong.bucket(freshAccount(), SLOW, sleep).acquire().catch((caught: unknown) => caught);
 		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
 		expect((error as Error).message).toMatch(/WRONGPASS|invalid|password/i);
 		expect((error as Error).message).not.toContain('not-the-password');
@@ -221,13 +222,13 @@ describe('connections', () => {
 
 	test('TLS with the server certificate verified', async () => {
 		const secure = store({ port: redis.tlsPort, tls: { ca: redis.ca, servername: 'localhost' } });
-		const grant = await secure.bucket(freshAccount(), SLOW).acquire();
+		const grant = await secure.bucket(freshAccount(), SLOW, sleep).acquire();
 		await grant.settle();
 	});
 
 	test('TLS refuses a certificate it cannot verify', async () => {
 		const unverified = store({ port: redis.tlsPort, tls: { servername: 'localhost' } });
-		await expect(unverified.bucket(freshAccount(), SLOW).acquire()).rejects.toBeInstanceOf(SharedBucketUnavailableError);
+		await expect(unverified.bucket(freshAccount(), SLOW, sleep).acquire()).rejects.toBeInstanceOf(SharedBucketUnavailableError);
 	});
 
 	test('unreachable, then reachable again: unavailable at once, usable once Redis is back', async () => {
@@ -235,7 +236,7 @@ describe('connections', () => {
 		const port = server.port;
 		await server.stop();
 		const flaky = store({ port, password: undefined });
-		const bucket = flaky.bucket(freshAccount(), SLOW);
+		const bucket = flaky.bucket(freshAccount(), SLOW, sleep);
 		await expect(bucket.acquire()).rejects.toBeInstanceOf(SharedBucketUnavailableError);
 		const again = await startRedis({ port });
 		try {

@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { sleep } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { GcraLimiter, LimiterCancelledError, SAFETY_MARGIN, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
@@ -146,7 +147,7 @@ describe('the schedule, handed between Redis and the process', () => {
 	function sharedLimiter(port: number, clock: FakeClock) {
 		const store = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
 		const account = accountKey(`http://127.0.0.1:1/handed-${++accounts}-${Date.now()}`, 'someone');
-		const limiter = new SharedLimiter(new GcraLimiter(TERMS, clock), store.bucket(account, TERMS), () => clock.now());
+		const limiter = new SharedLimiter(new GcraLimiter(TERMS, clock), store.bucket(account, TERMS, sleep), () => clock.now());
 		return { store, limiter, account };
 	}
 
@@ -233,7 +234,7 @@ describe('the schedule, handed between Redis and the process', () => {
 			// Another process takes two of the three slots while this one is still on its own.
 			const other = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
 			try {
-				const bucket = other.bucket(account, TERMS);
+				const bucket = other.bucket(account, TERMS, sleep);
 				for (let request = 0; request < 2; request++) await (await bucket.acquire()).settle();
 			} finally {
 				await other.close();
@@ -252,7 +253,7 @@ describe('the schedule, handed between Redis and the process', () => {
 		const other = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
 		try {
 			// Another process's request was refused: the bucket is held full ten intervals more.
-			await other.bucket(account, TERMS).penalize(10 * EMISSION);
+			await other.bucket(account, TERMS, sleep).penalize(10 * EMISSION);
 			// This process sees so with a reservation of its own.
 			expect(await reservedWait(limiter)).toBeGreaterThan(9 * EMISSION);
 			await redis.stop();

@@ -1,4 +1,4 @@
-import { sharingDecision } from '../../nodes/shared/throttle/sharing';
+import { sharingDecision } from '../../nodes/shared/transport/sharing';
 
 const QUEUE = { EXECUTIONS_MODE: 'queue' };
 

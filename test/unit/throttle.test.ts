@@ -1,3 +1,5 @@
+import { sleep } from 'n8n-workflow';
+
 import {
 	backoffDelay,
 	GcraLimiter,
@@ -13,7 +15,7 @@ import { FakeClock, flush } from '../helpers/clock';
 
 /** The process-wide limiter of an account, found as the transport finds it. */
 function throttleFor(baseUrl: string, username: string, terms: BucketTerms) {
-	return limiterFor(accountKey(baseUrl, username), terms);
+	return limiterFor(accountKey(baseUrl, username), terms, {}, sleep);
 }
 
 const T = 5000;
@@ -271,8 +273,8 @@ describe('GcraLimiter (GCRA)', () => {
 	});
 
 	it('refuses impossible terms', () => {
-		expect(() => new GcraLimiter({ capacity: 0, intervalMs: 1000 })).toThrow(RangeError);
-		expect(() => new GcraLimiter({ capacity: 5, intervalMs: 0 })).toThrow(RangeError);
+		expect(() => new GcraLimiter({ capacity: 0, intervalMs: 1000 }, new FakeClock())).toThrow(RangeError);
+		expect(() => new GcraLimiter({ capacity: 5, intervalMs: 0 }, new FakeClock())).toThrow(RangeError);
 	});
 });
 
@@ -303,13 +305,13 @@ describe('process-wide limiters', () => {
 	it('two credentials of one account: the strictest terms either declares', () => {
 		const key = accountKey('https://terms.example.com', 'user');
 		const start = 1_000_000;
-		const first = limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, start);
-		expect(limiterFor(key, { capacity: 10, intervalMs: 2000 }, {}, start + 1000)).toBe(first);
+		const first = limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, sleep, start);
+		expect(limiterFor(key, { capacity: 10, intervalMs: 2000 }, {}, sleep, start + 1000)).toBe(first);
 		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
 		// Used again, the first keeps counting; terms no credential used for an hour stop counting.
-		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, start + 30 * 60_000);
+		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, sleep, start + 30 * 60_000);
 		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
-		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, start + 62 * 60_000);
+		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, sleep, start + 62 * 60_000);
 		expect(first.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
 	});
 

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { oncePerRun } from '../../shared/runCache';
+import { oncePerRun } from '../../shared/transport/runCache';
 
 /**
  * A read whose answer is the same for many items of one node run is sent once: every request

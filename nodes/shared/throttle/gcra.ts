@@ -1,4 +1,3 @@
-import { wait } from '../wait';
 import {
 	checkTerms,
 	DEFAULT_TERMS,
@@ -11,6 +10,7 @@ import {
 	type RateLimiter,
 	type ScheduleHandOver,
 } from './limiter';
+import { waitWith, type Sleep } from './time';
 
 /**
  * Client-side model of the service's leaky bucket, as a GCRA (generic cell rate algorithm):
@@ -48,15 +48,18 @@ export function penaltyMs(retryAfterMs: number | undefined, { emissionMs, tolera
 	return waitMs + toleranceMs;
 }
 
-const realClock: LimiterClock = {
-	now: () => Date.now(),
-	setTimeout: (callback, ms) => {
-		const timer = new AbortController();
-		wait(ms, timer.signal).then(callback, () => undefined);
-		return timer;
-	},
-	clearTimeout: (handle) => (handle as AbortController).abort(),
-};
+/** The clock of the real world, its timers made of `sleep`. */
+export function realClock(sleep: Sleep): LimiterClock {
+	return {
+		now: () => Date.now(),
+		setTimeout: (callback, ms) => {
+			const timer = new AbortController();
+			waitWith(sleep, ms, timer.signal).then(callback, () => undefined);
+			return timer;
+		},
+		clearTimeout: (handle) => (handle as AbortController).abort(),
+	};
+}
 
 interface Waiter {
 	/** When it has waited MAX_LIMIT_WAIT_MS. */
@@ -87,8 +90,8 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 	private shifted = 0;
 
 	constructor(
-		terms: BucketTerms = DEFAULT_TERMS,
-		private readonly clock: LimiterClock = realClock,
+		terms: BucketTerms,
+		private readonly clock: LimiterClock,
 	) {
 		this.setTerms(terms);
 	}

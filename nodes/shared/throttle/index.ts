@@ -9,7 +9,8 @@ export {
 	type RateLimiter,
 	type ScheduleHandOver,
 } from './limiter';
-export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
-export { limiterFor } from './registry';
-export { sharingFor } from './sharing';
+export { GcraLimiter, realClock, SAFETY_MARGIN, type LimiterClock } from './gcra';
+export { limiterFor, type SharingDecision } from './registry';
+export type { RedisConnection } from './redisBucket';
+export { describeWait, MAX_TIMER_MS, waitWith, type Sleep } from './time';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';

@@ -4,7 +4,7 @@
  * in-process GCRA (gcra.ts) is one implementation; one shared between processes can be another.
  */
 
-import { describeWait } from '../transport/responses';
+import { describeWait } from './time';
 
 /** The service's leaky bucket: `capacity` requests at once, then one every `intervalMs`. */
 export interface BucketTerms {

@@ -1,8 +1,8 @@
 import { createHash } from 'crypto';
 import Redis, { type RedisOptions } from 'ioredis';
 
-import { wait } from '../wait';
 import { gcraSpacing, penaltyMs } from './gcra';
+import { waitWith, type Sleep } from './time';
 import {
 	LimiterCancelledError,
 	MAX_LIMIT_WAIT_MS,
@@ -202,8 +202,8 @@ export class SharedBucketStore {
 		return this.lastError || `connection ${this.client.status}`;
 	}
 
-	bucket(accountKey: string, terms: BucketTerms): SharedBucket {
-		return new SharedBucket(this, sharedBucketKey(accountKey), terms);
+	bucket(accountKey: string, terms: BucketTerms, sleep: Sleep): SharedBucket {
+		return new SharedBucket(this, sharedBucketKey(accountKey), terms, sleep);
 	}
 
 	async close(): Promise<void> {
@@ -301,6 +301,7 @@ export class SharedBucket implements RateLimiter {
 		private readonly store: SharedBucketStore,
 		readonly key: string,
 		terms: BucketTerms,
+		private readonly sleep: Sleep,
 	) {
 		this.terms = { ...terms };
 	}
@@ -328,7 +329,7 @@ export class SharedBucket implements RateLimiter {
 				expectedWaitMs: Math.round(waitMs),
 			});
 		}
-		const waited = await wait(waitMs, signal).then(
+		const waited = await waitWith(this.sleep, waitMs, signal).then(
 			() => true,
 			() => false,
 		);

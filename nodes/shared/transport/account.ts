@@ -1,11 +1,11 @@
 import { createHash } from 'crypto';
-import { NodeOperationError, type ICredentialDataDecryptedObject } from 'n8n-workflow';
+import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { DEFAULT_TERMS, limiterFor, sharingFor, type BucketTerms, type RateLimiter } from '../throttle';
+import { DEFAULT_TERMS, limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { oncePerNodeRun } from './context';
-import type { ServiceContext } from './context';
-import type { CustomerOverride } from './types';
+import { sharingFor } from './sharing';
+import type { CustomerOverride, ServiceContext } from './types';
 
 export const CREDENTIAL_NAME = 'productDataIntegrationApi';
 
@@ -83,7 +83,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		baseUrl,
 		origin: new URL(baseUrl).origin,
 		credentials,
-		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials), sharingFor(credentials)),
+		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials), sharingFor(credentials), sleep),
 		timeoutMs: requestTimeoutMs(credentials),
 	};
 }

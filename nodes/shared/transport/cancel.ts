@@ -1,8 +1,8 @@
 import { NodeOperationError, type ILoadOptionsFunctions, type INode, type IPollFunctions } from 'n8n-workflow';
 
-import { wait } from '../wait';
-import type { ServiceContext } from './context';
-import { describeWait } from './responses';
+import { describeWait } from '../throttle';
+import type { ServiceContext } from './types';
+import { wait } from './wait';
 
 /** Why the requests of a poll, or of a list in the editor, were stopped: they outlived their time budget. */
 class DeadlineError extends Error {

@@ -1,10 +1,8 @@
-import type { IExecuteFunctions, ILoadOptionsFunctions, IPollFunctions } from 'n8n-workflow';
+import type { IPollFunctions } from 'n8n-workflow';
 
-import { oncePerRun } from '../runCache';
 import { cancelSignal } from './cancel';
-
-/** Where a request can come from: a node run, a trigger's poll, a list in the editor. */
-export type ServiceContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
+import { oncePerRun } from './runCache';
+import type { ServiceContext } from './types';
 
 /** A trigger's poll: n8n keeps its context for as long as the trigger is active. */
 export function isPollContext(context: ServiceContext): context is IPollFunctions {

@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import { CREDENTIAL_NAME, type Account } from './account';
-import type { ServiceContext } from './context';
+import type { ServiceContext } from './types';
 import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
 import type { Exchange, RequestBody } from './types';
 

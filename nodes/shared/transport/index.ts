@@ -2,8 +2,7 @@
  * The package's way to the service. One request goes: account (credential, base URL, limiter) ->
  * request (limiter, retries, errors) -> http (one exchange through n8n) -> responses/errors.
  */
-export type { ServiceContext } from './context';
-export type { CustomerOverride, RequestBody, ServiceRequest, ServiceResponse } from './types';
+export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
 export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
 export { isAmbiguous } from './errors';

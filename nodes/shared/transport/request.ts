@@ -2,6 +2,7 @@ import { NodeApiError, NodeOperationError, type ILoadOptionsFunctions, type INod
 
 import {
 	backoffDelay,
+	describeWait,
 	LimiterCancelledError,
 	MAX_LIMIT_WAIT_MS,
 	parseRetryAfter,
@@ -9,7 +10,6 @@ import {
 	type LimiterGrant,
 	type RateLimiter,
 } from '../throttle';
-import { oncePerRun } from '../runCache';
 import { effectiveCustomer, getAccount, type Account } from './account';
 import { cancelledError, cancelSignal, sleepOrCancel, withListDeadline } from './cancel';
 import {
@@ -24,9 +24,10 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRateLimitRefusal, parseBody } from './responses';
-import { oncePerNodeRun, type ServiceContext } from './context';
-import type { Exchange, ServiceRequest, ServiceResponse } from './types';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRateLimitRefusal, parseBody } from './responses';
+import { oncePerNodeRun } from './context';
+import { oncePerRun } from './runCache';
+import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
 
 /**

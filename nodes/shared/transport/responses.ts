@@ -98,12 +98,3 @@ export function isRateLimitRefusal(status: number, retryAfterMs: number | undefi
 	if (status !== 503 || retryAfterMs === undefined) return false;
 	return !/unavailable|maintenance/i.test(serviceMessage(text) ?? '');
 }
-
-/** A wait for messages: "45 s", "15 min", "24 h", "3 days". */
-export function describeWait(ms: number): string {
-	const seconds = Math.round(ms / 1000);
-	if (seconds < 120) return `${seconds} s`;
-	if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
-	if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
-	return `${Math.round(seconds / 86_400)} days`;
-}

@@ -1,5 +1,11 @@
 import { Byte, Bytes } from './bytes';
-import type { ScanContext } from './scanContext';
+
+/** What the collector asks of the scan it serves (scanContext.ts): the check of single characters. */
+export interface CharacterCheck {
+	/** Returns the index after the character at `buf[i]`, or `end` with `problem` set. */
+	character(buf: Uint8Array, i: number, end: number): number;
+	readonly problem: unknown;
+}
 
 const enum DoctypeState {
 	Outside,
@@ -33,7 +39,7 @@ export class DoctypeCollector {
 	) {}
 
 	/** Returns the index after the DOCTYPE's '>', or `end`. */
-	feed(buf: Uint8Array, i: number, end: number, s: ScanContext): number {
+	feed(buf: Uint8Array, i: number, end: number, s: CharacterCheck): number {
 		while (i < end) {
 			const b = buf[i];
 			if (b >= 0x80 || b < 0x20) {

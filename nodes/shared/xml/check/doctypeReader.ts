@@ -1,5 +1,5 @@
 import { isNameChar, isNameStart, isSpace } from '../chars';
-import type { EntityDeclaration } from './doctype';
+import type { EntityDeclaration } from './doctypeModel';
 
 /** The first problem in a DOCTYPE: thrown by `DoctypeReader.fail`, caught once by `readDoctype`. */
 export class DoctypeProblem extends Error {

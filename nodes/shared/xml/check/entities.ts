@@ -1,5 +1,5 @@
 import { isXmlChar } from '../chars';
-import type { Doctype } from './doctype';
+import type { Doctype } from './doctypeModel';
 
 /** The entities every document may use without declaring them. */
 export const PREDEFINED_ENTITIES: readonly string[] = ['amp', 'lt', 'gt', 'quot', 'apos'];

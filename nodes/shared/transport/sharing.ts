@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { RedisConnection } from './redisBucket';
+import type { RedisConnection, SharingDecision } from '../throttle';
 
 /**
  * Where the account's bucket lives, from the credential's Rate Limit Sharing:
@@ -11,13 +11,6 @@ import type { RedisConnection } from './redisBucket';
  * - process: in this process only.
  */
 export type RateLimitSharing = 'automatic' | 'redis' | 'process';
-
-export interface SharingDecision {
-	/** Undefined: the in-process limiter. */
-	connection?: RedisConnection;
-	/** Why a shared store that would be expected is not used, for the log and the node's output. */
-	notice?: string;
-}
 
 type Environment = Record<string, string | undefined>;
 
