@@ -5,6 +5,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 
 import { prepareDocuments } from '../../nodes/ProductDataIntegration/actions/document/documents';
 import { uploadDocuments } from '../../nodes/ProductDataIntegration/actions/document/uploadDocuments';
+import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
 import { createContext } from '../../scripts/n8n/context';
@@ -784,7 +785,7 @@ describe('Document: stored files', () => {
 		};
 
 		try {
-			const output = await uploadDocuments.call(context, context.getInputData(), 'xml');
+			const output = await uploadDocuments.call(context, context.getInputData(), new ItemFailures(context), 'xml');
 			expect(output[0].json.sessionId).toBe('3f2504e0-4f89-41d3-9a0c-0305e82c3301');
 		} finally {
 			await server.close();

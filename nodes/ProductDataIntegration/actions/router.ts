@@ -5,7 +5,7 @@ import * as account from './account/Account.resource';
 import * as document from './document/Document.resource';
 import * as image from './image/Image.resource';
 import * as uploadSession from './uploadSession/UploadSession.resource';
-import { asNodeError, itemFailure } from './itemErrors';
+import { ItemFailures } from './itemErrors';
 import type { ResourceOperations } from './types';
 
 const resources: Record<string, ResourceOperations> = {
@@ -27,8 +27,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		);
 	}
 
+	const failures = new ItemFailures(this);
 	if ('executeBatch' in module) {
-		return [await module.executeBatch.call(this, items)];
+		return [await module.executeBatch.call(this, items, failures)];
 	}
 
 	const output: INodeExecutionData[] = [];
@@ -39,8 +40,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 				output.push({ json, pairedItem: { item: itemIndex } });
 			}
 		} catch (error) {
-			if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
-			output.push(itemFailure(this, error, itemIndex));
+			output.push(failures.output(error, [itemIndex]));
 		}
 	}
 	return [output];

@@ -38,12 +38,6 @@ export function describeItems(itemIndexes: number[]): string {
 	return `items ${itemIndexes[0]}-${itemIndexes[itemIndexes.length - 1]}`;
 }
 
-export function pairedItems(itemIndexes: number[]): INodeExecutionData['pairedItem'] {
-	return itemIndexes.length === 1
-		? { item: itemIndexes[0] }
-		: itemIndexes.map((item) => ({ item }));
-}
-
 function capitalized(text: string): string {
 	return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { uploadFields } from './uploadFields';
+import type { ItemFailures } from '../itemErrors';
 import { uploadDocuments } from './uploadDocuments';
 
 export const description = updateDisplayOptions(
@@ -14,6 +15,7 @@ export const description = updateDisplayOptions(
 export async function executeBatch(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
+	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
-	return await uploadDocuments.call(this, items, 'xml');
+	return await uploadDocuments.call(this, items, failures, 'xml');
 }

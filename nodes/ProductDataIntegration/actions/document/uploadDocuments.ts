@@ -18,13 +18,12 @@ import {
 	type ServiceResponse,
 } from '../../../shared/transport';
 import { findPossibleArrivals } from '../../../shared/uploads';
-import { asNodeError, itemFailure } from '../itemErrors';
+import { asNodeError, pairedItems, type ItemFailures } from '../itemErrors';
 import { waitedOutcome, waitSettings } from '../waiting';
 import {
 	describeItems,
 	documentBody,
 	documentJson,
-	pairedItems,
 	prepareDocuments,
 	type XmlDocument,
 } from './documents';
@@ -92,15 +91,11 @@ function listUploaded(slots: Slot[]): string {
 }
 
 /** A failure that stops the node: its description says which documents did reach the service. */
-function stopWith(context: IExecuteFunctions, error: unknown, itemIndex: number, slots: Slot[]): Error {
-	const nodeError = asNodeError(context, error, itemIndex);
-	nodeError.description = [nodeError.description, listUploaded(slots)].filter(Boolean).join('\n\n');
-	return nodeError;
-}
-
-function failureItem(context: IExecuteFunctions, error: unknown, itemIndexes: number[], json: IDataObject = {}): INodeExecutionData {
-	const failure = itemFailure(context, error, itemIndexes[0]);
-	return { json: { ...json, ...failure.json }, pairedItem: pairedItems(itemIndexes) };
+/** An error that ends the run also lists the sessions already uploaded, so none is lost. */
+function listingUploaded(slots: Slot[]): (error: { description?: string | null }) => void {
+	return (error) => {
+		error.description = [error.description, listUploaded(slots)].filter(Boolean).join('\n\n');
+	};
 }
 
 /**
@@ -111,15 +106,15 @@ function failureItem(context: IExecuteFunctions, error: unknown, itemIndexes: nu
 export async function uploadDocuments(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
+	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 ): Promise<INodeExecutionData[]> {
-	const continueOnFail = this.continueOnFail();
 	const plans = (await prepareDocuments(this, items)).map(
 		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
 	);
-	if (!continueOnFail) {
-		const invalid = plans.find((plan) => 'error' in plan);
-		if (invalid && 'error' in invalid) throw invalid.error;
+	// Without Continue On Fail, an invalid item ends the run before any document is sent.
+	for (const plan of failures.continueOnFail ? [] : plans) {
+		if ('error' in plan) failures.output(plan.error, plan.itemIndexes);
 	}
 
 	const executionId = this.getExecutionId();
@@ -128,7 +123,7 @@ export async function uploadDocuments(
 
 	for (const plan of plans) {
 		if ('error' in plan) {
-			slots.push({ failure: failureItem(this, plan.error, plan.itemIndexes) });
+			slots.push({ failure: failures.output(plan.error, plan.itemIndexes) });
 			continue;
 		}
 		const { document, options, customer } = plan.upload;
@@ -174,12 +169,11 @@ export async function uploadDocuments(
 			if (reused) json.reused = true;
 			slots.push({ uploaded: { ...plan.upload, json } });
 		} catch (error) {
-			if (!continueOnFail) throw stopWith(this, error, itemIndex, slots);
-			slots.push({ failure: failureItem(this, error, document.itemIndexes) });
+			slots.push({ failure: failures.output(error, document.itemIndexes, {}, listingUploaded(slots)) });
 		}
 	}
 
-	await addWaitedOutcomes(this, slots, continueOnFail);
+	await addWaitedOutcomes(this, slots, failures);
 
 	return slots.map((slot) => {
 		if ('failure' in slot) return slot.failure;
@@ -258,7 +252,7 @@ async function sendDocument(
 }
 
 /** Wait for Completion: the sessions of all uploaded documents are polled together. */
-async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], continueOnFail: boolean): Promise<void> {
+async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], failures: ItemFailures): Promise<void> {
 	const waiting = slots.flatMap((slot) => ('uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : []));
 	if (waiting.length === 0) return;
 
@@ -269,10 +263,8 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], cont
 			waiting.map(({ json, wait }) => ({ sessionId: String(json.sessionId), ...(wait as Omit<SessionToAwait, 'sessionId'>) })),
 		);
 	} catch (error) {
-		const itemIndex = waiting[0].document.itemIndexes[0];
-		if (!continueOnFail) throw stopWith(context, error, itemIndex, slots);
 		// The uploads themselves succeeded: their items keep the session IDs and say what went wrong.
-		const message = asNodeError(context, error, itemIndex).message;
+		const { error: message } = failures.output(error, waiting[0].document.itemIndexes, {}, listingUploaded(slots)).json;
 		for (const upload of waiting) upload.json.waitError = message;
 		return;
 	}
@@ -285,8 +277,7 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], cont
 		const { json, document, options } = slot.uploaded;
 		if (isUnknownSession(outcome)) {
 			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
-			if (!continueOnFail) throw stopWith(context, outcome.error, document.itemIndexes[0], slots);
-			json.waitError = asNodeError(context, outcome.error, document.itemIndexes[0]).message;
+			json.waitError = failures.output(outcome.error, document.itemIndexes, {}, listingUploaded(slots)).json.error;
 			continue;
 		}
 		Object.assign(json, waitedOutcome(outcome));
@@ -301,7 +292,6 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], cont
 				description: outcome.errorMessage ?? (outcome.errorUrl ? `Error message: ${outcome.errorUrl}` : undefined),
 			},
 		);
-		if (!continueOnFail) throw stopWith(context, error, itemIndex, slots);
-		slots[index] = { failure: failureItem(context, error, document.itemIndexes, json) };
+		slots[index] = { failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)) };
 	}
 }

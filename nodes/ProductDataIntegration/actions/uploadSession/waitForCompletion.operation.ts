@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
 import { isUnknownSession, waitForSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
-import { asNodeError, itemFailure } from '../itemErrors';
+import type { ItemFailures } from '../itemErrors';
 import { waitedOutcome, waitSettings, waitTimeoutOption } from '../waiting';
 import { getSessionIds } from './sessionId';
 
@@ -43,16 +43,15 @@ export const description = updateDisplayOptions(
 export async function executeBatch(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
+	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
-	const continueOnFail = this.continueOnFail();
 	const entries: Array<{ sessions: SessionToAwait[] } | { failure: INodeExecutionData }> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
 			const settings = waitSettings(this, itemIndex);
 			entries.push({ sessions: getSessionIds(this, itemIndex).map((sessionId) => ({ sessionId, ...settings })) });
 		} catch (error) {
-			if (!continueOnFail) throw asNodeError(this, error, itemIndex);
-			entries.push({ failure: itemFailure(this, error, itemIndex) });
+			entries.push({ failure: failures.output(error, [itemIndex]) });
 		}
 	}
 	const sessions = entries.flatMap((entry) => ('sessions' in entry ? entry.sessions : []));
@@ -62,13 +61,7 @@ export async function executeBatch(
 	try {
 		outcomes = await waitForSessions.call(this, sessions);
 	} catch (error) {
-		if (!continueOnFail) throw asNodeError(this, error, sessions[0].itemIndex);
-		return entries.map((entry) =>
-			'failure' in entry ? entry.failure : itemFailure(this, error, entry.sessions[0].itemIndex),
-		);
-	}
-	for (const [index, outcome] of outcomes.entries()) {
-		if (isUnknownSession(outcome) && !continueOnFail) throw asNodeError(this, outcome.error, sessions[index].itemIndex);
+		return entries.map((entry) => ('failure' in entry ? entry.failure : failures.output(error, [entry.sessions[0].itemIndex])));
 	}
 	const outcomeOf = new Map(sessions.map((session, index) => [session, outcomes[index]]));
 
@@ -78,7 +71,7 @@ export async function executeBatch(
 			: entry.sessions.map((session) => {
 					const outcome = outcomeOf.get(session) as WaitResult;
 					return isUnknownSession(outcome)
-						? itemFailure(this, outcome.error, session.itemIndex)
+						? failures.output(outcome.error, [session.itemIndex])
 						: { json: waitedOutcome(outcome), pairedItem: { item: session.itemIndex } };
 				}),
 	);
