@@ -104,12 +104,16 @@ async function lint(directory, patterns, config) {
 	return { eslint, results: await eslint.lintFiles(files) };
 }
 
+/** The packed package, unpacked: the tarball E2E_PACKAGE_TGZ names (`npm test` packs once), or a fresh pack of the build. */
 function packTarball() {
 	const folder = mkdtempSync(join(tmpdir(), 'community-lint-'));
-	execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-	const [tarball] = readdirSync(folder).filter((name) => name.endsWith('.tgz'));
+	let tarball = process.env.E2E_PACKAGE_TGZ;
+	if (!tarball) {
+		execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+		tarball = join(folder, readdirSync(folder).find((name) => name.endsWith('.tgz')));
+	}
 	execFileSync('tar', ['-xzf', tarball, '--strip-components=1'], { cwd: folder });
-	rmSync(join(folder, tarball));
+	if (!process.env.E2E_PACKAGE_TGZ) rmSync(tarball);
 	return folder;
 }
 

@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# The in-process parts of `npm test`: jest on Node 24 (n8n-core needs it) with the project's
-# dependencies and Redis (the shared rate limit's tests) in place.
-#   bash scripts/jest.sh unit [jest arguments]       the package's and the tools' tests (npm run test:unit)
-#   bash scripts/jest.sh emulator [jest arguments]   the emulator's own tests (npm run test:emulator)
-# e.g. one file: `npm run test:unit -- test/unit/document.test.ts`, one test: `-- -t 'name'`.
+# One tier of the in-process tests, jest on Node 24 (n8n-core needs it) with the project's
+# dependencies and Redis in place:
+#   bash scripts/jest.sh unit [jest arguments]          pure tests of the package: no server, no n8n engine (npm run test:unit)
+#   bash scripts/jest.sh integration [jest arguments]   the package in n8n-core's engine against the emulator and a real Redis (npm run test:integration)
+#   bash scripts/jest.sh tools [jest arguments]         the project's tools: the emulator, the n8n drivers, the toolchain, the packed package (npm run test:tools)
+# e.g. one file: `npm run test:integration -- test/integration/document.test.ts`, one test: `-- -t 'name'`.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
-ensure_redis
 cd "$PROJECT_ROOT"
-part="${1:-}"
+tier="${1:-}"
 shift || true
-case "$part" in
-unit) others='/test/(e2e|emulator)/' ;;
-emulator) others='/test/(e2e|unit|n8n|toolchain)/' ;;
+case "$tier" in
+unit) ;;
+integration | tools) ensure_redis ;;
 *)
-	echo "usage: bash scripts/jest.sh unit|emulator [jest arguments]" >&2
+	echo "usage: bash scripts/jest.sh unit|integration|tools [jest arguments]" >&2
 	exit 2
 	;;
 esac
-# After the caller's arguments: jest's list options take every argument that follows them.
-exec npx jest "$@" --testPathIgnorePatterns '/node_modules/' "$others"
+# The tier's folder first: jest's list options take every argument that follows them.
+exec npx jest --roots "<rootDir>/test/$tier" "$@"

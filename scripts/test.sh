@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check,
-# build, n8n's community-package lint, unit and emulator tests, then the end-to-end suite in a real n8n.
+# `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check, one
+# build and pack, n8n's community-package lint of the source and the tarball, then the test tiers:
+# unit, integration, tools, and the end-to-end suite in a real n8n with that same tarball installed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
@@ -13,16 +14,22 @@ trap 'rm -rf "$results"' EXIT
 npm run lint
 npm run typecheck
 npm run build
-# n8n's own gate for community packages: over the source and the packed build
+mkdir "$results/pack"
+npm pack --ignore-scripts --silent --pack-destination "$results/pack" >/dev/null
+# Every later step that needs the package takes this tarball instead of building its own.
+E2E_PACKAGE_TGZ="$(ls "$results"/pack/*.tgz)"
+export E2E_PACKAGE_TGZ
 npm run lint:community
-npx jest --ci --json --outputFile="$results/unit.json"
+for tier in unit integration tools; do
+  npx jest --ci --roots "<rootDir>/test/$tier" --json --outputFile="$results/$tier.json"
+done
 if [ "${SKIP_E2E:-}" = "1" ]; then
   echo "SKIP_E2E=1: end-to-end suite not run" >&2
 else
   bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
 fi
 
-# One closing line for both suites (jest prints a summary per run).
+# One closing line for all tiers (jest prints a summary per run).
 node -e '
   let passed = 0, failed = 0;
   for (const file of process.argv.slice(1)) {

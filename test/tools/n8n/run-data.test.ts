@@ -1,6 +1,6 @@
 import type { IRunExecutionData } from 'n8n-workflow';
 
-import { nodeItems, parseExecuteOutput, runError, type WorkflowRun } from '../../scripts/n8n/run-data';
+import { nodeItems, parseExecuteOutput, runError, type WorkflowRun } from '../../../scripts/n8n/run-data';
 
 function runOf(data: unknown, status = 'success'): WorkflowRun {
 	return {

@@ -13,11 +13,14 @@ const manifest = require(join(ROOT, 'package.json')) as { n8n: { nodes: string[]
 /** What n8n loads from the package: the built code, the nodes' codex files and the icons. */
 const NEEDED = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/.+\.js$/, /^dist\/.+\.node\.json$/, /^dist\/icons\/[^/]+\.svg$/];
 
-/** Builds and packs the package as it is published; the paths in the tarball. */
+/**
+ * The paths in the package as it is published: the tarball E2E_PACKAGE_TGZ names (`npm test` packs
+ * once for every step), or the package built and packed here.
+ */
 function packedFiles(): string[] {
 	const folder = mkdtempSync(join(tmpdir(), 'package-test-'));
 	try {
-		const tarball = packPackage(folder);
+		const tarball = process.env.E2E_PACKAGE_TGZ || packPackage(folder);
 		return execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
 			.split('\n')
 			.filter((line) => line !== '')

@@ -1,6 +1,6 @@
 import FormData from 'form-data';
 
-import { multipartBoundary, MultipartError, parseMultipart } from '../../scripts/emulator/multipart';
+import { multipartBoundary, MultipartError, parseMultipart } from '../../../scripts/emulator/multipart';
 
 describe('multipartBoundary', () => {
 	it.each([

@@ -1,4 +1,4 @@
-import { analyseDocument, decodeDocument } from '../../scripts/emulator/xml';
+import { analyseDocument, decodeDocument } from '../../../scripts/emulator/xml';
 
 const analyse = (xml: string, environment: 'production' | 'test' = 'production') =>
 	analyseDocument(xml, environment, null);

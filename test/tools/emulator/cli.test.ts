@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { call } from '../../scripts/emulator/client';
+import { call } from '../../../scripts/emulator/client';
 
 jest.setTimeout(60_000);
 
-const ROOT = resolve(__dirname, '../..');
+const ROOT = resolve(__dirname, '../../..');
 
 interface Ready {
 	productionUrl: string;

@@ -19,8 +19,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { ProductDataIntegration } from '../../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { startEmulator, type Emulator } from '../../../scripts/emulator';
 import {
 	binaryItem,
 	clearLoggedLines,
@@ -31,7 +31,7 @@ import {
 	runNode,
 	runPoll,
 	setBinaryDataMode,
-} from '../../scripts/n8n/in-process';
+} from '../../../scripts/n8n/in-process';
 
 const MAIN = 'main' as NodeConnectionType;
 

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 
-import { call, multipart, putXml } from '../../scripts/emulator/client';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { call, multipart, putXml } from '../../../scripts/emulator/client';
+import { startEmulator, type Emulator } from '../../../scripts/emulator';
 
 let emulator: Emulator;
 

@@ -1,6 +1,6 @@
-import { LeakyBuckets } from '../../scripts/emulator/bucket';
-import { call } from '../../scripts/emulator/client';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorAccount, type EmulatorOptions } from '../../scripts/emulator';
+import { LeakyBuckets } from '../../../scripts/emulator/bucket';
+import { call } from '../../../scripts/emulator/client';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorAccount, type EmulatorOptions } from '../../../scripts/emulator';
 
 describe('LeakyBuckets', () => {
 	it('admits a full burst, then exactly one request per interval', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 
-import { receiveUpload } from '../../scripts/emulator/body';
+import { receiveUpload } from '../../../scripts/emulator/body';
 
 function fakeRequest(chunks: string[], headers: Record<string, string>): IncomingMessage {
 	return Object.assign(Readable.from(chunks.map((c) => Buffer.from(c))), { headers }) as unknown as IncomingMessage;

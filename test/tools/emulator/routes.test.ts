@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 
 import { request } from 'undici';
 
-import { basic, call, multipart, NORTH, putXml, today } from '../../scripts/emulator/client';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorAccount, type EmulatorOptions } from '../../scripts/emulator';
+import { basic, call, multipart, NORTH, putXml, today } from '../../../scripts/emulator/client';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorAccount, type EmulatorOptions } from '../../../scripts/emulator';
 
 const INVALID = { message: 'The request is invalid.' };
 const DENIED = { message: 'Authorization has been denied for this request.' };
