@@ -125,8 +125,13 @@ describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 			redis = await startRedis({ port });
 			// It comes back in the background; Redis is asked again a few seconds after the failure.
 			await reconnected(store);
-			await new Promise((resolve) => setTimeout(resolve, 5000));
-			expect(await run(sharing, service)).toEqual([]);
+			// The node's limiter asks Redis again a few seconds after its last failure: runs until one is served there.
+			let hintsBack = await run(sharing, service);
+			for (const deadline = Date.now() + 30_000; hintsBack.length > 0 && Date.now() < deadline; ) {
+				await new Promise((resolve) => setTimeout(resolve, 250));
+				hintsBack = await run(sharing, service);
+			}
+			expect(hintsBack).toEqual([]);
 			expect(getLoggedLines().some((line) => line.startsWith('info:') && /available again/.test(line))).toBe(true);
 			expect(await bucketKeys(port)).toHaveLength(1);
 		} finally {

@@ -321,7 +321,8 @@ describe('waitForSessions', () => {
 		serviceRequest.mockImplementation(async () => {
 			inFlight++;
 			most = Math.max(most, inFlight);
-			await new Promise((resolve) => setTimeout(resolve, 100));
+			// A few turns of the event loop, so the other polls start while this one is in flight.
+			for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
 			inFlight--;
 			return answer(200);
 		});

@@ -9,14 +9,19 @@ import {
 	retryAfterPenalty,
 	SAFETY_MARGIN,
 	type BucketTerms,
+	type Sleep,
 } from '../../nodes/shared/throttle';
 import { accountKey } from '../../nodes/shared/transport';
 import { FakeClock, flush } from '../helpers/clock';
 
-/** The process-wide limiter of an account, found as the transport finds it. */
-function throttleFor(baseUrl: string, username: string, terms: BucketTerms) {
-	return limiterFor(accountKey(baseUrl, username), terms, {}, sleep);
+/** The process-wide limiter of an account, found as the transport finds it (its waits: `wait`). */
+function throttleFor(baseUrl: string, username: string, terms: BucketTerms, wait: Sleep = sleep) {
+	return limiterFor(accountKey(baseUrl, username), terms, {}, wait);
 }
+
+/** A sleep that ends only when cancelled: what has to wait, waits, and no real time passes. */
+const endlessSleep: Sleep = async (_ms, signal) =>
+	await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
 
 const T = 5000;
 const EMISSION = T * (1 + SAFETY_MARGIN);
@@ -280,15 +285,16 @@ describe('GcraLimiter (GCRA)', () => {
 
 describe('process-wide limiters', () => {
 	it('two executions using one account share one limiter', async () => {
-		const a = throttleFor('https://svc.example.com', 'shared-user', { capacity: 50, intervalMs: 5000 });
-		const b = throttleFor('https://svc.example.com/', 'shared-user', { capacity: 50, intervalMs: 5000 });
+		const a = throttleFor('https://svc.example.com', 'shared-user', { capacity: 50, intervalMs: 5000 }, endlessSleep);
+		const b = throttleFor('https://svc.example.com/', 'shared-user', { capacity: 50, intervalMs: 5000 }, endlessSleep);
 		expect(b).toBe(a);
 		for (let i = 0; i < 30; i++) await a.acquire();
 		for (let i = 0; i < 20; i++) await b.acquire();
 		// The 51st request of the account, whichever execution sends it, has to wait.
 		const controller = new AbortController();
-		const next = a.acquire({ signal: controller.signal });
-		const granted = await Promise.race([next.then(() => true), new Promise((resolve) => setTimeout(resolve, 50, false))]);
+		let granted = false;
+		const next = a.acquire({ signal: controller.signal }).then(() => (granted = true));
+		await flush();
 		controller.abort();
 		await next.catch(() => undefined);
 		expect(granted).toBe(false);
