@@ -9,8 +9,8 @@ export {
 	type RateLimiter,
 	type ScheduleHandOver,
 } from './limiter';
-export { GcraLimiter, realClock, SAFETY_MARGIN, type LimiterClock } from './gcra';
+export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
 export { limiterFor, type SharingDecision } from './registry';
 export type { RedisConnection } from './redisBucket';
-export { describeWait, MAX_TIMER_MS, waitWith, type Sleep } from './time';
+export { describeWait, waitWith, type Sleep } from './time';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';
