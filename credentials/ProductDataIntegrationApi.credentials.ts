@@ -5,7 +5,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { LOOPBACK_HTTP } from '../nodes/shared/transport/baseUrl';
+import { LOOPBACK_HTTP } from '../nodes/shared/loopback';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
