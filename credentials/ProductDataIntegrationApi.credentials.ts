@@ -174,12 +174,14 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. redis.internal',
+			description: 'Host name or IP address alone: the user, password and port have their own fields',
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
 		{
 			displayName: 'Redis Port',
 			name: 'redisPort',
 			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 65535, numberPrecision: 0 },
 			default: 6379,
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
@@ -187,7 +189,9 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			displayName: 'Redis Database Number',
 			name: 'redisDatabase',
 			type: 'number',
+			typeOptions: { minValue: 0, numberPrecision: 0 },
 			default: 0,
+			description: 'A database the Redis server has (0 to 15 unless it is configured with more)',
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
 		{
@@ -204,6 +208,7 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true },
 			default: '',
+			description: 'Sent unencrypted unless Redis SSL is on, so it is only used without SSL for Redis on this machine (localhost, 127.0.0.1, ::1)',
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
 		{
