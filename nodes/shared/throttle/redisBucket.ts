@@ -145,7 +145,7 @@ export class SharedBucketStore {
 	}
 
 	private async open(): Promise<boolean> {
-		// A dropped connection is still closing (see drop()): connecting before it has would fail.
+		// A dropped connection is still closing (see disconnect()): connecting before it has would fail.
 		if (!['wait', 'end'].includes(this.client.status)) await new Promise((resolve) => this.client.once('end', resolve));
 		try {
 			// The error event has the better reason (e.g. WRONGPASS); connect() then only says "closed".
@@ -161,18 +161,9 @@ export class SharedBucketStore {
 			return true;
 		} catch (error) {
 			this.lastError = `Redis has no database ${this.connection.db} (${(error as Error).message}): check the Redis Database Number`;
-			this.client.disconnect(false);
+			this.disconnect();
 			return false;
 		}
-	}
-
-	/**
-	 * Ends the connection at once, without waiting for the other side to acknowledge, which a
-	 * connection dropped on the way never does; the next request connects anew.
-	 */
-	private drop(): void {
-		this.opening = undefined;
-		this.client.stream.destroy();
 	}
 
 	/** Why the store is not ready, in words for a log line or a notice. */
@@ -184,12 +175,18 @@ export class SharedBucketStore {
 		return new SharedBucket(this, sharedBucketKey(accountKey), terms);
 	}
 
-	/** Closes the connection now; a later command connects again. */
+	/**
+	 * Ends the connection at once, without waiting for the other side to acknowledge, which a
+	 * connection dropped on the way never does; a later command connects anew. Not for a
+	 * connection that is gone already: ioredis would wait 2 s for its socket to close again,
+	 * keeping the process alive that long.
+	 */
 	disconnect(): void {
 		this.opening = undefined;
-		// Not for a connection that is gone already: ioredis would wait 2 s for its socket to close
-		// again, keeping the process alive that long.
-		if (this.client.status !== 'end') this.client.disconnect(false);
+		if (this.client.status === 'end') return;
+		this.client.disconnect(false);
+		// ioredis ends the socket gracefully; a socket that is still being made has none yet.
+		if (this.client.status !== 'wait') (this.client.stream as Redis['stream'] | undefined)?.destroy();
 	}
 
 	async close(): Promise<void> {
@@ -245,7 +242,7 @@ export class SharedBucketStore {
 		const value = 'reply' in outcome ? read(outcome.reply) : undefined;
 		if (value !== undefined) return value;
 		this.lastError = 'error' in outcome ? outcome.error.message : UNEXPECTED_REPLY;
-		if (!('error' in outcome && outcome.error instanceof ReplyError)) this.drop();
+		if (!('error' in outcome && outcome.error instanceof ReplyError)) this.disconnect();
 		throw new SharedBucketUnavailableError(this.lastError);
 	}
 }
