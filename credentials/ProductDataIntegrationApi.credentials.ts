@@ -5,7 +5,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { LOOPBACK_HTTP } from '../nodes/shared/transport/baseUrl';
+import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
@@ -128,7 +128,7 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			displayName: 'Bucket Capacity',
 			name: 'bucketCapacity',
 			type: 'number',
-			typeOptions: { minValue: 1 },
+			typeOptions: { minValue: 1, maxValue: 1000000, numberPrecision: 0 },
 			default: 50,
 			description: 'How many requests the account may send at once',
 			displayOptions: { show: { customRateLimit: [true] } },
@@ -137,9 +137,9 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			displayName: 'Leak Interval (Seconds)',
 			name: 'leakIntervalSeconds',
 			type: 'number',
-			typeOptions: { minValue: 0.001, numberPrecision: 3 },
+			typeOptions: { minValue: 0.001, maxValue: 900, numberPrecision: 3 },
 			default: 5,
-			description: 'After the first burst, one request every this many seconds',
+			description: 'After the first burst, one request every this many seconds (at most 900: a request waits at most 15 minutes for its turn)',
 			displayOptions: { show: { customRateLimit: [true] } },
 		},
 		{
@@ -174,12 +174,14 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. redis.internal',
+			description: 'Host name or IP address alone: the user, password and port have their own fields',
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
 		{
 			displayName: 'Redis Port',
 			name: 'redisPort',
 			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 65535, numberPrecision: 0 },
 			default: 6379,
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
@@ -187,7 +189,9 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			displayName: 'Redis Database Number',
 			name: 'redisDatabase',
 			type: 'number',
+			typeOptions: { minValue: 0, numberPrecision: 0 },
 			default: 0,
+			description: 'A database the Redis server has (0 to 15 unless it is configured with more)',
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
 		{
@@ -204,6 +208,7 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true },
 			default: '',
+			description: 'Sent unencrypted unless Redis SSL is on, so it is only used without SSL for Redis on this machine (localhost, 127.0.0.1, ::1)',
 			displayOptions: { show: { rateLimitSharing: ['redis'] } },
 		},
 		{

@@ -32,7 +32,8 @@ const EXCEPTIONS = [
 		files: ['nodes/shared/transport/sharing.ts'],
 		why:
 			'Rate Limit Sharing "Automatic" shares the bucket through the Redis of n8n\'s own queue mode, so it reads ' +
-			'n8n\'s settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment; n8n gives nodes no other way to them.',
+			'n8n\'s settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment, and the command n8n was started with ' +
+			'(`n8n worker` runs in queue mode whatever the settings say) from its arguments; n8n gives nodes no other way to them.',
 	},
 	{
 		rule: 'no-restricted-imports',

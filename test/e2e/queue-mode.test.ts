@@ -3,7 +3,9 @@
  * webhook executions of 100 uploads each at once, against an emulated service with a bucket of 50
  * and 20 ms per leak. With the shared rate limit (Rate Limit Sharing: Automatic, found from n8n's
  * own queue settings) the service refuses nothing; with each process on its own, it refuses, and
- * still every item is uploaded exactly once.
+ * still every item is uploaded exactly once. The workers are started as `n8n worker` without
+ * EXECUTIONS_MODE, as n8n allows (the command alone puts a worker in queue mode): Automatic must
+ * recognise queue mode from the command too.
  */
 import { request } from 'undici';
 
@@ -127,11 +129,8 @@ function expectEveryItemOnce(outcome: Outcome): void {
 
 beforeAll(async () => {
 	redis = await startRedis();
-	const queue = {
-		EXECUTIONS_MODE: 'queue',
-		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-		QUEUE_BULL_REDIS_PORT: String(redis.port),
-	};
+	const queueRedis = { QUEUE_BULL_REDIS_HOST: '127.0.0.1', QUEUE_BULL_REDIS_PORT: String(redis.port) };
+	const queue = { EXECUTIONS_MODE: 'queue', ...queueRedis };
 	n8n = await prepareN8n({
 		emulator: { bucketCapacity: CAPACITY, leakIntervalMs: INTERVAL_MS },
 		credential: { customRateLimit: true, bucketCapacity: CAPACITY, leakIntervalSeconds: INTERVAL_MS / 1000 },
@@ -157,7 +156,7 @@ beforeAll(async () => {
 	await main.ensureOwner(OWNER);
 	// Two executions at most per worker: all four at once keep both workers busy.
 	for (let index = 0; index < WORKERS; index++) {
-		workers.push(await n8n.folder.start({ command: 'worker', args: ['--concurrency=2'], env: queue }));
+		workers.push(await n8n.folder.start({ command: 'worker', args: ['--concurrency=2'], env: queueRedis }));
 	}
 });
 
@@ -167,7 +166,7 @@ afterAll(async () => {
 	await redis?.stop();
 });
 
-test('shared rate limit: 4 executions of 100 uploads on 2 workers, nothing refused, every item once', async () => {
+test('shared rate limit: 4 executions of 100 uploads on 2 workers started without EXECUTIONS_MODE, nothing refused, every item once', async () => {
 	const outcome = await runScenario(SHARED);
 	expectEveryItemOnce(outcome);
 	expect(outcome.rejected429).toBe(0);

@@ -142,6 +142,25 @@ describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 	}, 60_000);
 });
 
+describe("settings that cannot be right, in a node's run", () => {
+	test('a Redis Host with a user and password in it: the node works on, and neither its hint nor the log repeats them', async () => {
+		const hints = await run({ rateLimitSharing: 'redis', redisHost: 'limiter:s3cr3t-pw@127.0.0.1', redisPort: await freePort() });
+		expect(hints).toEqual([expect.stringMatching(/Redis Host of the credential must be a host name or IP address alone/)]);
+		const said = [...hints, ...getLoggedLines()].join('\n');
+		expect(said).not.toContain('s3cr3t-pw');
+		expect(said).not.toContain('limiter:');
+	});
+
+	test('a Bucket Capacity beyond its range fails the run with an error naming the field', async () => {
+		const result = await runNode({
+			node,
+			parameters: getEnvironmentInfo,
+			credentials: emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 2_000_000, leakIntervalSeconds: 1 }),
+		});
+		expect(result.error?.message).toMatch(/Bucket Capacity of the credential must be a whole number from 1 to 1,000,000/);
+	});
+});
+
 describe('the schedule, handed between Redis and the process', () => {
 	// Long intervals: the tests look at the schedule, never sleep through it.
 	const TERMS = { capacity: 3, intervalMs: 60_000 };

@@ -1,6 +1,7 @@
 import { createHash } from 'crypto';
-import Redis, { type RedisOptions } from 'ioredis';
+import Redis, { ReplyError, type RedisOptions } from 'ioredis';
 
+import { IDLE_EXPIRY_MARGIN_MS, isDone, PUSH, readReservation, RELEASE, RESERVE, type Reservation } from './bucketScripts';
 import { gcraSpacing, penaltyMs } from './gcra';
 import { waitWith, type Sleep } from './time';
 import {
@@ -43,81 +44,12 @@ export class SharedBucketUnavailableError extends Error {
 	}
 }
 
-/** Keys outlive the moment their bucket is empty again by this much, then Redis drops them. */
-const IDLE_EXPIRY_MARGIN_MS = 1000;
-
 const KEY_PREFIX = 'n8n-nodes-product-data-integration:bucket:';
 
-// Every script reads the server's clock in milliseconds (with microseconds as fraction) and keeps
-// TAT as text with three decimals: Lua numbers are doubles, and Redis would truncate a returned
-// number to an integer. `replicate_commands` lets Redis before 5 replicate a script that reads TIME.
-const CLOCK = `
-if redis.replicate_commands then redis.replicate_commands() end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-local function store(tat)
-	if tat <= now then
-		redis.call('DEL', KEYS[1])
-	else
-		redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now + tonumber(ARGV[#ARGV])))
-	end
-end
-`;
-
-/**
- * ARGV: emission interval, burst tolerance, expiry margin (ms).
- * Returns the wait until the request may go, how far its place in the schedule lies beyond that
- * moment (0 when the bucket was idle: see the grant's settle()), and where in the schedule (the
- * TAT it started from: see RELEASE).
- */
-const RESERVE = `${CLOCK}
-local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or 0), now)
-local emission = tonumber(ARGV[1])
-local start = math.max(now, tat - tonumber(ARGV[2]))
-store(tat + emission)
-return { string.format('%.3f', start - now), string.format('%.3f', tat - start), string.format('%.3f', tat) }
-`;
-
-/**
- * KEYS: the bucket, its hold. ARGV: at least this far from now (ms, the bucket counted full from
- * then), moved by this much (ms), whether it is a penalty ('1'), expiry margin. Penalties use the
- * first, late arrivals the second, requests sent while Redis was away both (GCRA: from now or the
- * TAT, whichever is later); a missing key is an empty bucket, which a late arrival cannot have made
- * fuller. A penalty's TAT is also kept as the bucket's hold (the latest such), which RELEASE respects.
- */
-const PUSH = `${CLOCK}
-local current = tonumber(redis.call('GET', KEYS[1]) or 0)
-local atLeast = tonumber(ARGV[1])
-local tat = math.max(now + atLeast, current + tonumber(ARGV[2]))
-if tat > current then store(tat) end
-if ARGV[3] == '1' and now + atLeast > tonumber(redis.call('GET', KEYS[2]) or 0) then
-	redis.call('SET', KEYS[2], string.format('%.3f', now + atLeast), 'PX', math.ceil(math.max(tat, current) - now + tonumber(ARGV[#ARGV])))
-end
-return 1
-`;
-
-/**
- * KEYS: the bucket, its hold. ARGV: the TAT the reservation started from, emission interval, expiry
- * margin. Gives back the slot of a request that was never sent, unless a penalty since holds the
- * bucket full beyond that slot: the slot then lies in time the service counted full anyway, and
- * giving it back would undo the penalty for the requests booked after it.
- */
-const RELEASE = `${CLOCK}
-local current = tonumber(redis.call('GET', KEYS[1]))
-local held = tonumber(redis.call('GET', KEYS[2]) or 0)
-if current and tonumber(ARGV[1]) >= held then store(current - tonumber(ARGV[2])) end
-return 1
-`;
-
 interface BucketCommands {
-	pdiReserve(
-		key: string,
-		emissionMs: string,
-		toleranceMs: string,
-		marginMs: string,
-	): Promise<[string, string, string]>;
-	pdiPush(key: string, holdKey: string, atLeastMs: string, byMs: string, penalty: string, marginMs: string): Promise<number>;
-	pdiRelease(key: string, holdKey: string, reservedFrom: string, emissionMs: string, marginMs: string): Promise<number>;
+	pdiReserve(key: string, emissionMs: string, toleranceMs: string, marginMs: string): Promise<unknown>;
+	pdiPush(key: string, holdKey: string, atLeastMs: string, byMs: string, penalty: string, marginMs: string): Promise<unknown>;
+	pdiRelease(key: string, holdKey: string, reservedFrom: string, emissionMs: string, marginMs: string): Promise<unknown>;
 }
 
 type BucketClient = Redis & BucketCommands;
@@ -126,29 +58,53 @@ type BucketClient = Redis & BucketCommands;
 const CONNECT_TIMEOUT_MS = 3000;
 const COMMAND_TIMEOUT_MS = 2000;
 
+/** An answer that is not what the script returns: the connection does not lead to what it should. */
+const UNEXPECTED_REPLY = 'Redis answered with something else than the rate-limit script returns';
+
+/** Resolves as `work` does, or rejects with LimiterCancelledError as soon as `signal` aborts. */
+async function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+	if (!signal) return await work;
+	if (signal.aborted) throw new LimiterCancelledError();
+	let onAbort: () => void = () => undefined;
+	const cancelled = new Promise<never>((_, reject) => {
+		onAbort = () => reject(new LimiterCancelledError());
+		signal.addEventListener('abort', onAbort, { once: true });
+	});
+	try {
+		return await Promise.race([work, cancelled]);
+	} finally {
+		signal.removeEventListener('abort', onAbort);
+	}
+}
+
 /**
  * One connection per Redis server (and login) for the whole process, shared by every account that
  * uses it. Commands are not queued while it is down: a request then goes through the in-process
- * limiter at once, and a later request connects again.
+ * limiter at once, and a later request connects again. A connection that stops answering (a
+ * firewall or NAT that dropped it silently, a failover behind the same name) is closed at the
+ * first command that times out, so the next request connects anew instead of waiting for TCP to
+ * give up, which takes hours.
  */
 export class SharedBucketStore {
 	private readonly client: BucketClient;
 
-	private connecting: Promise<void> | undefined;
+	/** The current connection's opening: connected, and in the credential's database. */
+	private opening: Promise<boolean> | undefined;
 
 	private closed = false;
 
 	private lastError = '';
 
 	constructor(
-		connection: RedisConnection,
+		private readonly connection: RedisConnection,
 		/** Names the connection (a digest: the password is part of it) without holding it readable. */
 		readonly id = connectionId(connection),
 	) {
 		const options: RedisOptions = {
 			host: connection.host,
 			port: connection.port,
-			db: connection.db,
+			// The database is selected by open(): ioredis would fall back to database 0, saying so
+			// only in an error event, when the server has no such database.
 			family: connection.family,
 			username: connection.username || undefined,
 			password: connection.password || undefined,
@@ -172,9 +128,6 @@ export class SharedBucketStore {
 		this.client.on('error', (error: Error) => {
 			this.lastError = error.message;
 		});
-		this.client.on('ready', () => {
-			this.lastError = '';
-		});
 		// An idle connection must not keep a process alive that is done (e.g. `n8n execute`).
 		this.client.on('connect', () => {
 			this.client.stream.unref();
@@ -183,18 +136,34 @@ export class SharedBucketStore {
 
 	/**
 	 * Whether commands can be sent now; connects when there is no connection (the first time, or
-	 * after Redis went away), within the connect timeout.
+	 * after Redis went away), within the connect timeout. A cancelled request does not wait for it.
 	 */
-	async ready(): Promise<boolean> {
+	async ready(signal?: AbortSignal): Promise<boolean> {
 		if (this.closed) return false;
-		if (!this.connecting || this.client.status === 'end') {
+		if (!this.opening || this.client.status === 'end') this.opening = this.open();
+		return (await unlessCancelled(this.opening, signal)) && this.client.status === 'ready';
+	}
+
+	private async open(): Promise<boolean> {
+		// A dropped connection is still closing (see disconnect()): connecting before it has would fail.
+		if (!['wait', 'end'].includes(this.client.status)) await new Promise((resolve) => this.client.once('end', resolve));
+		try {
 			// The error event has the better reason (e.g. WRONGPASS); connect() then only says "closed".
-			this.connecting = this.client.connect().catch((error: Error) => {
-				this.lastError ||= error.message;
-			});
+			this.lastError = '';
+			await this.client.connect();
+		} catch (error) {
+			this.lastError ||= (error as Error).message;
+			return false;
 		}
-		if (['wait', 'connecting', 'connect'].includes(this.client.status)) await this.connecting;
-		return this.client.status === 'ready';
+		if (this.connection.db === 0) return true;
+		try {
+			await this.client.select(this.connection.db);
+			return true;
+		} catch (error) {
+			this.lastError = `Redis has no database ${this.connection.db} (${(error as Error).message}): check the Redis Database Number`;
+			this.disconnect();
+			return false;
+		}
 	}
 
 	/** Why the store is not ready, in words for a log line or a notice. */
@@ -206,27 +175,36 @@ export class SharedBucketStore {
 		return new SharedBucket(this, sharedBucketKey(accountKey), terms, sleep);
 	}
 
+	/**
+	 * Ends the connection at once, without waiting for the other side to acknowledge, which a
+	 * connection dropped on the way never does; a later command connects anew. Not for a
+	 * connection that is gone already: ioredis would wait 2 s for its socket to close again,
+	 * keeping the process alive that long.
+	 */
+	disconnect(): void {
+		this.opening = undefined;
+		if (this.client.status === 'end') return;
+		this.client.disconnect(false);
+		// ioredis ends the socket gracefully; a socket that is still being made has none yet.
+		if (this.client.status !== 'wait') (this.client.stream as Redis['stream'] | undefined)?.destroy();
+	}
+
 	async close(): Promise<void> {
 		this.closed = true;
 		if (this.client.status === 'ready') {
 			await this.client.quit().catch(() => this.client.disconnect(false));
-		} else if (this.client.status !== 'end') {
-			// Not for a connection that is gone already: ioredis would wait 2 s for its socket to close
-			// again, keeping the process alive that long.
-			this.client.disconnect(false);
+		} else {
+			this.disconnect();
 		}
 	}
 
 	/** `reservedFrom`: where in the schedule the slot lies, for release(). */
-	async reserve(
-		key: string,
-		emissionMs: number,
-		toleranceMs: number,
-	): Promise<{ waitMs: number; leadMs: number; reservedFrom: string }> {
-		const [wait, lead, reservedFrom] = await this.command(() =>
-			this.client.pdiReserve(key, String(emissionMs), String(toleranceMs), String(IDLE_EXPIRY_MARGIN_MS)),
+	async reserve(key: string, emissionMs: number, toleranceMs: number, signal?: AbortSignal): Promise<Reservation> {
+		return await this.command(
+			() => this.client.pdiReserve(key, String(emissionMs), String(toleranceMs), String(IDLE_EXPIRY_MARGIN_MS)),
+			(reply) => readReservation(reply, toleranceMs),
+			signal,
 		);
-		return { waitMs: Number(wait), leadMs: Number(lead), reservedFrom };
 	}
 
 	/** TAT = max(now + atLeastMs, TAT + byMs), on the server's clock; a penalty also holds the bucket full until then. */
@@ -236,26 +214,35 @@ export class SharedBucketStore {
 	): Promise<void> {
 		// A number Lua reads, far enough back to lose against any TAT.
 		const floor = atLeastMs === undefined ? '-1e15' : String(atLeastMs);
-		await this.command(() =>
-			this.client.pdiPush(key, holdKey(key), floor, String(byMs), penalty ? '1' : '0', String(IDLE_EXPIRY_MARGIN_MS)),
+		await this.command(
+			() => this.client.pdiPush(key, holdKey(key), floor, String(byMs), penalty ? '1' : '0', String(IDLE_EXPIRY_MARGIN_MS)),
+			(reply) => (isDone(reply) ? reply : undefined),
 		);
 	}
 
 	/** Gives back the slot reserve() booked from `reservedFrom`, unless a penalty since holds the bucket beyond it. */
 	async release(key: string, reservedFrom: string, emissionMs: number): Promise<void> {
-		await this.command(() =>
-			this.client.pdiRelease(key, holdKey(key), reservedFrom, String(emissionMs), String(IDLE_EXPIRY_MARGIN_MS)),
+		await this.command(
+			() => this.client.pdiRelease(key, holdKey(key), reservedFrom, String(emissionMs), String(IDLE_EXPIRY_MARGIN_MS)),
+			(reply) => (isDone(reply) ? reply : undefined),
 		);
 	}
 
-	private async command<T>(send: () => Promise<T>): Promise<T> {
-		if (!(await this.ready())) throw new SharedBucketUnavailableError(this.problem);
+	/**
+	 * Sends one script and reads its reply with `read` (undefined: not the script's reply). An error
+	 * that Redis itself answered leaves the connection as it is; a timeout, a broken connection or
+	 * a reply that is not the script's closes it, so the next request connects anew.
+	 */
+	private async command<T>(send: () => Promise<unknown>, read: (reply: unknown) => T | undefined, signal?: AbortSignal): Promise<T> {
+		if (!(await this.ready(signal))) throw new SharedBucketUnavailableError(this.problem);
 		const outcome = await send().then(
-			(value) => ({ value }),
+			(reply) => ({ reply }),
 			(error: Error) => ({ error }),
 		);
-		if ('value' in outcome) return outcome.value;
-		this.lastError = outcome.error.message;
+		const value = 'reply' in outcome ? read(outcome.reply) : undefined;
+		if (value !== undefined) return value;
+		this.lastError = 'error' in outcome ? outcome.error.message : UNEXPECTED_REPLY;
+		if (!('error' in outcome && outcome.error instanceof ReplyError)) this.disconnect();
 		throw new SharedBucketUnavailableError(this.lastError);
 	}
 }
@@ -275,6 +262,15 @@ export function storeFor(connection: RedisConnection): SharedBucketStore {
 		stores.set(id, store);
 	}
 	return store;
+}
+
+/**
+ * Forgets the store of a connection no account uses any more (e.g. the Redis password was edited):
+ * its connection is closed; whoever still holds it connects again if they use it.
+ */
+export function forgetStore(id: string): void {
+	stores.get(id)?.disconnect();
+	stores.delete(id);
 }
 
 /** Redis key of an account: a digest (see accountKey), never the account's name or secret. */
@@ -318,7 +314,7 @@ export class SharedBucket implements RateLimiter {
 		const { signal, logger } = options;
 		if (signal?.aborted) throw new LimiterCancelledError();
 		const { emissionMs, toleranceMs } = gcraSpacing(this.terms);
-		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, toleranceMs);
+		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, toleranceMs, signal);
 		this.seenBookedFor(waitMs + leadMs + emissionMs);
 		if (waitMs > MAX_LIMIT_WAIT_MS) {
 			await this.giveBack(reservedFrom, emissionMs);

@@ -1,7 +1,7 @@
 import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter, realClock } from './gcra';
-import type { BucketTerms, RateLimiter } from './limiter';
-import { storeFor, type RedisConnection } from './redisBucket';
+import { checkDeclaredTerms, type BucketTerms, type RateLimiter } from './limiter';
+import { forgetStore, storeFor, type RedisConnection } from './redisBucket';
 import { SharedLimiter, UnsharedLimiter } from './shared';
 import type { Sleep } from './time';
 
@@ -11,6 +11,24 @@ export interface SharingDecision {
 	connection?: RedisConnection;
 	/** Why a shared store that would be expected is not used, for the log and the node's output. */
 	notice?: string;
+}
+
+/**
+ * How many accounts this process keeps limiters for: the ones handed out least recently go
+ * beyond it (an edited credential's Base URL or username is another account, an edited Redis
+ * login another store), so that edits do not add up for as long as n8n runs.
+ */
+const MAX_ACCOUNTS = 100;
+
+/** Moves `key` to the end of `map` (most recently used), forgetting the least recent beyond `max`. */
+function touch<V>(map: Map<string, V>, key: string, value: V, max: number, forget: (value: V) => void = () => undefined): void {
+	map.delete(key);
+	map.set(key, value);
+	for (const [oldest, entry] of map) {
+		if (map.size <= max) break;
+		map.delete(oldest);
+		forget(entry);
+	}
 }
 
 /**
@@ -35,11 +53,8 @@ export function strictestTerms(terms: BucketTerms[]): BucketTerms {
  * strictest that any credential used within the last hour declares.
  */
 function accountTerms(accountKey: string, terms: BucketTerms, now: number): BucketTerms {
-	let account = declared.get(accountKey);
-	if (!account) {
-		account = new Map();
-		declared.set(accountKey, account);
-	}
+	const account = declared.get(accountKey) ?? new Map<string, { terms: BucketTerms; lastUsed: number }>();
+	touch(declared, accountKey, account, MAX_ACCOUNTS);
 	account.set(`${terms.capacity}/${terms.intervalMs}`, { terms, lastUsed: now });
 	for (const [key, { lastUsed }] of account) {
 		if (now - lastUsed > TERMS_MEMORY_MS) account.delete(key);
@@ -59,18 +74,28 @@ function localLimiterFor(accountKey: string, terms: BucketTerms, sleep: Sleep): 
 		limiter.setTerms(terms);
 	} else {
 		limiter = new AdaptiveLimiter(new GcraLimiter(terms, realClock(sleep)), terms);
-		limiters.set(accountKey, limiter);
 	}
+	touch(limiters, accountKey, limiter, MAX_ACCOUNTS);
 	return limiter;
 }
 
 // Several processes coordinate through Redis, not through this map: it only keeps one fallback
-// state per account and Redis server in this process.
-const sharedLimiters = new Map<string, SharedLimiter>();
+// state per account in this process, for the Redis server its credential names last.
+const sharedLimiters = new Map<string, { storeId: string; limiter: SharedLimiter }>();
+
+/**
+ * Disconnects a store no kept account uses any more. A limiter handed out before still works with
+ * it: the store connects again if asked, as after Redis went away.
+ */
+function releaseUnused(storeId: string): void {
+	if ([...sharedLimiters.values()].some((entry) => entry.storeId === storeId)) return;
+	forgetStore(storeId);
+}
 
 /**
  * The limiter of one account (`accountKey`: see the transport's account module) for this process,
- * created on first use; its terms are the strictest its credentials declare. With a shared store
+ * created on first use; its terms are the strictest its credentials declare (RangeError: terms out
+ * of range). With a shared store
  * (`sharing`, from the credential and n8n's queue-mode settings) it meters the bucket every process
  * of the account shares, with this process's own limiter as fallback. Its waits are made of `sleep`.
  */
@@ -81,17 +106,19 @@ export function limiterFor(
 	sleep: Sleep,
 	now = Date.now(),
 ): RateLimiter {
-	const terms = accountTerms(accountKey, declaredTerms, now);
+	const terms = accountTerms(accountKey, checkDeclaredTerms(declaredTerms), now);
 	const local = localLimiterFor(accountKey, terms, sleep);
 	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
 	const store = storeFor(sharing.connection);
-	const key = `${accountKey}\n${store.id}`;
-	let limiter = sharedLimiters.get(key);
-	if (limiter) {
+	const kept = sharedLimiters.get(accountKey);
+	let limiter: SharedLimiter;
+	if (kept?.storeId === store.id) {
+		limiter = kept.limiter;
 		limiter.setTerms(terms);
 	} else {
 		limiter = new SharedLimiter(local, store.bucket(accountKey, terms, sleep));
-		sharedLimiters.set(key, limiter);
 	}
+	touch(sharedLimiters, accountKey, { storeId: store.id, limiter }, MAX_ACCOUNTS, (entry) => releaseUnused(entry.storeId));
+	if (kept && kept.storeId !== store.id) releaseUnused(kept.storeId);
 	return limiter;
 }

@@ -1,11 +1,12 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { RedisConnection, SharingDecision } from '../throttle';
+import { isLoopbackHost } from './loopback';
 
 /**
  * Where the account's bucket lives, from the credential's Rate Limit Sharing:
  * - automatic (the default): in the Redis of n8n's queue mode when this n8n process runs in queue
- *   mode, read from the QUEUE_BULL_REDIS_* settings every main and worker of such a set-up already
+ *   mode (EXECUTIONS_MODE, or started as `n8n worker`), read from the QUEUE_BULL_REDIS_* settings every main and worker of such a set-up already
  *   has, the way n8n itself reads them; in this process otherwise;
  * - redis: in the Redis server the credential names;
  * - process: in this process only.
@@ -35,9 +36,49 @@ function whole(value: unknown, fallback: number): number {
 	return Number.isInteger(number) && number >= 0 ? number : fallback;
 }
 
+/** The n8n commands that run only in queue mode: a worker whatever EXECUTIONS_MODE says, a webhook process. */
+const QUEUE_COMMANDS = ['worker', 'webhook'];
+
+/**
+ * Whether this n8n process runs in queue mode, as n8n decides it: its command (n8n takes the first
+ * argument, `start` when there is none) or EXECUTIONS_MODE, which n8n reads from the file
+ * EXECUTIONS_MODE_FILE names when the variable is not set at all. Undefined: only that file
+ * could tell, and a community node may not read files.
+ */
+function queueMode(env: Environment, command: string | undefined): boolean | undefined {
+	if (command !== undefined && QUEUE_COMMANDS.includes(command)) return true;
+	if (env.EXECUTIONS_MODE === undefined && env.EXECUTIONS_MODE_FILE) return undefined;
+	return setting(env, 'EXECUTIONS_MODE') === 'queue';
+}
+
+/**
+ * A Redis host as a Redis client takes it: a host name or an IP address alone. Anything else
+ * (`user:password@host`, a redis:// URL, a port) is refused without being repeated, since it may
+ * hold a password that a hint or a log line would then show.
+ */
+const REDIS_HOST = /^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|[0-9a-f:.]*:[0-9a-f:.]*(?:%[\w.-]+)?)$/i;
+
+const HOST_ALONE = 'a host name or IP address alone (a user, password or port go in their own settings)';
+
+function portNumber(value: number): boolean {
+	return Number.isInteger(value) && value >= 1 && value <= 65535;
+}
+
+/** Redis numbers its databases from 0; the index it takes is a 32-bit integer. */
+function databaseNumber(value: number): boolean {
+	return Number.isInteger(value) && value >= 0 && value <= 2 ** 31 - 1;
+}
+
 /** The Redis of n8n's queue mode, as its QUEUE_BULL_REDIS_* settings describe it. */
-export function queueModeRedis(env: Environment): SharingDecision {
-	if (setting(env, 'EXECUTIONS_MODE') !== 'queue') return {};
+export function queueModeRedis(env: Environment, command?: string): SharingDecision {
+	const queue = queueMode(env, command);
+	if (queue === undefined) {
+		return {
+			notice:
+				'n8n reads EXECUTIONS_MODE from EXECUTIONS_MODE_FILE, which this node cannot read, so it cannot know whether n8n runs in queue mode: set EXECUTIONS_MODE, or set Rate Limit Sharing in the credential to Redis (queue mode) or This n8n Process Only; each n8n process limits its own requests meanwhile',
+		};
+	}
+	if (!queue) return {};
 	if (setting(env, 'QUEUE_BULL_REDIS_CLUSTER_NODES')) {
 		return {
 			notice:
@@ -50,8 +91,12 @@ export function queueModeRedis(env: Environment): SharingDecision {
 			notice: `n8n reads ${fromFiles.map((name) => `${name}_FILE`).join(', ')}, which this node cannot read: set Rate Limit Sharing to Redis in the credential to share the rate limit; each n8n process limits its own requests meanwhile`,
 		};
 	}
+	const host = setting(env, 'QUEUE_BULL_REDIS_HOST') || 'localhost';
+	if (!REDIS_HOST.test(host)) {
+		return { notice: `QUEUE_BULL_REDIS_HOST is not ${HOST_ALONE}: each n8n process limits its own requests` };
+	}
 	const connection: RedisConnection = {
-		host: setting(env, 'QUEUE_BULL_REDIS_HOST') || 'localhost',
+		host,
 		port: whole(setting(env, 'QUEUE_BULL_REDIS_PORT'), 6379),
 		db: whole(setting(env, 'QUEUE_BULL_REDIS_DB'), 0),
 		username: setting(env, 'QUEUE_BULL_REDIS_USERNAME') || undefined,
@@ -67,19 +112,42 @@ export function queueModeRedis(env: Environment): SharingDecision {
 	return { connection };
 }
 
-/** The Redis server the credential names (Rate Limit Sharing = Redis). */
+const UNSHARED = 'each n8n process limits its own requests';
+
+/**
+ * The Redis server the credential names (Rate Limit Sharing = Redis). Settings that cannot be
+ * right are said, and the process limits alone, rather than connecting somewhere else than meant;
+ * so is a password that would travel unencrypted (Redis SSL off) to another machine, by the rule
+ * the Base URL follows for plain http.
+ */
 function credentialRedis(credentials: ICredentialDataDecryptedObject): SharingDecision {
 	const host = typeof credentials.redisHost === 'string' ? credentials.redisHost.trim() : '';
 	if (host === '') {
-		return { notice: 'Rate Limit Sharing is set to Redis but the credential names no Redis host: each n8n process limits its own requests' };
+		return { notice: `Rate Limit Sharing is set to Redis but the credential names no Redis host: ${UNSHARED}` };
+	}
+	if (!REDIS_HOST.test(host)) {
+		return { notice: `The Redis Host of the credential must be ${HOST_ALONE}: ${UNSHARED}` };
+	}
+	const port = Number(credentials.redisPort ?? 6379);
+	if (!portNumber(port)) {
+		return { notice: `The Redis Port of the credential must be a whole number from 1 to 65535: ${UNSHARED}` };
+	}
+	const db = Number(credentials.redisDatabase ?? 0);
+	if (!databaseNumber(db)) {
+		return { notice: `The Redis Database Number of the credential must be a whole number from 0 (Redis has 0 to 15 unless configured otherwise): ${UNSHARED}` };
+	}
+	const password = typeof credentials.redisPassword === 'string' && credentials.redisPassword !== '' ? credentials.redisPassword : undefined;
+	if (password !== undefined && credentials.redisSsl !== true && !isLoopbackHost(host)) {
+		return {
+			notice: `The Redis password would be sent unencrypted to ${host}: turn on Redis SSL (without it, Redis is only used with a password on localhost, 127.0.0.1 and ::1); ${UNSHARED}`,
+		};
 	}
 	const connection: RedisConnection = {
 		host,
-		port: whole(credentials.redisPort, 6379),
-		db: whole(credentials.redisDatabase, 0),
+		port,
+		db,
 		username: typeof credentials.redisUser === 'string' && credentials.redisUser !== '' ? credentials.redisUser : undefined,
-		password:
-			typeof credentials.redisPassword === 'string' && credentials.redisPassword !== '' ? credentials.redisPassword : undefined,
+		password,
 	};
 	if (credentials.redisSsl === true) {
 		connection.tls = { servername: host, rejectUnauthorized: credentials.redisDisableTlsVerification !== true };
@@ -87,14 +155,17 @@ function credentialRedis(credentials: ICredentialDataDecryptedObject): SharingDe
 	return { connection };
 }
 
-export function sharingDecision(credentials: ICredentialDataDecryptedObject, env: Environment): SharingDecision {
+export function sharingDecision(credentials: ICredentialDataDecryptedObject, env: Environment, command?: string): SharingDecision {
 	const sharing = (credentials.rateLimitSharing ?? 'automatic') as RateLimitSharing;
 	if (sharing === 'process') return {};
 	if (sharing === 'redis') return credentialRedis(credentials);
-	return queueModeRedis(env);
+	return queueModeRedis(env, command);
 }
 
-/** Where the bucket of the credential's account lives, for this n8n process (its environment). */
+/**
+ * Where the bucket of the credential's account lives, for this n8n process: its environment, and
+ * the n8n command it runs (its first argument, as n8n reads it).
+ */
 export function sharingFor(credentials: ICredentialDataDecryptedObject): SharingDecision {
-	return sharingDecision(credentials, process.env);
+	return sharingDecision(credentials, process.env, process.argv[2]);
 }

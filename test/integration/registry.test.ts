@@ -1,0 +1,98 @@
+/**
+ * The process's limiters and Redis connections: terms within their ranges, and nothing kept for
+ * accounts and Redis logins no longer used.
+ */
+import { sleep } from 'n8n-workflow';
+
+import { limiterFor } from '../../nodes/shared/throttle';
+import { storeFor, type RedisConnection } from '../../nodes/shared/throttle/redisBucket';
+import { accountKey } from '../../nodes/shared/transport/account';
+import { startRedis, type RedisServer } from '../../scripts/redis';
+
+const TERMS = { capacity: 5, intervalMs: 100 };
+let accounts = 0;
+
+function freshAccount(): string {
+	accounts++;
+	return accountKey(`https://registry-${accounts}.example.com`, `user-${Date.now()}`);
+}
+
+describe('the terms a credential declares are checked where the limiter reads them', () => {
+	test.each([
+		['a capacity of 0', { capacity: 0, intervalMs: 5000 }, /Bucket Capacity .* whole number from 1 to 1,000,000/],
+		['a fractional capacity', { capacity: 2.5, intervalMs: 5000 }, /Bucket Capacity/],
+		['a capacity above a million', { capacity: 1_000_001, intervalMs: 5000 }, /Bucket Capacity/],
+		['an interval under a millisecond', { capacity: 5, intervalMs: 0.5 }, /Leak Interval .* from 0\.001 to 900 seconds/],
+		['an interval beyond the longest wait', { capacity: 5, intervalMs: 900_001 }, /Leak Interval .* at most 15 min/],
+		['an interval that is not a number', { capacity: 5, intervalMs: Number.NaN }, /Leak Interval/],
+		['an infinite interval', { capacity: 5, intervalMs: Number.POSITIVE_INFINITY }, /Leak Interval/],
+	])('%s is refused with a clear error', (_, terms, message) => {
+		expect(() => limiterFor(freshAccount(), terms, {}, sleep)).toThrow(message);
+	});
+
+	test('the bounds themselves are accepted', () => {
+		expect(limiterFor(freshAccount(), { capacity: 1_000_000, intervalMs: 900_000 }, {}, sleep).getTerms()).toEqual({
+			capacity: 1_000_000,
+			intervalMs: 900_000,
+		});
+		expect(limiterFor(freshAccount(), { capacity: 1, intervalMs: 1 }, {}, sleep).getTerms()).toEqual({ capacity: 1, intervalMs: 1 });
+	});
+});
+
+describe('limiters and Redis connections no longer used are released', () => {
+	let redis: RedisServer;
+
+	beforeAll(async () => {
+		redis = await startRedis();
+	});
+
+	afterAll(async () => {
+		await redis?.stop();
+	});
+
+	function login(password: string): RedisConnection {
+		return { host: '127.0.0.1', port: redis.port, db: 0, username: 'default', password };
+	}
+
+	test('an edited Redis password leaves one store for the account, not one more per edit', () => {
+		const account = freshAccount();
+		const stores = ['first', 'second', 'third'].map((password) => {
+			limiterFor(account, TERMS, { connection: login(password) }, sleep);
+			return storeFor(login(password));
+		});
+		// The last login is kept; the earlier ones were forgotten, so asking again makes a new store.
+		expect(storeFor(login('third'))).toBe(stores[2]);
+		expect(storeFor(login('first'))).not.toBe(stores[0]);
+		expect(storeFor(login('second'))).not.toBe(stores[1]);
+	});
+
+	test('a store another account still uses is kept', () => {
+		const [one, other] = [freshAccount(), freshAccount()];
+		limiterFor(one, TERMS, { connection: login('shared') }, sleep);
+		limiterFor(other, TERMS, { connection: login('shared') }, sleep);
+		const shared = storeFor(login('shared'));
+		limiterFor(one, TERMS, { connection: login('edited') }, sleep);
+		expect(storeFor(login('shared'))).toBe(shared);
+	});
+
+	test('a limiter handed out before its store was released still reaches Redis', async () => {
+		const account = freshAccount();
+		const noLogin = { host: '127.0.0.1', port: redis.port, db: 0 };
+		const before = limiterFor(account, TERMS, { connection: noLogin }, sleep);
+		await (await before.acquire()).settle();
+		limiterFor(account, TERMS, { connection: { ...noLogin, db: 1 } }, sleep);
+		const warnings: string[] = [];
+		const grant = await before.acquire({ logger: { debug: () => undefined, warn: (message) => warnings.push(message) } });
+		await grant.settle();
+		expect(warnings).toEqual([]);
+		await storeFor({ ...noLogin, db: 1 }).close();
+	});
+
+	test('the accounts kept are bounded: the least recently used go first', () => {
+		const first = freshAccount();
+		const limiter = limiterFor(first, TERMS, {}, sleep);
+		expect(limiterFor(first, TERMS, {}, sleep)).toBe(limiter);
+		for (let index = 0; index < 100; index++) limiterFor(freshAccount(), TERMS, {}, sleep);
+		expect(limiterFor(first, TERMS, {}, sleep)).not.toBe(limiter);
+	});
+});
