@@ -107,9 +107,6 @@ async function exchangeWith(
 		abortSignal: signal,
 	};
 	if (body === undefined) delete options.body;
-	if (!exchange.authenticated) {
-		return (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
-	}
 	// Handing n8n the credential already read spares it a read (and decryption) per request. The
 	// credential's `authenticate` writes the customer headers after the request options are built,
 	// so an override is applied to the credential data it reads, not to the headers.

@@ -9,11 +9,5 @@ export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getService
 export { isAmbiguous } from './errors';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
-export {
-	fetchServiceUrl,
-	listRequest,
-	MAX_FAILURE_ATTEMPTS,
-	MAX_RATE_LIMIT_ATTEMPTS,
-	resolveServiceUrl,
-	serviceRequest,
-} from './request';
+export { listRequest, serviceRequest } from './request';
+export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';

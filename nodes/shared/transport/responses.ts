@@ -89,14 +89,13 @@ export function serviceMessage(text: string): string | undefined {
 }
 
 /**
- * Whether an answer is the service's full bucket: every 429, and a 503 that says when to come back
- * (Retry-After) without calling itself unavailable. A 503 without Retry-After is the service (or a
- * proxy in front of it) being down, not the rate limit.
+ * Whether an answer is a refusal that asks to come back: every 429, and a 503 that says when
+ * (Retry-After), whatever its words. By HTTP's meaning the request was not handled, so it may be
+ * sent again, an upload too. A 503 without Retry-After is the service (or a proxy in front of it)
+ * failing, after which an upload may or may not have been stored.
  */
-export function isRateLimitRefusal(status: number, retryAfterMs: number | undefined, text: string): boolean {
-	if (status === 429) return true;
-	if (status !== 503 || retryAfterMs === undefined) return false;
-	return !/unavailable|maintenance/i.test(serviceMessage(text) ?? '');
+export function isRefusal(status: number, retryAfterMs: number | undefined): boolean {
+	return status === 429 || (status === 503 && retryAfterMs !== undefined);
 }
 
 /** A wait for messages: "45 s", "15 min", "24 h", "3 days". */
