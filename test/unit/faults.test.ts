@@ -5,6 +5,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import {
+	AmbiguousUploadError,
 	fetchServiceUrl,
 	withPollDeadline,
 	type ServiceResponse,
@@ -78,6 +79,7 @@ describe('a request that never gets an answer', () => {
 			"No answer to PUT /api/xml within 1 s (the credential's Request Timeout): the service may or may not have received it",
 		);
 		expect(error.description).toMatch(/not sent again automatically/);
+		expect(error).toBeInstanceOf(AmbiguousUploadError);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 2 }));
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
 		// The emulator stored it: a blind retry would have made a duplicate.

@@ -5,7 +5,7 @@
  */
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { fetchServiceUrl, type ServiceResponse } from '../../nodes/shared/transport';
+import { AmbiguousUploadError, fetchServiceUrl, type ServiceResponse } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
 import { emulatorCredentials } from '../../scripts/n8n/in-process';
@@ -80,6 +80,7 @@ describe('a refusal that asks to come back: not handled, sent again', () => {
 		const error = await failure(upload(createContext({ credentials: credentialsFor(service.url, 100, 2) })));
 		expect(error.message).toBe('The service was unavailable: PUT /api/xml was refused 6 times (503)');
 		expect(error.description).toMatch(/^Nothing was stored/);
+		expect(error).not.toBeInstanceOf(AmbiguousUploadError);
 		expect(service.stats().requests['PUT /api/xml']).toBe(6);
 	});
 });
@@ -90,6 +91,9 @@ describe('an answer after which the upload may have been stored: not sent again'
 		const error = await failure(upload(createContext({ credentials: credentialsFor(server.url, 50) })));
 		expect(error.message).toMatch(/: it may or may not have received it$/);
 		expect(error.description).toMatch(/not sent again automatically/);
+		expect(error).toBeInstanceOf(AmbiguousUploadError);
+		// n8n tells its node errors apart by name.
+		expect(error.name).toBe('NodeApiError');
 		expect(server.arrivals).toHaveLength(1);
 	});
 });
