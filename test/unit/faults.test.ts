@@ -2,6 +2,8 @@
  * The transport against a service that misbehaves the way real networks do: answers that never
  * come, Retry-After of a day or a century, a 503 that is not the rate limit.
  */
+import { Readable } from 'node:stream';
+
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import {
@@ -84,6 +86,17 @@ describe('a request that never gets an answer', () => {
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
 		// The emulator stored it: a blind retry would have made a duplicate.
 		expect(service.uploads()).toHaveLength(1);
+	});
+
+	it('a streamed upload that times out says so, not that the connection broke', async () => {
+		await fault({ count: 1, kind: 'hang', path: '/api/xml' });
+		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
+		const body = Readable.from([Buffer.from(XML)]);
+		const error = await failure(callService(context, { method: 'PUT', path: '/api/xml', body, headers: { 'Content-Type': 'application/xml' } }));
+		expect(error.message).toBe(
+			"No answer to PUT /api/xml within 1 s (the credential's Request Timeout): the service may or may not have received it",
+		);
+		expect(error).toBeInstanceOf(AmbiguousUploadError);
 	});
 
 	it('a GET that never gets an answer fails after its bounded attempts, naming the timeout', async () => {

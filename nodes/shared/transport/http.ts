@@ -7,6 +7,7 @@ import type {
 
 import { CREDENTIAL_NAME, type Account } from './account';
 import type { ServiceContext } from './context';
+import { errorCode, errorMessage } from './errors';
 import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
 import type { Exchange, RequestBody } from './types';
 
@@ -74,10 +75,13 @@ export async function sendOnce(
 	}
 }
 
-/** The HTTP layer's own timeout (axios: ECONNABORTED with "timeout" in its message, or ETIMEDOUT). */
+/**
+ * The HTTP layer's own timeout (axios: ECONNABORTED with "timeout" in its message, or ETIMEDOUT),
+ * however n8n wrapped it: a streamed upload has no deadline of its own, only this one.
+ */
 function isIdleTimeout(error: unknown): boolean {
-	const { code, message } = error as { code?: unknown; message?: unknown };
-	return code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(String(message)));
+	const code = errorCode(error);
+	return code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(errorMessage(error)));
 }
 
 async function exchangeWith(

@@ -123,11 +123,22 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 			ambiguous: true,
 		});
 	}
-	throw apiError(node, `${describeTarget(exchange)} failed: ${reason}`, {
+	throw apiError(node, `${describeTarget(exchange)} failed: ${describeFailure(error, reason, notSent)}`, {
 		itemIndex,
 		code,
-		description: notSent ? 'The request did not reach the service.' : undefined,
+		description: notSent ? `The request did not reach the service: ${reason}` : reason,
 	});
+}
+
+/**
+ * What became of an exchange without an answer, in words for a message: n8n replaces a message
+ * that names a network error code (ECONNRESET, ...) with its generic text, losing the request.
+ */
+function describeFailure(error: unknown, reason: string, notSent: boolean): string {
+	if (error instanceof ExchangeTimeoutError) return reason;
+	if (notSent) return 'the service could not be reached';
+	const code = errorCode(error);
+	return code !== undefined && reason.toUpperCase().includes(code) ? 'the connection broke' : reason;
 }
 
 /** What a refusal says: a 429 is the account's request limit, a 503 with Retry-After the service itself. */
