@@ -5,7 +5,8 @@
 export type { ServiceContext } from './context';
 export type { CustomerOverride, RequestBody, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
+export { accountKey, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
+export { bucketTerms } from './settings';
 export { AmbiguousUploadError } from './errors';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
