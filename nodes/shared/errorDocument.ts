@@ -1,5 +1,7 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
+import { parseServiceJson } from './transport';
+
 /** For every operation (and the trigger) that reports how an upload's processing ended. */
 export const includeErrorMessageOption: INodeProperties = {
 	displayName: 'Include Error Message',
@@ -26,14 +28,14 @@ const REASON_FIELDS = ['message', 'Message', 'error', 'detail', 'title', 'errorM
 /**
  * Reads an error document. The spec leaves its format open (the emulator answers JSON with a
  * message and the errors); text is taken as it is, JSON is parsed so a workflow can read the reason
- * and the details as fields.
+ * and the details as fields. JSON nested too deep to be an item is taken as text.
  */
 export function readErrorDocument(body: unknown): ErrorDocumentFields {
 	const text = String(body ?? '').trim();
 	if (!/^[[{"]/.test(text)) return { errorMessage: text };
 	let parsed: unknown;
 	try {
-		parsed = JSON.parse(text);
+		parsed = parseServiceJson(text);
 	} catch {
 		return { errorMessage: text };
 	}

@@ -8,6 +8,7 @@ export { checkBaseUrl } from './baseUrl';
 export { accountKey, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError } from './errors';
+export { parseServiceJson } from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export { listRequest, serviceRequest } from './request';

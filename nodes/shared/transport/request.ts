@@ -24,7 +24,7 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRefusal, parseBody } from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRefusal, JsonTooDeepError, parseBody } from './responses';
 import { oncePerNodeRun, type ServiceContext } from './context';
 import type { Exchange, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
@@ -221,21 +221,33 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 }
 
 /**
- * An answer longer than the request's limit. For an upload the service accepted, the session may
- * exist: the error says it may have arrived, as any upload whose answer could not be read.
+ * An answer the request cannot use: longer than its limit, or JSON nested too deep. For an upload
+ * the service accepted, the session may exist: the error says it may have arrived, as any upload
+ * whose answer could not be read.
  */
-function oversizedError(attempt: Attempt, status: number): Error {
+function unreadableAnswerError(attempt: Attempt, status: number, what: string, why: string): Error {
 	const { node, exchange } = attempt;
-	const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
-	const target = describeTarget(exchange);
-	return apiError(node, `The service answered ${target} with more than ${limit}, more than this request reads`, {
+	return apiError(node, `The service answered ${describeTarget(exchange)} with ${what}`, {
 		httpCode: status,
 		itemIndex: exchange.itemIndex,
-		description: attempt.idempotent
-			? `Only the first ${limit} were read and the rest was not: an answer that long is not one the service gives.`
-			: `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
+		description: attempt.idempotent ? `${why}: an answer like that is not one the service gives.` : `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
 		ambiguous: !attempt.idempotent,
 	});
+}
+
+/** The answer's body as the request asked for it, or the error of an answer it cannot use. */
+function readBody<T>(attempt: Attempt, status: number, text: string, truncated: boolean): T {
+	const { exchange } = attempt;
+	if (truncated && !exchange.truncate) {
+		const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
+		throw unreadableAnswerError(attempt, status, `more than ${limit}, more than this request reads`, `Only the first ${limit} were read and the rest was not`);
+	}
+	try {
+		return parseBody(text, exchange.responseType) as T;
+	} catch (error) {
+		if (!(error instanceof JsonTooDeepError)) throw error;
+		throw unreadableAnswerError(attempt, status, `${error.message}, deeper than this request reads`, 'It was not read');
+	}
 }
 
 /** The execution's cancel signal (or a poll's or list's deadline), and the request's own if it has one. */
@@ -284,8 +296,7 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		await grant?.settle();
 
 		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
-			if (truncated && !exchange.truncate) throw oversizedError(attempt, status);
-			return { statusCode: status, headers, body: parseBody(text, exchange.responseType) as T, truncated };
+			return { statusCode: status, headers, body: readBody<T>(attempt, status, text, truncated), truncated };
 		}
 		if (refused) {
 			await afterRefusal(attempt, status, retryAfterMs);
