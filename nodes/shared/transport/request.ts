@@ -65,7 +65,7 @@ function hintOnce(context: ServiceContext, message: string): void {
 	});
 }
 
-async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
+async function acquire(attempt: Attempt): Promise<LimiterGrant> {
 	const { context } = attempt;
 	try {
 		return await attempt.limiter.acquire({
@@ -256,6 +256,10 @@ function requestSignal(context: ServiceContext, own: AbortSignal | undefined): A
 	return cancel && own ? AbortSignal.any([cancel, own]) : (cancel ?? own);
 }
 
+/**
+ * One request to the service's origin, with the credential, through the account's limiter, tried
+ * as often as is safe: the way of serviceRequest and of a URL the service names (serviceUrl.ts).
+ */
 export async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
 	const attempt: Attempt = {
@@ -279,7 +283,7 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 
 		const result = await sendOnce(context, account, exchange, body, attempt.signal);
 		if ('failure' in result) {
-			await grant?.settle();
+			await grant.settle();
 			await afterNoAnswer(attempt, result.failure);
 			continue;
 		}
@@ -293,7 +297,7 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
 			await attempt.limiter.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
 		}
-		await grant?.settle();
+		await grant.settle();
 
 		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
 			return { statusCode: status, headers, body: readBody<T>(attempt, status, text, truncated), truncated };
