@@ -5,6 +5,7 @@
  */
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
+import { getSessionOutcome } from '../../nodes/shared/sessions';
 import { AmbiguousUploadError, fetchServiceUrl, type ServiceResponse } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
@@ -12,6 +13,7 @@ import { emulatorCredentials } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
+const SESSION = '11111111-1111-4111-a111-111111111111';
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 
 jest.setTimeout(30_000);
@@ -99,6 +101,25 @@ describe('an answer after which the upload may have been stored: not sent again'
 });
 
 describe('a URL the service names', () => {
+	it('on another host: not fetched, the session keeps its outcome and its URL, with a warning', async () => {
+		const elsewhere = await answering(429, { 'retry-after': '0' });
+		const service = await listenLocal((req, res) => {
+			req.resume();
+			res.writeHead(301, { location: `${elsewhere.url}/errors/1` });
+			res.end();
+		});
+		opened.push(service);
+		const context = createContext({ credentials: credentialsFor(service.url, 50) });
+		const outcome = await getSessionOutcome.call(context, SESSION, { includeErrorMessage: true, itemIndex: 0 });
+		expect(outcome).toEqual({
+			sessionId: SESSION,
+			status: 'failed',
+			errorUrl: `${elsewhere.url}/errors/1`,
+			warning: `The error message could not be fetched: The service handed out a URL on another host (${elsewhere.url}), which is not fetched`,
+		});
+		expect(elsewhere.arrivals).toHaveLength(0);
+	});
+
 	it('answered 429 with Retry-After: 0 forever: a bounded number of requests, never closer than the floor', async () => {
 		// Terms of 2 requests, then one per 100 ms: the floor after a refusal is one interval (100 ms).
 		const server = await answering(429, { 'retry-after': '0' });
