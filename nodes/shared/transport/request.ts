@@ -24,7 +24,7 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRefusal, JsonTooDeepError, parseBody } from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, describeWait, isRefusal, parseBody } from './responses';
 import { oncePerNodeRun, type ServiceContext } from './context';
 import type { Exchange, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
@@ -245,8 +245,8 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
 	try {
 		return parseBody(text, exchange.responseType) as T;
 	} catch (error) {
-		if (!(error instanceof JsonTooDeepError)) throw error;
-		throw unreadableAnswerError(attempt, status, `${error.message}, deeper than this request reads`, 'It was not read');
+		// JSON nested too deep, the one error of parseBody.
+		throw unreadableAnswerError(attempt, status, `${(error as Error).message}, deeper than this request reads`, 'It was not read');
 	}
 }
 

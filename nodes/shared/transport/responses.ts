@@ -67,7 +67,7 @@ export function describeBytes(bytes: number): string {
 export const MAX_JSON_DEPTH = 64;
 
 /** JSON text nested deeper than MAX_JSON_DEPTH: a SyntaxError, as any text that is not JSON. */
-export class JsonTooDeepError extends SyntaxError {
+class JsonTooDeepError extends SyntaxError {
 	constructor() {
 		super(`JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
 		this.name = 'JsonTooDeepError';
@@ -100,15 +100,18 @@ export function parseServiceJson(text: string): unknown {
 	return JSON.parse(text);
 }
 
-/** An answer as the request asked for it; JSON nested too deep throws (JsonTooDeepError), other text that is not JSON is text. */
+/**
+ * An answer as the request asked for it; text that is not JSON stays text. JSON nested too deep
+ * throws a JsonTooDeepError, the one error this throws.
+ */
 export function parseBody(text: string, responseType: Exchange['responseType']): unknown {
 	if (responseType === 'none') return undefined;
 	if (responseType === 'text') return text;
 	if (text.trim() === '') return undefined;
+	if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
 	try {
-		return parseServiceJson(text);
-	} catch (error) {
-		if (error instanceof JsonTooDeepError) throw error;
+		return JSON.parse(text);
+	} catch {
 		return text;
 	}
 }
