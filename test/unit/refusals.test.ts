@@ -87,6 +87,30 @@ describe('a refusal that asks to come back: not handled, sent again', () => {
 	});
 });
 
+describe('refusals with long waits', () => {
+	it('Retry-After of 10 minutes, twice: the request fails once its refusals would outlast 15 minutes', async () => {
+		// Time is the fake clock's: the limiter's and the transport's waits pass at once, the
+		// exchanges are real.
+		jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+		try {
+			const server = await answering(429, { 'retry-after': '600' });
+			const context = createContext({ credentials: credentialsFor(server.url, 100, 2) });
+			let settled = false;
+			const pending = failure(callService(context, { method: 'GET', path: '/api/auth/me' })).finally(() => (settled = true));
+			for (let step = 0; step < 100_000 && !settled; step++) {
+				await jest.advanceTimersByTimeAsync(step % 10 === 0 ? 1000 : 0);
+				await new Promise((resolve) => setImmediate(resolve));
+			}
+			const error = await pending;
+			expect(error.message).toBe("The service's request limit was reached and it asks to wait 10 min before GET /api/auth/me is sent again");
+			expect(error.description).toMatch(/^An execution waits at most 15 min for the service\. This request has been refused for 10 min already\./);
+			expect(server.arrivals).toHaveLength(2);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
+});
+
 describe('an answer after which the upload may have been stored: not sent again', () => {
 	it.each([500, 502, 504, 503])('%s (a 503 without Retry-After)', async (status) => {
 		const server = await answering(status);

@@ -161,11 +161,16 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 		retryAfterMs,
 		attempt: attempt.rateLimited,
 	});
-	if (retryAfterMs !== undefined && retryAfterMs > MAX_LIMIT_WAIT_MS) {
+	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
+	// The longest wait holds for all refusals of the request together: six Retry-After of 15 minutes
+	// each would otherwise hold it up for an hour and a half.
+	const refusedForMs = Date.now() - attempt.firstRefusalAt;
+	if (retryAfterMs !== undefined && refusedForMs + retryAfterMs > MAX_LIMIT_WAIT_MS) {
+		const already = refusedForMs > 0 ? ` This request has been refused for ${describeWait(refusedForMs)} already.` : '';
 		throw apiError(node, `${refusalReason(status)} and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
 			httpCode: status,
 			itemIndex,
-			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the service. Nothing was stored by the refused request; run it again later.`,
+			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the service.${already} Nothing was stored by the refused request; run it again later.`,
 		});
 	}
 	if (!attempt.resendable) {
@@ -181,7 +186,6 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 	const { capacity, intervalMs } = attempt.limiter.getTerms();
 	const drainMs = capacity * intervalMs;
 	const keepTryingMs = Math.min(2 * drainMs, MAX_LIMIT_WAIT_MS);
-	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
 	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= keepTryingMs) {
 		throw apiError(node, `${refusalReason(status)}: ${target} was refused ${attempt.rateLimited} times (${status})`, {
 			httpCode: status,
