@@ -6,6 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
+import { BUCKET_CAPACITY_FIELD, LEAK_INTERVAL_FIELD, REQUEST_TIMEOUT_FIELD } from '../nodes/shared/transport/settings';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
@@ -108,13 +109,13 @@ export class ProductDataIntegrationApi implements ICredentialType {
 				'Time zone in which the service dates uploads: a day of the service (Get Many, the trigger) runs from midnight to midnight in it. An IANA name such as Europe/Berlin, or UTC.',
 		},
 		{
-			displayName: 'Request Timeout (Seconds)',
-			name: 'requestTimeoutSeconds',
+			displayName: REQUEST_TIMEOUT_FIELD.displayName,
+			name: REQUEST_TIMEOUT_FIELD.name,
 			type: 'number',
-			typeOptions: { minValue: 1 },
-			default: 60,
+			typeOptions: { minValue: REQUEST_TIMEOUT_FIELD.min, maxValue: REQUEST_TIMEOUT_FIELD.max },
+			default: REQUEST_TIMEOUT_FIELD.default,
 			description:
-				'How long one request may take to connect and be answered (a large upload: how long it may go without progress). A document upload that times out is reported as possibly received and never sent again blindly.',
+				'How long one request may take to connect and be answered (a large upload: how long it may go without progress), from 1 second to 1 hour. A document upload that times out is reported as possibly received and never sent again blindly.',
 		},
 		{
 			displayName: 'Custom Rate Limit',
@@ -125,21 +126,21 @@ export class ProductDataIntegrationApi implements ICredentialType {
 				'Whether this account has other request-limit terms than the standard 50 requests at once, then 1 every 5 seconds',
 		},
 		{
-			displayName: 'Bucket Capacity',
-			name: 'bucketCapacity',
+			displayName: BUCKET_CAPACITY_FIELD.displayName,
+			name: BUCKET_CAPACITY_FIELD.name,
 			type: 'number',
-			typeOptions: { minValue: 1, maxValue: 1000000, numberPrecision: 0 },
-			default: 50,
-			description: 'How many requests the account may send at once',
+			typeOptions: { minValue: BUCKET_CAPACITY_FIELD.min, maxValue: BUCKET_CAPACITY_FIELD.max, numberPrecision: 0 },
+			default: BUCKET_CAPACITY_FIELD.default,
+			description: 'How many requests the account may send at once (1 to 10,000)',
 			displayOptions: { show: { customRateLimit: [true] } },
 		},
 		{
-			displayName: 'Leak Interval (Seconds)',
-			name: 'leakIntervalSeconds',
+			displayName: LEAK_INTERVAL_FIELD.displayName,
+			name: LEAK_INTERVAL_FIELD.name,
 			type: 'number',
-			typeOptions: { minValue: 0.001, maxValue: 900, numberPrecision: 3 },
-			default: 5,
-			description: 'After the first burst, one request every this many seconds (at most 900: a request waits at most 15 minutes for its turn)',
+			typeOptions: { minValue: LEAK_INTERVAL_FIELD.min, maxValue: LEAK_INTERVAL_FIELD.max, numberPrecision: 3 },
+			default: LEAK_INTERVAL_FIELD.default,
+			description: 'After the first burst, one request every this many seconds (0.001 to 900)',
 			displayOptions: { show: { customRateLimit: [true] } },
 		},
 		{

@@ -1,5 +1,7 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
+import { parseServiceJson } from './transport';
+
 /** For every operation (and the trigger) that reports how an upload's processing ended. */
 export const includeErrorMessageOption: INodeProperties = {
 	displayName: 'Include Error Message',
@@ -7,7 +9,7 @@ export const includeErrorMessageOption: INodeProperties = {
 	type: 'boolean',
 	default: false,
 	description:
-		'Whether to fetch the error message of an upload whose processing failed (one more request each), instead of giving only its URL. The reason comes out in errorMessage; a JSON message also comes out whole in errorDocument, its text in errorText.',
+		'Whether to fetch the error message of an upload whose processing failed (one more request each, on the Base URL\'s own host only), instead of giving only its URL. The reason comes out in errorMessage; a JSON message also comes out whole in errorDocument, its text in errorText.',
 };
 
 /** What an upload's error document says, as output fields. */
@@ -26,14 +28,14 @@ const REASON_FIELDS = ['message', 'Message', 'error', 'detail', 'title', 'errorM
 /**
  * Reads an error document. The spec leaves its format open (the emulator answers JSON with a
  * message and the errors); text is taken as it is, JSON is parsed so a workflow can read the reason
- * and the details as fields.
+ * and the details as fields. JSON nested too deep to be an item is taken as text.
  */
 export function readErrorDocument(body: unknown): ErrorDocumentFields {
 	const text = String(body ?? '').trim();
 	if (!/^[[{"]/.test(text)) return { errorMessage: text };
 	let parsed: unknown;
 	try {
-		parsed = JSON.parse(text);
+		parsed = parseServiceJson(text);
 	} catch {
 		return { errorMessage: text };
 	}

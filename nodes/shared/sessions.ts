@@ -63,8 +63,6 @@ const DEFAULT_MAX_DELAY_MS = 60_000;
 const BACKOFF_FACTOR = 1.6;
 /** Polls of different sessions in flight at once; the throttle decides when each really goes. */
 const POLL_CONCURRENCY = 4;
-/** A session whose polls fail this many times in a row (server or network errors) ends the wait. */
-const MAX_CONSECUTIVE_POLL_FAILURES = 3;
 
 const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 
@@ -133,7 +131,6 @@ export async function getSessionOutcome(
 interface Poll {
 	session: SessionToAwait;
 	deadline: number;
-	failures: number;
 	result?: WaitResult;
 }
 
@@ -154,8 +151,9 @@ function pollKey(session: SessionToAwait): string {
  * session is asked once more when its time is up; a round always asks every pending session (the
  * account's rate limit may stretch it). A session named by several items is awaited as long as the
  * longest of their timeouts. Sessions still unfinished then come back as `processing`; a session the
- * service does not know comes back as an UnknownSession. Returns the outcomes in the order of
- * `sessions`.
+ * service does not know comes back as an UnknownSession. Any other failed poll ends the wait with
+ * its error: the transport has already tried it as often as a request is tried. Returns the
+ * outcomes in the order of `sessions`.
  */
 export async function waitForSessions(
 	this: ServiceContext,
@@ -175,7 +173,7 @@ export async function waitForSessions(
 		const poll = polls.get(pollKey(session));
 		if (poll) poll.deadline = Math.max(poll.deadline, deadline);
 		// Its errors name the first item that named it.
-		else polls.set(pollKey(session), { session, deadline, failures: 0 });
+		else polls.set(pollKey(session), { session, deadline });
 	}
 
 	let pending = [...polls.values()];
@@ -197,13 +195,12 @@ export async function waitForSessions(
 						(error: Error) => ({ error }),
 					);
 				if ('outcome' in answer) {
-					poll.failures = 0;
 					if (answer.outcome.status !== 'processing') poll.result = answer.outcome;
 				} else if (isNotFound(answer.error)) {
 					poll.result = { sessionId, error: answer.error };
-				} else if (stop.signal.aborted) {
-					return;
-				} else if (!isTransient(answer.error) || ++poll.failures >= MAX_CONSECUTIVE_POLL_FAILURES) {
+				} else if (!stop.signal.aborted) {
+					// The transport has tried the request as often as a request is tried: asking again in
+					// the next round would multiply its tries, so the wait ends with its error.
 					stop.abort(answer.error);
 				}
 			}
@@ -226,14 +223,4 @@ export async function waitForSessions(
 /** The service does not know what was asked for (404): asking again will not change that. */
 export function isNotFound(error: unknown): boolean {
 	return error instanceof NodeApiError && Number(error.httpCode) === 404;
-}
-
-/**
- * Server errors and lost connections may pass; a 4xx answer will not change by asking again, and
- * anything else (a cancelled execution, a broken credential) ends the wait.
- */
-function isTransient(error: unknown): boolean {
-	if (!(error instanceof NodeApiError)) return false;
-	const status = Number(error.httpCode);
-	return !Number.isFinite(status) || status === 0 || status >= 500 || status === 429;
 }

@@ -17,18 +17,20 @@ function filler(count: number): Readable {
 	);
 }
 
+/** A refusal with the fault's Retry-After exactly as given, or none. */
+function withRetryAfter(reply: Reply, fault: FaultRule): Reply {
+	return fault.retryAfter === undefined ? reply : { ...reply, headers: { ...reply.headers, 'Retry-After': fault.retryAfter } };
+}
+
 /** The answer of a fault that replaces the request's handling (nothing processed), if it is one. */
 export function faultAnswer(fault: FaultRule): Reply | undefined {
 	switch (fault.kind) {
 		case '500':
 			return message(500, MESSAGES.internalError);
 		case '503':
-			return text(503, MESSAGES.unavailable);
-		case '429': {
-			const reply = message(429, MESSAGES.rateLimited);
-			if (fault.retryAfter !== undefined) (reply.headers as Record<string, string>)['Retry-After'] = fault.retryAfter;
-			return reply;
-		}
+			return withRetryAfter(text(503, MESSAGES.unavailable), fault);
+		case '429':
+			return withRetryAfter(message(429, MESSAGES.rateLimited), fault);
 		case 'redirect':
 			return { status: 302, headers: { Location: fault.location ?? '/' } };
 		case 'huge':

@@ -1,6 +1,7 @@
 /**
  * A hostile network, in a real n8n: a poll whose request never gets an answer, an upload whose
- * answer is lost under Retry On Fail, a Base URL that redirects the credential test elsewhere.
+ * answer is lost under Retry On Fail, an upload asked to come back later, a Base URL that
+ * redirects the credential test elsewhere.
  */
 import type { IDataObject } from 'n8n-workflow';
 
@@ -69,6 +70,23 @@ describe('a hostile network in a running n8n', () => {
 		expect(uploads).toHaveLength(2);
 		expect(nodeItems(result, 'Upload')).toEqual([
 			expect.objectContaining({ sessionId: uploads[0].id, reused: true }),
+			expect.objectContaining({ sessionId: uploads[1].id }),
+		]);
+	});
+
+	test('a 503 that asks to come back (Retry-After), in the words of an unavailable service: every item is uploaded once', async () => {
+		await fault(n8n.emulator, { count: 2, kind: '503', retryAfter: '1', path: '/api/xml' });
+		const before = n8n.emulator.uploads().length;
+		const result = await n8n.run(
+			chainWorkflow('Come back later', [{ json: { xml: CHAIR } }, { json: { xml: TABLE } }], [
+				actionNode('Upload', { resource: 'document', operation: 'upload', source: 'text', xml: '={{ $json.xml }}' }),
+			]),
+		);
+
+		const uploads = n8n.emulator.uploads().slice(before);
+		expect(uploads).toHaveLength(2);
+		expect(nodeItems(result, 'Upload')).toEqual([
+			expect.objectContaining({ sessionId: uploads[0].id }),
 			expect.objectContaining({ sessionId: uploads[1].id }),
 		]);
 	});

@@ -2,11 +2,13 @@
  * The transport against a service that misbehaves the way real networks do: answers that never
  * come, Retry-After of a day or a century, a 503 that is not the rate limit.
  */
+import { Readable } from 'node:stream';
+
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import {
+	AmbiguousUploadError,
 	fetchServiceUrl,
-	MAX_FAILURE_ATTEMPTS,
 	withPollDeadline,
 	type ServiceResponse,
 } from '../../nodes/shared/transport';
@@ -79,18 +81,30 @@ describe('a request that never gets an answer', () => {
 			"No answer to PUT /api/xml within 1 s (the credential's Request Timeout): the service may or may not have received it",
 		);
 		expect(error.description).toMatch(/not sent again automatically/);
+		expect(error).toBeInstanceOf(AmbiguousUploadError);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 2 }));
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
 		// The emulator stored it: a blind retry would have made a duplicate.
 		expect(service.uploads()).toHaveLength(1);
 	});
 
+	it('a streamed upload that times out says so, not that the connection broke', async () => {
+		await fault({ count: 1, kind: 'hang', path: '/api/xml' });
+		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
+		const body = Readable.from([Buffer.from(XML)]);
+		const error = await failure(callService(context, { method: 'PUT', path: '/api/xml', body, headers: { 'Content-Type': 'application/xml' } }));
+		expect(error.message).toBe(
+			"No answer to PUT /api/xml within 1 s (the credential's Request Timeout): the service may or may not have received it",
+		);
+		expect(error).toBeInstanceOf(AmbiguousUploadError);
+	});
+
 	it('a GET that never gets an answer fails after its bounded attempts, naming the timeout', async () => {
-		await fault({ count: MAX_FAILURE_ATTEMPTS, kind: 'hang', path: '/api/auth/me' });
+		await fault({ count: 3, kind: 'hang', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentials({ requestTimeoutSeconds: 1 }) });
 		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.message).toMatch(/GET \/api\/auth\/me failed: no answer within 1 s/);
-		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(3);
 	});
 });
 
@@ -141,7 +155,7 @@ describe('a 503 that is not the rate limit', () => {
 		expect(error.message).toBe('The service is temporarily unavailable.');
 		expect(error.message).not.toMatch(/request limit/);
 		expect(error.httpCode).toBe('503');
-		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
+		expect(service.stats().requests['GET /api/auth/me']).toBe(3);
 	});
 
 	it('an upload is not sent again and is reported as the service being unavailable', async () => {
@@ -224,7 +238,7 @@ describe('answers of any size', () => {
 			pump();
 		});
 		try {
-			const context = createContext({ credentials: credentials() });
+			const context = createContext({ credentials: credentials({ baseUrl: huge.url }) });
 			const document = await fetchServiceUrl.call<TestContext, [string, number], Promise<ServiceResponse<string>>>(
 				context,
 				`${huge.url}/doc`,

@@ -1,7 +1,4 @@
-/**
- * The process's limiters and Redis connections: terms within their ranges, and nothing kept for
- * accounts and Redis logins no longer used.
- */
+/** The process's limiters and Redis connections: nothing kept for accounts and Redis logins no longer used. */
 import { sleep } from 'n8n-workflow';
 
 import { limiterFor } from '../../nodes/shared/throttle';
@@ -16,28 +13,6 @@ function freshAccount(): string {
 	accounts++;
 	return accountKey(`https://registry-${accounts}.example.com`, `user-${Date.now()}`);
 }
-
-describe('the terms a credential declares are checked where the limiter reads them', () => {
-	test.each([
-		['a capacity of 0', { capacity: 0, intervalMs: 5000 }, /Bucket Capacity .* whole number from 1 to 1,000,000/],
-		['a fractional capacity', { capacity: 2.5, intervalMs: 5000 }, /Bucket Capacity/],
-		['a capacity above a million', { capacity: 1_000_001, intervalMs: 5000 }, /Bucket Capacity/],
-		['an interval under a millisecond', { capacity: 5, intervalMs: 0.5 }, /Leak Interval .* from 0\.001 to 900 seconds/],
-		['an interval beyond the longest wait', { capacity: 5, intervalMs: 900_001 }, /Leak Interval .* at most 15 min/],
-		['an interval that is not a number', { capacity: 5, intervalMs: Number.NaN }, /Leak Interval/],
-		['an infinite interval', { capacity: 5, intervalMs: Number.POSITIVE_INFINITY }, /Leak Interval/],
-	])('%s is refused with a clear error', (_, terms, message) => {
-		expect(() => limiterFor(freshAccount(), terms, {}, sleep)).toThrow(message);
-	});
-
-	test('the bounds themselves are accepted', () => {
-		expect(limiterFor(freshAccount(), { capacity: 1_000_000, intervalMs: 900_000 }, {}, sleep).getTerms()).toEqual({
-			capacity: 1_000_000,
-			intervalMs: 900_000,
-		});
-		expect(limiterFor(freshAccount(), { capacity: 1, intervalMs: 1 }, {}, sleep).getTerms()).toEqual({ capacity: 1, intervalMs: 1 });
-	});
-});
 
 describe('limiters and Redis connections no longer used are released', () => {
 	let redis: RedisServer;

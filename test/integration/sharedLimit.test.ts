@@ -157,7 +157,7 @@ describe("settings that cannot be right, in a node's run", () => {
 			parameters: getEnvironmentInfo,
 			credentials: emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 2_000_000, leakIntervalSeconds: 1 }),
 		});
-		expect(result.error?.message).toMatch(/Bucket Capacity of the credential must be a whole number from 1 to 1,000,000/);
+		expect(result.error?.message).toMatch(/The credential's Bucket Capacity must be a whole number from 1 to 10000, not 2000000/);
 	});
 });
 

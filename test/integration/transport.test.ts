@@ -5,8 +5,6 @@ import { inspect } from 'node:util';
 import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflow';
 
 import {
-	MAX_FAILURE_ATTEMPTS,
-	MAX_RATE_LIMIT_ATTEMPTS,
 	checkBaseUrl,
 	fetchServiceUrl,
 	type ServiceRequest,
@@ -348,7 +346,8 @@ describe('requests against the emulator', () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
 		expect(error.httpCode).toBe('500');
-		expect(service.stats().requests['GET /api/auth/me']).toBe(MAX_FAILURE_ATTEMPTS);
+		// The documented 3 tries.
+		expect(service.stats().requests['GET /api/auth/me']).toBe(3);
 	});
 
 	it('PUT is not sent again after a connection reset, and says so', async () => {
@@ -481,15 +480,15 @@ describe('rate limit', () => {
 		expect(service.uploads()).toHaveLength(1);
 	});
 
-	it(`gives up after ${MAX_RATE_LIMIT_ATTEMPTS} refusals and twice the time the bucket takes to drain, and says the rate limit was hit`, async () => {
+	it('gives up after 6 refusals and twice the time the bucket takes to drain, and says the rate limit was reached', async () => {
 		const service = await emulator({ bucketCapacity: 10, leakIntervalMs: 10 });
 		await postControl(service.url, 'faults', { count: 1000, kind: '429', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10, 10)) });
 		const started = Date.now();
 		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));
-		expect(error.message).toMatch(/request limit was hit/);
+		expect(error.message).toMatch(/^The service's request limit was reached: GET \/api\/auth\/me was refused \d+ times \(429\)$/);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 5 }));
-		expect(service.stats().requests['GET /api/auth/me']).toBeGreaterThanOrEqual(MAX_RATE_LIMIT_ATTEMPTS);
+		expect(service.stats().requests['GET /api/auth/me']).toBeGreaterThanOrEqual(6);
 		// Drained twice: 2 x 10 x 10 ms after the first refusal.
 		expect(Date.now() - started).toBeGreaterThanOrEqual(200);
 	});
@@ -525,18 +524,19 @@ describe('rate limit', () => {
 });
 
 describe('fetchServiceUrl', () => {
-	it('another origin gets neither credentials nor customer headers', async () => {
+	it('another origin is not fetched at all: no request, an error naming the host', async () => {
 		const service = await emulator();
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
 			const context = createContext({ credentials: credentialsFor(service.url) });
-			const response = await fetchServiceUrl.call(context, `${capture.url}/errors/1`, 0);
-			expect(response.body).toBe('error document');
-			expect(capture.seen).toHaveLength(1);
-			const { headers } = capture.seen[0];
-			expect(headers.authorization).toBeUndefined();
-			expect(headers.customerid).toBeUndefined();
-			expect(headers.customeridtype).toBeUndefined();
+			const error = await failure(fetchServiceUrl.call(context, `${capture.url}/errors/1`, 0));
+			expect(error.message).toBe(`The service handed out a URL on another host (${capture.url}), which is not fetched`);
+			expect(capture.seen).toHaveLength(0);
+			// The same host on another port, or another scheme, is another origin.
+			const otherPort = await failure(fetchServiceUrl.call(context, service.url.replace(/:\d+$/, ':1'), 0));
+			expect(otherPort.message).toMatch(/on another host \(http:\/\/127\.0\.0\.1:1\)/);
+			expect((await failure(fetchServiceUrl.call(context, 'file:///etc/passwd', 0))).message).toMatch(/another host/);
+			expect(service.stats().requests).toEqual({});
 		} finally {
 			await capture.close();
 		}
@@ -559,7 +559,7 @@ describe('fetchServiceUrl', () => {
 	it('does not follow a redirect', async () => {
 		const capture = await startCapture(() => ({ status: 302, body: '' }));
 		try {
-			const context = createContext({ credentials: credentialsFor('http://127.0.0.1:1') });
+			const context = createContext({ credentials: credentialsFor(capture.url) });
 			const error = await failure(fetchServiceUrl.call(context, `${capture.url}/elsewhere`, 0));
 			expect(error.message).toMatch(/redirect \(302\)/);
 			expect(capture.seen).toHaveLength(1);

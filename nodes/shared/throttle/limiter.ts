@@ -89,26 +89,6 @@ export class LimiterCancelledError extends Error {
 	}
 }
 
-/** The largest Bucket Capacity a credential may declare: far beyond any account's, and still exact in every schedule. */
-export const MAX_CAPACITY = 1_000_000;
-
-/**
- * The terms a credential declares, within their ranges: a capacity from 1 to MAX_CAPACITY, and a
- * leak interval from 1 ms (a shorter one cannot be kept apart by timers) to the longest wait of a
- * request, since a longer one would fail every request after the first burst.
- */
-export function checkDeclaredTerms(terms: BucketTerms): BucketTerms {
-	if (!Number.isInteger(terms.capacity) || terms.capacity < 1 || terms.capacity > MAX_CAPACITY) {
-		throw new RangeError(`The Bucket Capacity of the credential must be a whole number from 1 to ${MAX_CAPACITY.toLocaleString('en-US')}`);
-	}
-	if (!Number.isFinite(terms.intervalMs) || terms.intervalMs < 1 || terms.intervalMs > MAX_LIMIT_WAIT_MS) {
-		throw new RangeError(
-			`The Leak Interval of the credential must be from 0.001 to ${MAX_LIMIT_WAIT_MS / 1000} seconds: a request waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for its turn`,
-		);
-	}
-	return { ...terms };
-}
-
 export function checkTerms(terms: BucketTerms): BucketTerms {
 	const capacity = Math.floor(terms.capacity);
 	if (!Number.isFinite(capacity) || capacity < 1) {

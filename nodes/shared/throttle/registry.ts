@@ -1,6 +1,6 @@
 import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter, realClock } from './gcra';
-import { checkDeclaredTerms, type BucketTerms, type RateLimiter } from './limiter';
+import type { BucketTerms, RateLimiter } from './limiter';
 import { forgetStore, storeFor, type RedisConnection } from './redisBucket';
 import { SharedLimiter, UnsharedLimiter } from './shared';
 import type { Sleep } from './time';
@@ -94,8 +94,7 @@ function releaseUnused(storeId: string): void {
 
 /**
  * The limiter of one account (`accountKey`: see the transport's account module) for this process,
- * created on first use; its terms are the strictest its credentials declare (RangeError: terms out
- * of range). With a shared store
+ * created on first use; its terms are the strictest its credentials declare. With a shared store
  * (`sharing`, from the credential and n8n's queue-mode settings) it meters the bucket every process
  * of the account shares, with this process's own limiter as fallback. Its waits are made of `sleep`.
  */
@@ -106,7 +105,7 @@ export function limiterFor(
 	sleep: Sleep,
 	now = Date.now(),
 ): RateLimiter {
-	const terms = accountTerms(accountKey, checkDeclaredTerms(declaredTerms), now);
+	const terms = accountTerms(accountKey, declaredTerms, now);
 	const local = localLimiterFor(accountKey, terms, sleep);
 	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
 	const store = storeFor(sharing.connection);

@@ -1,9 +1,10 @@
 import { createHash } from 'crypto';
 import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { DEFAULT_TERMS, limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
+import { limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { oncePerNodeRun } from './context';
+import { bucketTerms, requestTimeoutMs } from './settings';
 import { sharingFor } from './sharing';
 import type { CustomerOverride, ServiceContext } from './types';
 
@@ -32,25 +33,6 @@ export interface Account {
 	timeoutMs: number;
 }
 
-export const DEFAULT_REQUEST_TIMEOUT_SECONDS = 60;
-
-/** The credential's Request Timeout (Seconds), in milliseconds. */
-export function requestTimeoutMs(credentials: ICredentialDataDecryptedObject): number {
-	const seconds = Number(credentials.requestTimeoutSeconds ?? DEFAULT_REQUEST_TIMEOUT_SECONDS);
-	return (Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_REQUEST_TIMEOUT_SECONDS) * 1000;
-}
-
-/** Bucket terms of the credential: the standard terms unless the account has its own. */
-export function bucketTerms(credentials: ICredentialDataDecryptedObject): BucketTerms {
-	if (credentials.customRateLimit !== true) return DEFAULT_TERMS;
-	const capacity = Number(credentials.bucketCapacity ?? DEFAULT_TERMS.capacity);
-	const seconds = Number(credentials.leakIntervalSeconds ?? DEFAULT_TERMS.intervalMs / 1000);
-	return {
-		capacity: Number.isFinite(capacity) && capacity >= 1 ? Math.floor(capacity) : DEFAULT_TERMS.capacity,
-		intervalMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : DEFAULT_TERMS.intervalMs,
-	};
-}
-
 /**
  * Identifies an account (one leaky bucket at the service) without keeping its username readable
  * in process memory dumps. What the service may treat as the same account is the same key: the
@@ -69,22 +51,24 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		CREDENTIAL_NAME,
 		itemIndex,
 	);
-	let baseUrl: string;
+	// Settings that cannot work fail the node run before any request, naming their field.
+	let settings: { baseUrl: string; terms: BucketTerms; timeoutMs: number };
 	try {
-		baseUrl = checkBaseUrl(credentials.baseUrl);
+		settings = { baseUrl: checkBaseUrl(credentials.baseUrl), terms: bucketTerms(credentials), timeoutMs: requestTimeoutMs(credentials) };
 	} catch (error) {
 		throw new NodeOperationError(context.getNode(), (error as Error).message, {
 			itemIndex,
 			level: 'warning',
 		});
 	}
+	const { baseUrl, terms, timeoutMs } = settings;
 	const username = typeof credentials.username === 'string' ? credentials.username : '';
 	return {
 		baseUrl,
 		origin: new URL(baseUrl).origin,
 		credentials,
-		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials), sharingFor(credentials), sleep),
-		timeoutMs: requestTimeoutMs(credentials),
+		limiter: limiterFor(accountKey(baseUrl, username), terms, sharingFor(credentials), sleep),
+		timeoutMs,
 	};
 }
 

@@ -58,12 +58,16 @@ export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN',
 /** Failures that will not go away by trying again within seconds. */
 export const PERMANENT_CODES = new Set(['ENOTFOUND', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
 
-// Errors of requests that may or may not have reached the service (an upload whose answer was lost).
-const ambiguousErrors = new WeakSet<object>();
-
-/** Whether the request that failed with `error` may have reached the service all the same. */
-export function isAmbiguous(error: unknown): boolean {
-	return typeof error === 'object' && error !== null && ambiguousErrors.has(error);
+/**
+ * The failure of a request that may or may not have been handled all the same (an upload whose
+ * answer was lost, a 500): it is never sent again blindly.
+ */
+export class AmbiguousUploadError extends NodeApiError {
+	constructor(...args: ConstructorParameters<typeof NodeApiError>) {
+		super(...args);
+		// n8n tells its node errors apart by name (it rethrows and reports a NodeApiError as one).
+		this.name = 'NodeApiError';
+	}
 }
 
 /**
@@ -83,14 +87,13 @@ export function apiError(
 		options.code !== undefined
 			? `${options.description ? `${options.description} ` : ''}(${options.code})`
 			: options.description;
-	const error = new NodeApiError(node, response, {
+	const ErrorClass = options.ambiguous === true ? AmbiguousUploadError : NodeApiError;
+	return new ErrorClass(node, response, {
 		message,
 		description,
 		httpCode: options.httpCode !== undefined ? String(options.httpCode) : undefined,
 		itemIndex: options.itemIndex,
 	});
-	if (options.ambiguous === true) ambiguousErrors.add(error);
-	return error;
 }
 
 /** "METHOD /path" of an exchange, for messages: never the query, which may carry item data. */

@@ -6,6 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import { CREDENTIAL_NAME, type Account } from './account';
+import { errorCode, errorMessage } from './errors';
 import type { ServiceContext } from './types';
 import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
 import type { Exchange, RequestBody } from './types';
@@ -74,10 +75,13 @@ export async function sendOnce(
 	}
 }
 
-/** The HTTP layer's own timeout (axios: ECONNABORTED with "timeout" in its message, or ETIMEDOUT). */
+/**
+ * The HTTP layer's own timeout (axios: ECONNABORTED with "timeout" in its message, or ETIMEDOUT),
+ * however n8n wrapped it: a streamed upload has no deadline of its own, only this one.
+ */
 function isIdleTimeout(error: unknown): boolean {
-	const { code, message } = error as { code?: unknown; message?: unknown };
-	return code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(String(message)));
+	const code = errorCode(error);
+	return code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(errorMessage(error)));
 }
 
 async function exchangeWith(
@@ -107,9 +111,6 @@ async function exchangeWith(
 		abortSignal: signal,
 	};
 	if (body === undefined) delete options.body;
-	if (!exchange.authenticated) {
-		return (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
-	}
 	// Handing n8n the credential already read spares it a read (and decryption) per request. The
 	// credential's `authenticate` writes the customer headers after the request options are built,
 	// so an override is applied to the credential data it reads, not to the headers.

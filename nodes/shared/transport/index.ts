@@ -4,15 +4,11 @@
  */
 export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
-export { isAmbiguous } from './errors';
+export { accountKey, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
+export { bucketTerms } from './settings';
+export { AmbiguousUploadError } from './errors';
+export { parseServiceJson } from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
-export {
-	fetchServiceUrl,
-	listRequest,
-	MAX_FAILURE_ATTEMPTS,
-	MAX_RATE_LIMIT_ATTEMPTS,
-	resolveServiceUrl,
-	serviceRequest,
-} from './request';
+export { listRequest, serviceRequest } from './request';
+export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';

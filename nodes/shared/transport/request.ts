@@ -24,7 +24,7 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRateLimitRefusal, parseBody } from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
 import { oncePerNodeRun } from './context';
 import { oncePerRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
@@ -34,10 +34,12 @@ import { checkCustomer, checkHeaders, checkPath } from './validate';
  * Attempts of one request that the service refuses with 429/503 before giving up, if by then the
  * account's full bucket has had time to drain twice since the first refusal (see afterRefusal).
  */
-export const MAX_RATE_LIMIT_ATTEMPTS = 6;
+const MAX_RATE_LIMIT_ATTEMPTS = 6;
 /** Attempts of one GET/HEAD that fails with a 5xx or a broken connection before giving up. */
-export const MAX_FAILURE_ATTEMPTS = 3;
+const MAX_FAILURE_ATTEMPTS = 3;
 const FAILURE_BACKOFF_BASE_MS = 500;
+/** The least a refused request waits before it is sent again: one leak interval, at most 1 s. */
+const REFUSAL_FLOOR_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 
 /** One request's way through its attempts: what it is, where it goes, what went wrong so far. */
@@ -47,8 +49,7 @@ interface Attempt {
 	account: Account;
 	exchange: Exchange;
 	signal: AbortSignal | undefined;
-	/** The account's limiter; none for a foreign origin. */
-	limiter: RateLimiter | undefined;
+	limiter: RateLimiter;
 	idempotent: boolean;
 	resendable: boolean;
 	rateLimited: number;
@@ -65,10 +66,10 @@ function hintOnce(context: ServiceContext, message: string): void {
 	});
 }
 
-async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
+async function acquire(attempt: Attempt): Promise<LimiterGrant> {
 	const { context } = attempt;
 	try {
-		return await attempt.limiter?.acquire({
+		return await attempt.limiter.acquire({
 			signal: attempt.signal,
 			logger: context.logger,
 			notice: (message) => hintOnce(context, message),
@@ -123,34 +124,58 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 			ambiguous: true,
 		});
 	}
-	throw apiError(node, `${describeTarget(exchange)} failed: ${reason}`, {
+	throw apiError(node, `${describeTarget(exchange)} failed: ${describeFailure(error, reason, notSent)}`, {
 		itemIndex,
 		code,
-		description: notSent ? 'The request did not reach the service.' : undefined,
+		description: notSent ? `The request did not reach the service: ${reason}` : reason,
 	});
 }
 
-/** A 429/503 refusal: waits and returns when the request may be sent again, otherwise throws. */
+/**
+ * What became of an exchange without an answer, in words for a message: n8n replaces a message
+ * that names a network error code (ECONNRESET, ...) with its generic text, losing the request.
+ */
+function describeFailure(error: unknown, reason: string, notSent: boolean): string {
+	if (error instanceof ExchangeTimeoutError) return reason;
+	if (notSent) return 'the service could not be reached';
+	const code = errorCode(error);
+	return code !== undefined && reason.toUpperCase().includes(code) ? 'the connection broke' : reason;
+}
+
+/** What a refusal says: a 429 is the account's request limit, a 503 with Retry-After the service itself. */
+function refusalReason(status: number): string {
+	return status === 429 ? "The service's request limit was reached" : 'The service was unavailable';
+}
+
+/**
+ * A refusal that asks to come back (see isRefusal): nothing was handled, so the request waits and
+ * returns when it may be sent again (an upload too), within the bounds of the rate limit; otherwise throws.
+ */
 async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: number | undefined): Promise<void> {
-	const { node, exchange, limiter } = attempt;
+	const { node, exchange } = attempt;
 	const { itemIndex } = exchange;
 	const target = describeTarget(exchange);
 	attempt.rateLimited++;
-	attempt.context.logger.debug('The product-data integration service refused a request: bucket full', {
+	attempt.context.logger.debug('The product-data integration service refused a request: bucket full or unavailable', {
 		target,
 		status,
 		retryAfterMs,
 		attempt: attempt.rateLimited,
 	});
-	if (retryAfterMs !== undefined && retryAfterMs > MAX_LIMIT_WAIT_MS) {
-		throw apiError(node, `The service's request limit was reached and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
+	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
+	// The longest wait holds for all refusals of the request together: six Retry-After of 15 minutes
+	// each would otherwise hold it up for an hour and a half.
+	const refusedForMs = Date.now() - attempt.firstRefusalAt;
+	if (retryAfterMs !== undefined && refusedForMs + retryAfterMs > MAX_LIMIT_WAIT_MS) {
+		const already = refusedForMs > 0 ? ` This request has been refused for ${describeWait(refusedForMs)} already.` : '';
+		throw apiError(node, `${refusalReason(status)} and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
 			httpCode: status,
 			itemIndex,
-			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the request limit. Nothing was stored by the refused request; run it again later.`,
+			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the service.${already} Nothing was stored by the refused request; run it again later.`,
 		});
 	}
 	if (!attempt.resendable) {
-		throw apiError(node, `The service's request limit was reached (${status}) and ${target} cannot be repeated: its body is a stream that was already sent`, {
+		throw apiError(node, `${refusalReason(status)} (${status}) and ${target} cannot be repeated: its body is a stream that was already sent`, {
 			httpCode: status,
 			itemIndex,
 			description: 'The service refused the request before processing it, so nothing was stored; running the node again is safe.',
@@ -159,25 +184,25 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 	// Other processes on the account (without a shared store) learn of each other from refusals
 	// only: a request is kept alive, slower, until the bucket has had time to drain twice, but no
 	// longer than an execution waits for the request limit (a large custom bucket drains for hours).
-	const { capacity, intervalMs } = limiter?.getTerms() ?? attempt.account.limiter.getTerms();
+	const { capacity, intervalMs } = attempt.limiter.getTerms();
 	const drainMs = capacity * intervalMs;
 	const keepTryingMs = Math.min(2 * drainMs, MAX_LIMIT_WAIT_MS);
-	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
 	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= keepTryingMs) {
-		throw apiError(node, `The service's request limit was hit: ${target} was refused ${attempt.rateLimited} times (${status})`, {
+		throw apiError(node, `${refusalReason(status)}: ${target} was refused ${attempt.rateLimited} times (${status})`, {
 			httpCode: status,
 			itemIndex,
 			description:
-				'Nothing was stored by the refused requests. Another client may be using the same account, or the account has other limit terms than the credential says (Custom Rate Limit).',
+				status === 429
+					? 'Nothing was stored by the refused requests. Another client may be using the same account, or the account has other limit terms than the credential says (Custom Rate Limit).'
+					: 'Nothing was stored by the refused requests: the service asked to come back later each time. Run the node again later.',
 		});
 	}
-	if (limiter === undefined) {
-		await backOff(attempt, retryAfterMs ?? backoffDelay(attempt.rateLimited, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
-	} else if (attempt.rateLimited > 1) {
-		// The penalty alone covers the usual case (another client filled the bucket once);
-		// repeated refusals of the same request back off further.
-		await backOff(attempt, backoffDelay(attempt.rateLimited - 1, intervalMs, Math.min(MAX_BACKOFF_MS, drainMs)));
-	}
+	// The penalty alone covers the usual case (another client filled the bucket once); repeated
+	// refusals of the same request back off further. Whatever Retry-After says (0 included), a
+	// refused request is not sent again sooner than the floor.
+	const floorMs = Math.min(intervalMs, REFUSAL_FLOOR_MS);
+	const backoffMs = attempt.rateLimited > 1 ? backoffDelay(attempt.rateLimited - 1, intervalMs, Math.min(MAX_BACKOFF_MS, drainMs)) : 0;
+	await backOff(attempt, Math.max(floorMs, backoffMs));
 }
 
 /** A 5xx that is not the rate limit: a GET/HEAD is tried again (returns); anything else throws. */
@@ -201,21 +226,33 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 }
 
 /**
- * An answer longer than the request's limit. For an upload the service accepted, the session may
- * exist: the error says it may have arrived, as any upload whose answer could not be read.
+ * An answer the request cannot use: longer than its limit, or JSON nested too deep. For an upload
+ * the service accepted, the session may exist: the error says it may have arrived, as any upload
+ * whose answer could not be read.
  */
-function oversizedError(attempt: Attempt, status: number): Error {
+function unreadableAnswerError(attempt: Attempt, status: number, what: string, why: string): Error {
 	const { node, exchange } = attempt;
-	const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
-	const target = describeTarget(exchange);
-	return apiError(node, `The service answered ${target} with more than ${limit}, more than this request reads`, {
+	return apiError(node, `The service answered ${describeTarget(exchange)} with ${what}`, {
 		httpCode: status,
 		itemIndex: exchange.itemIndex,
-		description: attempt.idempotent
-			? `Only the first ${limit} were read and the rest was not: an answer that long is not one the service gives.`
-			: `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
+		description: attempt.idempotent ? `${why}: an answer like that is not one the service gives.` : `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
 		ambiguous: !attempt.idempotent,
 	});
+}
+
+/** The answer's body as the request asked for it, or the error of an answer it cannot use. */
+function readBody<T>(attempt: Attempt, status: number, text: string, truncated: boolean): T {
+	const { exchange } = attempt;
+	if (truncated && !exchange.truncate) {
+		const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
+		throw unreadableAnswerError(attempt, status, `more than ${limit}, more than this request reads`, `Only the first ${limit} were read and the rest was not`);
+	}
+	try {
+		return parseBody(text, exchange.responseType) as T;
+	} catch (error) {
+		// JSON nested too deep, the one error of parseBody.
+		throw unreadableAnswerError(attempt, status, `${(error as Error).message}, deeper than this request reads`, 'It was not read');
+	}
 }
 
 /** The execution's cancel signal (or a poll's or list's deadline), and the request's own if it has one. */
@@ -224,7 +261,11 @@ function requestSignal(context: ServiceContext, own: AbortSignal | undefined): A
 	return cancel && own ? AbortSignal.any([cancel, own]) : (cancel ?? own);
 }
 
-async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
+/**
+ * One request to the service's origin, with the credential, through the account's limiter, tried
+ * as often as is safe: the way of serviceRequest and of a URL the service names (serviceUrl.ts).
+ */
+export async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
 	const attempt: Attempt = {
 		context,
@@ -232,7 +273,7 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 		account,
 		exchange,
 		signal: requestSignal(context, exchange.signal),
-		limiter: exchange.authenticated ? account.limiter : undefined,
+		limiter: account.limiter,
 		idempotent: method === 'GET' || method === 'HEAD',
 		resendable: typeof exchange.body === 'function' || !isSingleUse(exchange.body),
 		rateLimited: 0,
@@ -247,25 +288,24 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
 
 		const result = await sendOnce(context, account, exchange, body, attempt.signal);
 		if ('failure' in result) {
-			await grant?.settle();
+			await grant.settle();
 			await afterNoAnswer(attempt, result.failure);
 			continue;
 		}
 
 		const { statusCode: status, headers, text, truncated } = result.answer;
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
-		const refused = isRateLimitRefusal(status, retryAfterMs, text);
+		const refused = isRefusal(status, retryAfterMs);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
 		// It is bounded: a Retry-After of a day fails its own request (below), not everyone else's.
 		if (refused) {
 			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
-			await attempt.limiter?.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
+			await attempt.limiter.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
 		}
-		await grant?.settle();
+		await grant.settle();
 
 		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
-			if (truncated && !exchange.truncate) throw oversizedError(attempt, status);
-			return { statusCode: status, headers, body: parseBody(text, exchange.responseType) as T, truncated };
+			return { statusCode: status, headers, body: readBody<T>(attempt, status, text, truncated), truncated };
 		}
 		if (refused) {
 			await afterRefusal(attempt, status, retryAfterMs);
@@ -283,7 +323,6 @@ async function perform<T>(context: ServiceContext, account: Account, exchange: E
  * customer, sent only then, tells a refused login from a refused customer node.
  */
 async function diagnoseUnauthorized(context: ServiceContext, account: Account, exchange: Exchange): Promise<Unauthorized | undefined> {
-	if (!exchange.authenticated) return undefined;
 	const unauthorized = {
 		customer: effectiveCustomer(account.credentials, exchange.customer),
 		overridden: exchange.customer !== undefined,
@@ -300,7 +339,6 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 			itemIndex: exchange.itemIndex,
 			responseType: 'none',
 			allowStatus: [],
-			authenticated: true,
 		}).then(
 			() => 'customer' as const,
 			(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
@@ -328,7 +366,6 @@ export async function serviceRequest<T = unknown>(
 		url: `${account.baseUrl}${path.startsWith('/') ? path : `/${path}`}`,
 		responseType: responseType ?? 'json',
 		allowStatus: allowStatus ?? [],
-		authenticated: true,
 	});
 }
 
@@ -349,53 +386,4 @@ export async function listRequest<T = unknown>(
 		timeoutMs,
 		async () => await serviceRequest.call<ILoadOptionsFunctions, [ServiceRequest], Promise<ServiceResponse<T>>>(this, request),
 	);
-}
-
-/**
- * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read
- * against the base URL, where the request went. One that cannot be read is handed back as it is.
- */
-export async function resolveServiceUrl(this: ServiceContext, url: string, itemIndex?: number): Promise<string> {
-	const { baseUrl } = await getAccount(this, itemIndex);
-	try {
-		return new URL(url, `${baseUrl}/`).href;
-	} catch {
-		return url;
-	}
-}
-
-/**
- * Fetches a URL the service handed out (e.g. the error document behind a 301 Location; a relative
- * one is read against the base URL). Credentials go only to the base URL's origin; redirects are
- * never followed. Only the first 1 MiB is read; a longer document ends with a note saying so.
- */
-export async function fetchServiceUrl(
-	this: ServiceContext,
-	url: string,
-	itemIndex?: number,
-	signal?: AbortSignal,
-): Promise<ServiceResponse<string>> {
-	const account = await getAccount(this, itemIndex);
-	let target: URL;
-	try {
-		target = new URL(url, `${account.baseUrl}/`);
-	} catch {
-		throw new NodeOperationError(this.getNode(), `The service handed out an invalid URL: ${url}`, { itemIndex });
-	}
-	if (target.protocol !== 'https:' && target.protocol !== 'http:') {
-		throw new NodeOperationError(this.getNode(), `The service handed out a URL that is not http(s): ${url}`, { itemIndex });
-	}
-	const response = await perform<string>(this, account, {
-		method: 'GET',
-		url: target.href,
-		itemIndex,
-		responseType: 'text',
-		allowStatus: [],
-		authenticated: target.origin === account.origin,
-		truncate: true,
-		signal,
-	});
-	if (!response.truncated) return response;
-	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);
-	return { ...response, body: `${response.body}\n[truncated: longer than ${limit}, the rest was not read]` };
 }

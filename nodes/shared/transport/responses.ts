@@ -59,10 +59,56 @@ export function describeBytes(bytes: number): string {
 	return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${Math.round(bytes / 1024)} KiB`;
 }
 
+/**
+ * The deepest nesting of arrays and objects read from the service. Its answers are a few levels
+ * deep; JSON nested far deeper (500,000 levels fit in 1 MiB) parses, but overflows the stack of
+ * whatever walks it later: JSON.stringify, n8n's copies of an item, its database.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** JSON text nested deeper than MAX_JSON_DEPTH: a SyntaxError, as any text that is not JSON. */
+class JsonTooDeepError extends SyntaxError {
+	constructor() {
+		super(`JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+		this.name = 'JsonTooDeepError';
+	}
+}
+
+/** Whether JSON text nests arrays and objects deeper than `limit` (brackets inside strings do not count). */
+function nestsDeeperThan(text: string, limit: number): boolean {
+	let depth = 0;
+	let inString = false;
+	for (let index = 0; index < text.length; index++) {
+		const char = text[index];
+		if (inString) {
+			if (char === '\\') index++;
+			else if (char === '"') inString = false;
+		} else if (char === '"') {
+			inString = true;
+		} else if (char === '[' || char === '{') {
+			if (++depth > limit) return true;
+		} else if (char === ']' || char === '}') {
+			depth--;
+		}
+	}
+	return false;
+}
+
+/** JSON.parse for text from the service: nesting deeper than MAX_JSON_DEPTH throws a JsonTooDeepError. */
+export function parseServiceJson(text: string): unknown {
+	if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
+	return JSON.parse(text);
+}
+
+/**
+ * An answer as the request asked for it; text that is not JSON stays text. JSON nested too deep
+ * throws a JsonTooDeepError, the one error this throws.
+ */
 export function parseBody(text: string, responseType: Exchange['responseType']): unknown {
 	if (responseType === 'none') return undefined;
 	if (responseType === 'text') return text;
 	if (text.trim() === '') return undefined;
+	if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
 	try {
 		return JSON.parse(text);
 	} catch {
@@ -73,7 +119,7 @@ export function parseBody(text: string, responseType: Exchange['responseType']):
 /** The service's own words for an error: the `message` of its JSON body, or a short plain text. */
 export function serviceMessage(text: string): string | undefined {
 	try {
-		const parsed = JSON.parse(text) as unknown;
+		const parsed = parseServiceJson(text);
 		if (typeof parsed === 'object' && parsed !== null) {
 			const { message, Message } = parsed as { message?: unknown; Message?: unknown };
 			const said = message ?? Message;
@@ -89,12 +135,11 @@ export function serviceMessage(text: string): string | undefined {
 }
 
 /**
- * Whether an answer is the service's full bucket: every 429, and a 503 that says when to come back
- * (Retry-After) without calling itself unavailable. A 503 without Retry-After is the service (or a
- * proxy in front of it) being down, not the rate limit.
+ * Whether an answer is a refusal that asks to come back: every 429, and a 503 that says when
+ * (Retry-After), whatever its words. By HTTP's meaning the request was not handled, so it may be
+ * sent again, an upload too. A 503 without Retry-After is the service (or a proxy in front of it)
+ * failing, after which an upload may or may not have been stored.
  */
-export function isRateLimitRefusal(status: number, retryAfterMs: number | undefined, text: string): boolean {
-	if (status === 429) return true;
-	if (status !== 503 || retryAfterMs === undefined) return false;
-	return !/unavailable|maintenance/i.test(serviceMessage(text) ?? '');
+export function isRefusal(status: number, retryAfterMs: number | undefined): boolean {
+	return status === 429 || (status === 503 && retryAfterMs !== undefined);
 }

@@ -41,13 +41,12 @@ export interface ServiceRequest {
 }
 
 /**
- * A request as it goes out: its absolute URL, the defaults filled in, and whether it carries the
- * credential (through the account's limiter) or goes to a foreign origin without it.
+ * A request as it goes out: its absolute URL on the service's origin (it always carries the
+ * credential and goes through the account's limiter), the defaults filled in.
  */
 export type Exchange = Omit<ServiceRequest, 'path' | 'responseType' | 'allowStatus'> &
 	Required<Pick<ServiceRequest, 'responseType' | 'allowStatus'>> & {
 		url: string;
-		authenticated: boolean;
 		/** An answer longer than maxAnswerBytes is handed back cut (truncated), not failed. */
 		truncate?: boolean;
 	};

@@ -41,6 +41,15 @@ describe('faults', () => {
 		expect(emulator.stats()).toMatchObject({ uploads: 0, rejected429: 0 });
 	});
 
+	it('answers 503 with Retry-After when asked, in the words of an unavailable service', async () => {
+		await control('faults', { count: 1, kind: '503', retryAfter: '7' });
+		const response = await putXml(emulator, '<Products/>');
+		expect(response.status).toBe(503);
+		expect(response.headers['retry-after']).toBe('7');
+		expect(response.text).toBe('The service is temporarily unavailable.');
+		expect(emulator.stats()).toMatchObject({ uploads: 0 });
+	});
+
 	it('applies a fault only to paths starting with its path', async () => {
 		await control('faults', { count: 1, kind: '500', path: '/api/images' });
 		expect((await me()).status).toBe(200);

@@ -10,9 +10,9 @@ import {
 	type WaitResult,
 } from '../../../shared/sessions';
 import {
+	AmbiguousUploadError,
 	effectiveCustomer,
 	getServiceCredentials,
-	isAmbiguous,
 	serviceRequest,
 	type CustomerOverride,
 	type ServiceResponse,
@@ -153,7 +153,7 @@ export async function uploadDocuments(
 					upload = await sendDocument(this, document, endpoint, contentType, customer);
 				} catch (error) {
 					// The next try (Retry On Fail) looks for it before sending it again.
-					if (isAmbiguous(error)) rememberUpload(key, attempt);
+					if (error instanceof AmbiguousUploadError) rememberUpload(key, attempt);
 					throw asNodeError(this, error, itemIndex);
 				}
 				rememberUpload(key, upload);

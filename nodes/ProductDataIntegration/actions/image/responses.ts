@@ -4,6 +4,8 @@
  * and anything else is handed back raw instead of failing an upload that did succeed.
  */
 
+import { parseServiceJson } from '../../../shared/transport';
+
 /** One hashcode the upload answer names, with the md5 the service reports for it when it does. */
 export interface ReturnedHashcode {
 	hashcode: string;
@@ -74,7 +76,7 @@ function fromText(text: string, depth: number): ReturnedHashcode[] | undefined {
 	if (/^[[{"]/.test(trimmed)) {
 		let parsed: unknown;
 		try {
-			parsed = JSON.parse(trimmed);
+			parsed = parseServiceJson(trimmed);
 		} catch {
 			return undefined;
 		}
