@@ -1,7 +1,8 @@
 # Sourced by install-n8n.sh and test-versions.sh: the n8n versions the package is tested in. Each has a
 # host folder, a package.json pinning that n8n and the package-lock.json that makes its install
 # reproducible: scripts/n8n-host for the pinned version (`npm test`, `npm start`), and
-# scripts/n8n-host-<version> for every other version of the version matrix (`npm run test:versions`).
+# scripts/n8n-host-<version> for every other version of the version matrix (`npm run test:versions`;
+# `bash scripts/add-n8n-version.sh <version>` writes a new one).
 
 N8N_HOSTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
