@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned n8n (scripts/n8n-host/package.json + package-lock.json) into a per-user cache
 # and prints the path of its `n8n` executable on stdout; everything else goes to stderr.
+# `install-n8n.sh <version>` installs another n8n of the version matrix, from its own host folder
+# scripts/n8n-host-<version> (scripts/n8n-hosts.sh).
 #
 # The cache folder is keyed by the n8n version and a hash of the host manifest, its lock and the Node
 # ABI (sqlite3 is compiled against it), so a change of any of them installs next to the old one;
@@ -13,9 +15,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 # shellcheck source=prune-installs.sh
 source "$(dirname "${BASH_SOURCE[0]}")/prune-installs.sh"
+# shellcheck source=n8n-hosts.sh
+source "$(dirname "${BASH_SOURCE[0]}")/n8n-hosts.sh"
 
-host_source="$PROJECT_ROOT/scripts/n8n-host"
-n8n_version="$(node -p "require(process.argv[1]).dependencies.n8n" "$host_source/package.json")"
+host_source="$(n8n_host_folder "${1:-}")"
+n8n_version="$(pinned_n8n_version "$host_source")"
 install_key="$(
 	{
 		cat "$host_source/package.json" "$host_source/package-lock.json"

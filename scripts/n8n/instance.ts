@@ -3,6 +3,7 @@
  * driver behind `npm start`, the end-to-end suite and the benchmarks that need a real n8n.
  *
  *   const n8nBin = await installN8n();                         // the pinned n8n, cached per user
+ *                                                              // (installN8n('2.38.4'): one of the version matrix)
  *   const tarball = packPackage(dir);                          // built from clean, as npm publishes it
  *   const folder = await N8nFolder.create(n8nBin, path, tarball);   // user folder, package in .n8n/nodes
  *   await folder.importCredentials([credential]);              // CLI commands: before start() only
@@ -24,15 +25,22 @@ export const PROJECT_ROOT = resolve(__dirname, '..', '..');
 
 const INSTALL_TIMEOUT_MS = 30 * 60_000;
 
-/** Installs the pinned n8n (scripts/install-n8n.sh, cached per user); the path of its executable. */
-export async function installN8n(): Promise<string> {
-	const install = await runCommand('bash', [join(PROJECT_ROOT, 'scripts', 'install-n8n.sh')], {
+/**
+ * Installs the pinned n8n, or `version` of the version matrix (scripts/install-n8n.sh, cached per
+ * user); the path of its executable.
+ */
+export async function installN8n(version?: string): Promise<string> {
+	const install = await runCommand('bash', [join(PROJECT_ROOT, 'scripts', 'install-n8n.sh'), ...(version ? [version] : [])], {
 		echoStderr: true,
 		timeoutMs: INSTALL_TIMEOUT_MS,
 	});
 	if (install.exitCode !== 0) throw new Error(`scripts/install-n8n.sh failed (${describeExit(install)})\n${tail(install.stderr)}`);
 	const n8nBin = install.stdout.trim().split('\n').pop() ?? '';
 	if (!existsSync(n8nBin)) throw new Error(`scripts/install-n8n.sh printed no n8n executable: "${n8nBin}"`);
+	// A result that names a version must come from that version, not from whatever was installed.
+	if (version && n8nVersion(n8nBin) !== version) {
+		throw new Error(`scripts/install-n8n.sh ${version} installed n8n ${n8nVersion(n8nBin)}`);
+	}
 	return n8nBin;
 }
 

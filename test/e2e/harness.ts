@@ -11,6 +11,8 @@
  * scripts/install-n8n.sh), prepares an n8n user folder with the package installed and starts one n8n
  * per worker on a copy of it; the files of a worker run one after the other in its n8n.
  * `E2E_KEEP_FOLDERS=1` keeps the user folders (database, n8n's log) for a look.
+ * `N8N_VERSION_UNDER_TEST=<version>` runs the files in another n8n of the version matrix, one with a
+ * host folder scripts/n8n-host-<version> (`npm run test:versions`, scripts/test-versions.sh, runs them all).
  *
  *   import { chainWorkflow, actionNode, nodeItems, prepareN8n, type N8nHarness } from './harness';
  *
@@ -150,7 +152,7 @@ export function workersOfRun(config: JestRunConfig): number {
 export async function prepareRun(config: JestRunConfig): Promise<void> {
 	const workDir = mkdtempSync(join(tmpdir(), 'pdi-e2e-'));
 	const tarball = process.env.E2E_PACKAGE_TGZ || packPackage(join(workDir, 'pack'));
-	const n8nBin = await installN8n();
+	const n8nBin = await installN8n(process.env.N8N_VERSION_UNDER_TEST || undefined);
 	const template = await N8nFolder.create(n8nBin, join(workDir, 'template'), tarball);
 	// Pointing nowhere until prepareN8n() points it at its emulator; imported here so that it keeps
 	// the fixed id the examples name. The import also migrates the new database, once for the run.
