@@ -33,7 +33,7 @@ export const description: INodeProperties[] = [
 				name: 'Upload',
 				value: 'upload',
 				description:
-					'Upload the images in binary fields of each item (one request per item) and get the image hashcode of each, to bind images to products',
+					'Upload the images in binary fields of the items (many items per request; known images without one) and get the image hashcode of each, to bind images to products',
 				action: 'Upload images',
 			},
 		],

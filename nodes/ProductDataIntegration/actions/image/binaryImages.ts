@@ -88,7 +88,7 @@ function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
  * Prepares an image for being read: stored data gets its size from the store (so the multipart
  * body has a known length), inline data is decoded once.
  */
-export async function prepareImage(
+async function prepareImage(
 	context: IExecuteFunctions,
 	itemIndex: number,
 	image: BinaryImage,
