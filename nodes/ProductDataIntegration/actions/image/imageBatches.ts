@@ -95,8 +95,10 @@ export async function uploadInBatches(
 		} else if (batch.length === 1) {
 			outcomes.push({ error: tooLargeError(context, batch[0]) });
 		} else {
+			// Which limit was hit the answer does not say: halving the count halves the size of
+			// images alike, and no later request is as large as the one refused.
 			limits.images = Math.min(limits.images, Math.ceil(batch.length / 2));
-			limits.bytes = Math.min(limits.bytes, Math.max(1, Math.floor(bytes / 2)));
+			limits.bytes = Math.min(limits.bytes, Math.max(1, bytes - 1));
 			const half = Math.ceil(batch.length / 2);
 			outcomes.push(...(await uploadInBatches(context, batch.slice(0, half), target, limits)));
 			outcomes.push(...(await uploadInBatches(context, batch.slice(half), target, limits)));
