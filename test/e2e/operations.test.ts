@@ -194,7 +194,7 @@ describe('the action node in n8n', () => {
 					downloadNode('Download Catalogue', `${url}/feeds/catalogue.xml`),
 					actionNode('Upload', { resource: 'document', operation: 'upload', source: 'binary', binaryPropertyName: 'data' }),
 					downloadNode('Download Photo', `${url}/photos/front.png`),
-					actionNode('Upload Photo', { resource: 'image', operation: 'upload', binaryProperties: 'data', options: { skipExisting: true } }),
+					actionNode('Upload Photo', { resource: 'image', operation: 'upload', binaryProperties: 'data', options: { skipExisting: true, rememberKnownImages: false } }),
 				]);
 			} finally {
 				server.close();
@@ -474,7 +474,7 @@ describe('the action node in n8n', () => {
 						operation: 'upload',
 						imagesFrom: 'named',
 						binaryProperties: 'front, back',
-						options: { clippingPath: 'Path 1', invert: true },
+						options: { clippingPath: 'Path 1', invert: true, rememberKnownImages: false },
 					}),
 				],
 			);
@@ -526,7 +526,7 @@ describe('the action node in n8n', () => {
 						{ json: { sku: 'TB-1' }, binary: { data: { data: BACK, mimeType: 'image/png', fileName: 'table.png' } } },
 					],
 					[
-						actionNode('Upload New', { resource: 'image', operation: 'upload', binaryProperties: 'data', options: { skipExisting: true } }),
+						actionNode('Upload New', { resource: 'image', operation: 'upload', binaryProperties: 'data', options: { skipExisting: true, rememberKnownImages: false } }),
 						actionNode('Check Exists', { resource: 'image', operation: 'checkExists', hashcode: '={{ $json.hashcode }}' }),
 						actionNode('Find by MD5', {
 							resource: 'image',
