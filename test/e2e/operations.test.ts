@@ -544,14 +544,15 @@ describe('the action node in n8n', () => {
 				expect.objectContaining({ hashcode: expect.stringMatching(HASHCODE), md5: md5(FRONT), skipped: false }),
 				expect.objectContaining({ hashcode: expect.stringMatching(HASHCODE), md5: md5(BACK), skipped: false }),
 			]);
-			expect(requests('POST /api/images')).toBe(2);
+			// The two items' images in one request.
+			expect(requests('POST /api/images')).toBe(1);
 
 			const second = await n8n.executeWorkflow(id);
 			expect(nodeItems(second, 'Upload New')).toEqual([
 				{ ...uploaded[0], skipped: true },
 				{ ...uploaded[1], skipped: true },
 			]);
-			expect(requests('POST /api/images')).toBe(2);
+			expect(requests('POST /api/images')).toBe(1);
 			// Per run: one look-up per image before uploading, one per Find by MD5.
 			expect(requests('GET /api/images')).toBe(2 * (2 + 2));
 
