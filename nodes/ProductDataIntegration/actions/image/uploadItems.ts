@@ -107,11 +107,7 @@ class UploadRun {
 		const images = selectBinaryImages(context, itemIndex, source, names);
 		// Read each image once before anything is sent: an image that cannot be read fails its item
 		// alone, instead of breaking a request that carries other items' images.
-		for (const image of images) {
-			await measureImage(context, itemIndex, image);
-			// Inline data is read again when its part is sent: a batch does not hold it meanwhile.
-			image.buffer = undefined;
-		}
+		for (const image of images) await measureImage(context, itemIndex, image);
 		this.limits ??= {
 			images: Math.max(1, Math.floor(options.imagesPerRequest ?? DEFAULT_IMAGES_PER_REQUEST)),
 			bytes: Math.max(1, Math.floor((options.maxRequestMegabytes ?? DEFAULT_MAX_REQUEST_MEGABYTES) * MEGABYTE)),
