@@ -5,9 +5,13 @@
  * Prints one JSON line: {"bytes", "peak_rss_growth_mb", ...}. Run with `tsx --expose-gc` for a
  * steadier baseline. BENCH_UPLOAD_MB sets the size (default 200); BENCH_VALIDATE=0 turns the
  * well-formedness check off, to tell its share from the upload's.
+ * BENCH_KIND=images uploads the same amount as BENCH_IMAGES images (default 50), one per item, all
+ * in one request (Image Upload with its limits raised), to show that a request's size does not
+ * become memory.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +20,8 @@ import { createInterface } from 'node:readline';
 import { prepareBinaryData } from 'n8n-core';
 
 // The explicit .js keeps tsx from resolving the node's codex file (ProductDataIntegration.node.json).
+import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
 import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
 import { startEmulator } from '../scripts/emulator';
 import { emulatorCredentials, runNode, setBinaryDataMode } from '../scripts/n8n/in-process';
@@ -23,6 +29,47 @@ import { writeCatalogue } from './catalogue';
 
 const TARGET_BYTES = Number(process.env.BENCH_UPLOAD_MB ?? 200) * 1024 * 1024;
 const SAMPLE_MS = 10;
+const IMAGES = process.env.BENCH_KIND === 'images' ? Math.max(1, Number(process.env.BENCH_IMAGES ?? 50)) : 0;
+
+interface Upload {
+	parameters: INodeParameters;
+	items: INodeExecutionData[];
+	bytes: number;
+}
+
+/** The catalogue document in n8n's filesystem store, uploaded from its binary field. */
+async function documentUpload(folder: string): Promise<Upload> {
+	const file = join(folder, 'catalogue.xml');
+	const bytes = await writeCatalogue(file, TARGET_BYTES);
+	const binary = await prepareBinaryData(createReadStream(file), 'bench-execution', 'harness-workflow', 'catalogue.xml', 'application/xml');
+	if (!binary.id) throw new Error('The binary data was not stored in the filesystem store');
+	return {
+		parameters: {
+			resource: 'document',
+			operation: 'upload',
+			source: 'binary',
+			binaryPropertyName: 'data',
+			options: { validate: process.env.BENCH_VALIDATE !== '0' },
+		},
+		items: [{ json: {}, binary: { data: binary } }],
+		bytes,
+	};
+}
+
+/** IMAGES images of random bytes in n8n's filesystem store, one per item, limits raised so they go in one request. */
+async function imagesUpload(folder: string): Promise<Upload> {
+	const size = Math.floor(TARGET_BYTES / IMAGES);
+	const items: INodeExecutionData[] = [];
+	for (let index = 0; index < IMAGES; index++) {
+		const file = join(folder, `photo-${index}.jpg`);
+		writeFileSync(file, randomBytes(size));
+		const binary = await prepareBinaryData(createReadStream(file), 'bench-execution', 'harness-workflow', `photo-${index}.jpg`, 'image/jpeg');
+		if (!binary.id) throw new Error('The binary data was not stored in the filesystem store');
+		items.push({ json: {}, binary: { data: binary } });
+	}
+	const options = { imagesPerRequest: IMAGES, maxRequestMegabytes: 100_000, rememberKnownImages: false };
+	return { parameters: { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options }, items, bytes: size * IMAGES };
+}
 
 /** Child: the emulator, announcing its URL on stdout and stopping when stdin closes. */
 async function emulatorProcess(): Promise<void> {
@@ -64,18 +111,8 @@ async function main(): Promise<void> {
 	const folder = mkdtempSync(join(tmpdir(), 'memory-upload-'));
 	const emulator = await startEmulatorProcess();
 	try {
-		const file = join(folder, 'catalogue.xml');
-		const bytes = await writeCatalogue(file, TARGET_BYTES);
-
 		await setBinaryDataMode('filesystem');
-		const binary = await prepareBinaryData(
-			createReadStream(file),
-			'bench-execution',
-			'harness-workflow',
-			'catalogue.xml',
-			'application/xml',
-		);
-		if (!binary.id) throw new Error('The binary data was not stored in the filesystem store');
+		const upload = IMAGES > 0 ? await imagesUpload(folder) : await documentUpload(folder);
 
 		const node = new ProductDataIntegration();
 		const credentials = emulatorCredentials({ url: emulator.url });
@@ -103,18 +140,7 @@ async function main(): Promise<void> {
 		}, SAMPLE_MS);
 
 		const started = performance.now();
-		const { output, error } = await runNode({
-			node,
-			parameters: {
-				resource: 'document',
-				operation: 'upload',
-				source: 'binary',
-				binaryPropertyName: 'data',
-				options: { validate: process.env.BENCH_VALIDATE !== '0' },
-			},
-			items: [{ json: {}, binary: { data: binary } }],
-			credentials,
-		});
+		const { output, error } = await runNode({ node, parameters: upload.parameters, items: upload.items, credentials });
 		const seconds = (performance.now() - started) / 1000;
 		clearInterval(sampler);
 		peak = Math.max(peak, process.memoryUsage.rss());
@@ -123,17 +149,17 @@ async function main(): Promise<void> {
 		if (maxRssAfter > maxRssBefore) peak = Math.max(peak, maxRssAfter);
 
 		if (error) throw new Error(`The upload failed: ${error.message}`);
-		const [{ json }] = output[0];
-		if (json.bytes !== bytes) throw new Error(`Uploaded ${String(json.bytes)} bytes instead of ${bytes}`);
+		const uploaded = output[0].reduce((sum, { json }) => sum + Number(json.bytes), 0);
+		if (uploaded !== upload.bytes) throw new Error(`Uploaded ${uploaded} bytes instead of ${upload.bytes}`);
 
 		const mb = (value: number) => Math.round((value / (1024 * 1024)) * 10) / 10;
 		process.stdout.write(
 			`${JSON.stringify({
-				bytes,
+				bytes: upload.bytes,
+				...(IMAGES > 0 ? { images: IMAGES } : { validation: output[0][0].json.validation }),
 				peak_rss_growth_mb: mb(peak - baseline),
 				baseline_rss_mb: mb(baseline),
 				seconds: Math.round(seconds * 10) / 10,
-				validation: json.validation,
 				binary_mode: 'filesystem',
 				peak_heap_total_growth_mb: mb(peakHeap),
 				peak_external_growth_mb: mb(peakExternal),

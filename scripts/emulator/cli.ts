@@ -37,6 +37,8 @@ function optionsFromEnvironment(): EmulatorOptions & { port: number } {
 		imageFindLayout: choice('EMULATOR_IMAGE_FIND_LAYOUT', ['text', 'json-string', 'object'] as const),
 		listLayout: choice('EMULATOR_LIST_LAYOUT', ['array', 'single'] as const),
 		errorLocation: choice('EMULATOR_ERROR_LOCATION', ['absolute', 'relative'] as const),
+		maxImageRequestBytes: integer('EMULATOR_MAX_IMAGE_REQUEST_BYTES', 0, 0),
+		maxImagesPerRequest: integer('EMULATOR_MAX_IMAGES_PER_REQUEST', 0, 0),
 	};
 }
 

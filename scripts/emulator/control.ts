@@ -133,6 +133,16 @@ export async function handleControl(
 				});
 				return json(200, { pending: store.faults.reduce((sum, f) => sum + f.remaining, 0) });
 			}
+			case 'POST limits': {
+				const body = await readJson(req);
+				for (const name of ['maxImageRequestBytes', 'maxImagesPerRequest'] as const) {
+					if (body[name] !== undefined && !isCount(body[name])) throw new ControlError(`"${name}" must be an integer >= 0 (0: no limit).`);
+				}
+				const limits = store.imageLimits;
+				limits.maxRequestBytes = (body.maxImageRequestBytes as number | undefined) ?? limits.maxRequestBytes;
+				limits.maxImages = (body.maxImagesPerRequest as number | undefined) ?? limits.maxImages;
+				return json(200, { maxImageRequestBytes: limits.maxRequestBytes, maxImagesPerRequest: limits.maxImages });
+			}
 			case 'POST clock': {
 				const body = await readJson(req);
 				if (body.real === true) {

@@ -17,6 +17,7 @@ export const SERVICE_VERSION = '1.7.3';
 /** Fixed texts of the spec (400 and 401) and the emulator's choices where the spec is silent. */
 export const MESSAGES = {
 	invalid: 'The request is invalid.',
+	tooLarge: 'The request is too large.',
 	denied: 'Authorization has been denied for this request.',
 	processing: 'The request is still being processed.',
 	notFound: 'No HTTP resource was found that matches the request URI.',

@@ -63,7 +63,12 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedEmulatorO
 		listLayout: options.listLayout ?? 'array',
 		errorLocation: options.errorLocation ?? 'absolute',
 		rateLimitAnswer: options.rateLimitAnswer ?? '429-seconds',
+		maxImageRequestBytes: options.maxImageRequestBytes ?? 0,
+		maxImagesPerRequest: options.maxImagesPerRequest ?? 0,
 	};
+	for (const name of ['maxImageRequestBytes', 'maxImagesPerRequest'] as const) {
+		if (!Number.isInteger(resolved[name]) || resolved[name] < 0) throw new RangeError(`${name} must be an integer >= 0`);
+	}
 	if (!Number.isInteger(resolved.processingMs) || resolved.processingMs < 0) {
 		throw new RangeError('processingMs must be an integer >= 0');
 	}

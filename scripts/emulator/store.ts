@@ -79,8 +79,11 @@ export class EmulatorStore {
 	private manualClock: number | null = null;
 	private statistics: EmulatorStats = EmulatorStore.emptyStats();
 	readonly fileDirectory: string;
+	/** What one image upload may hold; starts from the options, changed through the control routes. */
+	readonly imageLimits: { maxRequestBytes: number; maxImages: number };
 
 	constructor(private readonly options: ResolvedEmulatorOptions) {
+		this.imageLimits = { maxRequestBytes: options.maxImageRequestBytes, maxImages: options.maxImagesPerRequest };
 		this.buckets = new LeakyBuckets(options.bucketCapacity, options.leakIntervalMs);
 		this.fileDirectory = mkdtempSync(join(tmpdir(), 'product-data-emulator-'));
 		trackDirectory(this.fileDirectory);
@@ -95,6 +98,7 @@ export class EmulatorStore {
 			images: 0,
 			rejected401: 0,
 			faults: 0,
+			rejected413: 0,
 		};
 	}
 
@@ -120,6 +124,10 @@ export class EmulatorStore {
 
 	snapshotStats(): EmulatorStats {
 		return { ...this.statistics, requests: { ...this.statistics.requests } };
+	}
+
+	noteTooLarge(): void {
+		this.statistics.rejected413++;
 	}
 
 	countRequest(key: string): void {

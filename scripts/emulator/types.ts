@@ -31,6 +31,10 @@ export interface EmulatorOptions {
 	listLayout?: ListLayout;
 	errorLocation?: ErrorLocation;
 	rateLimitAnswer?: RateLimitAnswer;
+	/** Largest image upload body accepted, in bytes; 0: no limit. A larger one is answered 413. */
+	maxImageRequestBytes?: number;
+	/** Most `file` parts accepted in one image upload; 0: no limit. More are answered 413. */
+	maxImagesPerRequest?: number;
 }
 
 export type ResolvedEmulatorOptions = Required<EmulatorOptions>;
@@ -50,6 +54,8 @@ export interface EmulatorStats {
 	rejected401: number;
 	/** Requests answered by an injected fault. */
 	faults: number;
+	/** Image uploads refused with 413 for exceeding the request size or image count limit. */
+	rejected413: number;
 }
 
 export interface ProcessingError {

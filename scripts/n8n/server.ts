@@ -150,6 +150,12 @@ export class N8nServer {
 		return execution;
 	}
 
+	/** The workflow's static data as n8n saved it (where triggers keep their state), {} when none. */
+	async getWorkflowStaticData(id: string): Promise<Record<string, unknown>> {
+		const { data } = await this.request<{ data: { staticData?: Record<string, unknown> | null } }>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
+		return data.staticData ?? {};
+	}
+
 	/** Starts a run from the workflow's Manual Trigger; the execution's id, without waiting. */
 	async startRun(id: string): Promise<string> {
 		const { data: workflow } = await this.request<{ data: { nodes: Array<{ name: string; type: string }> } }>(

@@ -86,7 +86,7 @@ describe('the example workflows', () => {
 		expect(file.text).toContain('<ImageUrl>https://images.example.com/sku-1003.jpg</ImageUrl>');
 	});
 
-	test('image upload: the first run uploads the photos, the second skips them with the same hashcodes', async () => {
+	test('image upload: the first run uploads the photos in one request, the second skips them with the same hashcodes and no request', async () => {
 		const { id } = readExample('image-upload-skip-existing.json');
 
 		const first = await n8n.executeWorkflow(id);
@@ -100,10 +100,15 @@ describe('the example workflows', () => {
 			uploaded.map((item) => item.imageHashcode).sort(),
 		);
 
+		const { requests } = n8n.emulator.stats();
+		// One look-up per photo (Skip Existing), then both photos in one upload.
+		expect([requests['GET /api/images'], requests['POST /api/images']]).toEqual([2, 1]);
+
 		const second = await n8n.executeWorkflow(id);
 		expect(nodeItems(second, 'Hashcode per Product')).toEqual(
 			uploaded.map((item) => ({ ...item, alreadyThere: true })),
 		);
-		expect(n8n.emulator.stats().requests['POST /api/images']).toBe(2);
+		// The photos are known images now: no request at all.
+		expect(n8n.emulator.stats().requests).toEqual(requests);
 	});
 });

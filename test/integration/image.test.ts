@@ -124,7 +124,8 @@ describe('Image resource against the emulator', () => {
 			const failing = await imageItem({ other: image('second.jpg') });
 			const { output, error } = await runNode({
 				node,
-				parameters: upload(),
+				// One image per request: the first item's request goes before the second item fails.
+				parameters: upload({}, { imagesPerRequest: 1, rememberKnownImages: false }),
 				items: [uploaded, failing],
 				credentials: credentials(),
 				retryOnFail: { maxTries: 3 },
@@ -150,7 +151,7 @@ describe('Image resource against the emulator', () => {
 			expect(emulator.images()).toEqual([expect.objectContaining({ fileName: 'a___X-Injected: 1.jpg' })]);
 		});
 
-		it('sends the images of one item in one request, one request per item', async () => {
+		it('sends the images of consecutive items in one request', async () => {
 			const files = [image('a.jpg'), image('b.png', 3000, 'image/png'), image('c.jpg'), image('d.jpg')];
 			const items = [
 				await imageItem({ data: files[0], second: files[1] }, { sku: 'A' }),
@@ -165,7 +166,7 @@ describe('Image resource against the emulator', () => {
 			});
 
 			expect(error).toBeUndefined();
-			expect(requestsTo(emulator, 'POST /api/images')).toBe(2);
+			expect(requestsTo(emulator, 'POST /api/images')).toBe(1);
 			expect(emulator.stats().images).toBe(4);
 			expect(output[0].map(({ json }) => [json.binaryProperty, json.fileName, json.md5, json.hashcode])).toEqual(
 				files.map((file, n) => [n % 2 === 0 ? 'data' : 'second', file.fileName, md5(file.data), hashcodeOf(emulator, file.data)]),
@@ -200,7 +201,8 @@ describe('Image resource against the emulator', () => {
 			expect(emulator.stats().images).toBe(1);
 
 			const items = [await imageItem({ data: known, other: fresh })];
-			const parameters = upload({ binaryProperties: 'data,other' }, { skipExisting: true });
+			// Without the known images, so that every image is looked up.
+			const parameters = upload({ binaryProperties: 'data,other' }, { skipExisting: true, rememberKnownImages: false });
 			const first = await runNode({ node, parameters, items, credentials: credentials() });
 
 			expect(first.error).toBeUndefined();
@@ -586,7 +588,7 @@ describe.each(['text', 'json-string', 'object'] as const)('Find answer layout %s
 		const found = await runNode({ node, parameters: find('md5', md5(file.data)), credentials: credentials() });
 		const skipped = await runNode({
 			node,
-			parameters: upload({}, { skipExisting: true }),
+			parameters: upload({}, { skipExisting: true, rememberKnownImages: false }),
 			items: [await imageItem({ data: file })],
 			credentials: credentials(),
 		});

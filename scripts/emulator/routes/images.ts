@@ -1,7 +1,8 @@
 // The image routes: upload (multipart), existence by hashcode, lookup by MD5 or URI.
-import { readBody } from '../body';
+import { drainBody, readBody } from '../body';
 import { multipartBoundary, MultipartError, parseMultipart } from '../multipart';
-import { invalid, json, text, type Reply } from '../replies';
+import { MESSAGES } from '../fixtures';
+import { invalid, json, message, text, type Reply } from '../replies';
 import { header, route, type RequestContext, type Route, type Service } from './route';
 
 export function imageRoutes(service: Service): Route[] {
@@ -19,7 +20,15 @@ async function uploadImages({ options, store }: Service, context: RequestContext
 	const boundary = multipartBoundary(header(req, 'content-type'));
 	const invertParam = url.searchParams.get('invert');
 	const clippingPath = url.searchParams.get('clippingpath');
+	const { maxRequestBytes, maxImages } = store.imageLimits;
+	const announced = Number(header(req, 'content-length'));
+	// As a web server in front of the service does: a body announced too large is refused unread.
+	if (maxRequestBytes > 0 && Number.isFinite(announced) && announced > maxRequestBytes) {
+		await drainBody(req);
+		return tooLarge(store);
+	}
 	const body = await readBody(req);
+	if (maxRequestBytes > 0 && body.length > maxRequestBytes) return tooLarge(store);
 	if (!boundary) return invalid();
 	if (invertParam !== null && !/^(true|false)$/i.test(invertParam)) return invalid();
 	let files;
@@ -30,6 +39,7 @@ async function uploadImages({ options, store }: Service, context: RequestContext
 		throw error;
 	}
 	if (files.length === 0 || files.some((f) => f.data.length === 0)) return invalid();
+	if (maxImages > 0 && files.length > maxImages) return tooLarge(store);
 	const invert = invertParam?.toLowerCase() === 'true';
 	const stored = files.map((f) =>
 		store.addImage(f.data, f.fileName, f.contentType, invert, clippingPath || null),
@@ -45,6 +55,12 @@ async function uploadImages({ options, store }: Service, context: RequestContext
 				stored.map((image, n) => ({ fileName: files[n].fileName, hashcode: image.hashcode, md5: image.md5 })),
 			);
 	}
+}
+
+/** Nothing of a refused upload is stored. */
+function tooLarge(store: Service['store']): Reply {
+	store.noteTooLarge();
+	return message(413, MESSAGES.tooLarge);
 }
 
 function imageExists({ store }: Service, context: RequestContext): Reply {

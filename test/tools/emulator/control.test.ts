@@ -121,6 +121,7 @@ describe('control routes', () => {
 			images: 0,
 			rejected401: 0,
 			faults: 0,
+			rejected413: 0,
 		});
 	});
 
@@ -133,7 +134,7 @@ describe('control routes', () => {
 
 		const reset = await control('reset', {});
 		expect(reset.status).toBe(200);
-		expect(emulator.stats()).toEqual({ requests: {}, rejected429: 0, peakBucketLevel: 0, uploads: 0, images: 0, rejected401: 0, faults: 0 });
+		expect(emulator.stats()).toEqual({ requests: {}, rejected429: 0, peakBucketLevel: 0, uploads: 0, images: 0, rejected401: 0, faults: 0, rejected413: 0 });
 		expect(emulator.uploads()).toEqual([]);
 		expect(emulator.images()).toEqual([]);
 		expect((await call(emulator, 'GET', `/api/status/${id}/done`)).status).toBe(404);

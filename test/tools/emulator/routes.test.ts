@@ -470,6 +470,21 @@ describe('images', () => {
 		expect(response.text).toMatch(/^[0-9a-f]{32}\n[0-9a-f]{32}$/);
 	});
 
+	it('refuses with 413 an upload beyond the configured limits, storing nothing, and takes new limits through the control route', async () => {
+		await start({ maxImagesPerRequest: 2, maxImageRequestBytes: 1000 });
+		const three = await upload([{ data: png }, { data: jpeg }, { data: Buffer.from('gif') }]);
+		expect(three.status).toBe(413);
+		const large = await upload([{ data: Buffer.alloc(1001, 1) }]);
+		expect(large.status).toBe(413);
+		expect(emulator.stats()).toMatchObject({ images: 0, rejected413: 2 });
+		expect((await upload([{ data: png }, { data: jpeg }])).status).toBe(200);
+
+		const control = await call(emulator, 'POST', '/__emulator/limits', { body: JSON.stringify({ maxImagesPerRequest: 0, maxImageRequestBytes: 0 }) });
+		expect(control.json()).toEqual({ maxImageRequestBytes: 0, maxImagesPerRequest: 0 });
+		emulator.reset();
+		expect((await upload([{ data: png }, { data: jpeg }, { data: Buffer.alloc(2000, 1) }])).status).toBe(200);
+	});
+
 	it.each([
 		['json-string', (hashcode: string) => JSON.stringify(hashcode)],
 		['object', (hashcode: string) => JSON.stringify({ hashcode })],

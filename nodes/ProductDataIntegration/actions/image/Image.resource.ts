@@ -3,9 +3,10 @@ import type { INodeProperties } from 'n8n-workflow';
 import type { ResourceOperations } from '../types';
 import * as checkExists from './checkExists.operation';
 import * as find from './find.operation';
+import * as forgetKnownImages from './forgetKnownImages.operation';
 import * as upload from './upload.operation';
 
-export const operations: ResourceOperations = { upload, checkExists, find };
+export const operations: ResourceOperations = { upload, checkExists, find, forgetKnownImages };
 
 export const description: INodeProperties[] = [
 	{
@@ -30,10 +31,17 @@ export const description: INodeProperties[] = [
 				action: 'Find an image by MD5 or URI',
 			},
 			{
+				name: 'Forget Known Images',
+				value: 'forgetKnownImages',
+				description:
+					'Forget the images Upload remembers for the account and customer node, so that the next upload asks the service about each image again; sends no request',
+				action: 'Forget the known images',
+			},
+			{
 				name: 'Upload',
 				value: 'upload',
 				description:
-					'Upload the images in binary fields of each item (one request per item) and get the image hashcode of each, to bind images to products',
+					'Upload the images in binary fields of the items (many items per request; known images without one) and get the image hashcode of each, to bind images to products',
 				action: 'Upload images',
 			},
 		],
@@ -42,4 +50,5 @@ export const description: INodeProperties[] = [
 	...upload.description,
 	...checkExists.description,
 	...find.description,
+	...forgetKnownImages.description,
 ];

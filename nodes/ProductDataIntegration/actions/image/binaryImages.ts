@@ -10,10 +10,7 @@ export interface BinaryImage {
 	mimeType: string;
 	/** Set when n8n keeps the data in its binary store (filesystem, S3): read as a stream. */
 	binaryDataId?: string;
-	/** Byte length when known before reading (the store's metadata, or the buffer). */
-	size?: number;
-	/** Data kept inline in the item, read once and reused for the md5 and the upload. */
-	buffer?: Buffer;
+	/** Set by measureImage. */
 	md5?: string;
 	bytes?: number;
 }
@@ -85,41 +82,20 @@ function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
 }
 
 /**
- * Prepares an image for being read: stored data gets its size from the store (so the multipart
- * body has a known length), inline data is decoded once.
+ * Reads an image once to learn its md5 and length: a stored image as a stream, so that no image is
+ * held in memory whole; inline data (in the item already) is decoded and let go.
  */
-export async function prepareImage(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	image: BinaryImage,
-): Promise<void> {
-	if (image.binaryDataId !== undefined) {
-		if (image.size !== undefined) return;
-		try {
-			const metadata = await context.helpers.getBinaryMetadata(image.binaryDataId);
-			const size = Number(metadata?.fileSize);
-			if (Number.isSafeInteger(size) && size > 0) image.size = size;
-		} catch {
-			// The length only saves chunked transfer encoding; without it the body still streams.
-		}
-		return;
-	}
-	if (image.buffer === undefined) {
-		image.buffer = await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty);
-		image.size = image.buffer.length;
-		image.md5 = createHash('md5').update(image.buffer).digest('hex');
-		image.bytes = image.buffer.length;
-	}
-}
-
-/** Reads a stored image once to learn its md5 and length (inline images know them already). */
 export async function measureImage(
 	context: IExecuteFunctions,
 	itemIndex: number,
 	image: BinaryImage,
 ): Promise<void> {
-	await prepareImage(context, itemIndex, image);
-	if (image.md5 !== undefined || image.binaryDataId === undefined) return;
+	if (image.binaryDataId === undefined) {
+		const data = await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty);
+		image.md5 = createHash('md5').update(data).digest('hex');
+		image.bytes = data.length;
+		return;
+	}
 	const id = image.binaryDataId;
 	const meter = new MeteredStream(async () => await context.helpers.getBinaryStream(id));
 	meter.resume();

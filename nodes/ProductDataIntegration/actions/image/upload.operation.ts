@@ -1,19 +1,9 @@
-import FormData from 'form-data';
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { ExecutionMemory } from '../../../shared/executionMemory';
-import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import {
-	MeteredStream,
-	measureImage,
-	prepareImage,
-	selectBinaryImages,
-	type BinaryImage,
-} from './binaryImages';
-import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
-import { parseUploadAnswer } from './responses';
+import { customerOption } from '../../../shared/customer';
+import { DEFAULT_LOOK_UP_AGAIN_DAYS } from './knownImageStore';
+import { DEFAULT_IMAGES_PER_REQUEST, DEFAULT_MAX_REQUEST_MEGABYTES, uploadItems } from './uploadItems';
 
 const properties: INodeProperties[] = [
 	{
@@ -33,7 +23,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 		default: 'named',
-		description: 'Which binary fields of each input item hold the images; all images of one item go in one request',
+		description: 'Which binary fields of each input item hold the images',
 	},
 	{
 		displayName: 'Input Binary Fields',
@@ -61,6 +51,15 @@ const properties: INodeProperties[] = [
 			},
 			customerOption,
 			{
+				displayName: 'Images Per Request',
+				name: 'imagesPerRequest',
+				type: 'number',
+				typeOptions: { minValue: 1, numberPrecision: 0 },
+				default: DEFAULT_IMAGES_PER_REQUEST,
+				description:
+					'The most images sent in one request. The images of consecutive items share requests: every request counts against the account\'s request limit, however many images it carries.',
+			},
+			{
 				displayName: 'Invert Clipping Path',
 				name: 'invert',
 				type: 'boolean',
@@ -68,12 +67,39 @@ const properties: INodeProperties[] = [
 				description: 'Whether to remove the inside of the clipping path instead of keeping it',
 			},
 			{
+				displayName: 'Look Up Again After (Days)',
+				name: 'lookUpAgainAfterDays',
+				type: 'number',
+				typeOptions: { minValue: 0.01 },
+				default: DEFAULT_LOOK_UP_AGAIN_DAYS,
+				description:
+					'How long a known image is trusted. After that it is looked up (Skip Existing) or uploaded again, in case the service removed it.',
+				displayOptions: { show: { rememberKnownImages: [true] } },
+			},
+			{
+				displayName: 'Max Request Size (MB)',
+				name: 'maxRequestMegabytes',
+				type: 'number',
+				typeOptions: { minValue: 0.1 },
+				default: DEFAULT_MAX_REQUEST_MEGABYTES,
+				description:
+					'The most image data sent in one request. A request the service refuses as too large (413) is split and sent again, and the rest of the run sends smaller ones.',
+			},
+			{
+				displayName: 'Remember Known Images',
+				name: 'rememberKnownImages',
+				type: 'boolean',
+				default: true,
+				description:
+					'Whether to remember the hashcode of every image uploaded or looked up, per account and customer node, and answer a known image without a request (known: true). Kept in Redis when the account shares its request limit through Redis, otherwise in this n8n process only.',
+			},
+			{
 				displayName: 'Skip Existing',
 				name: 'skipExisting',
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether to look each image up by its MD5 first and upload only the ones the service does not have yet. Costs one request per image, saves uploading images twice.',
+					'Whether to look each image that is not known yet up by its MD5 first and upload only the ones the service does not have. Costs one request per image looked up, saves uploading images twice.',
 			},
 		],
 	},
@@ -84,162 +110,6 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-const uploadedImages = new ExecutionMemory<IDataObject[]>();
-
-interface UploadOptions {
-	clippingPath?: string;
-	invert?: boolean;
-	skipExisting?: boolean;
-}
-
-function describeImage(image: BinaryImage): IDataObject {
-	return {
-		fileName: image.fileName,
-		mimeType: image.mimeType,
-		md5: image.md5,
-		bytes: image.bytes,
-		binaryProperty: image.binaryProperty,
-	};
-}
-
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const source = this.getNodeParameter('imagesFrom', itemIndex, 'named') as 'all' | 'named';
-	const names = source === 'named' ? (this.getNodeParameter('binaryProperties', itemIndex) as string) : '';
-	const options = this.getNodeParameter('options', itemIndex, {}) as UploadOptions;
-	const customer = getCustomerOverride.call(this, itemIndex);
-	const images = selectBinaryImages(this, itemIndex, source, names);
-
-	const results = new Map<BinaryImage, IDataObject>();
-	let missing = images;
-	if (options.skipExisting === true) {
-		missing = [];
-		for (const image of images) {
-			const known = await findExisting(this, itemIndex, image, customer);
-			if (known) results.set(image, known);
-			else missing.push(image);
-		}
-	}
-	if (missing.length > 0) {
-		// Retry On Fail runs the node again with all items: images of an item uploaded on an earlier
-		// try of this execution are not uploaded again.
-		const key = JSON.stringify([
-			this.getExecutionId(),
-			this.getNode().name,
-			itemIndex,
-			customer ?? null,
-			options.invert === true,
-			options.clippingPath?.trim() ?? '',
-			missing.map((image) => [image.binaryProperty, image.fileName, image.mimeType, image.size ?? null]),
-		]);
-		const earlier = uploadedImages.recall(key);
-		const uploaded = earlier?.map((result) => ({ ...result, reused: true })) ?? (await uploadImages(this, itemIndex, missing, options, customer));
-		if (!earlier) uploadedImages.remember(key, uploaded);
-		missing.forEach((image, n) => results.set(image, uploaded[n]));
-	}
-	return images.map((image) => {
-		const result = results.get(image) as IDataObject;
-		return options.skipExisting === true ? { ...result, skipped: result.skipped === true } : result;
-	});
-}
-
-async function findExisting(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	image: BinaryImage,
-	customer: CustomerOverride | undefined,
-): Promise<IDataObject | undefined> {
-	await measureImage(context, itemIndex, image);
-	const lookup = await lookUpImage(context, itemIndex, { md5: image.md5 as string }, customer);
-	if (!lookup.found) return undefined;
-	if ('hashcode' in lookup) return { hashcode: lookup.hashcode, ...describeImage(image), skipped: true };
-	return { ...describeImage(image), skipped: true, warning: UNREADABLE_FIND_ANSWER, raw: lookup.raw };
-}
-
-/** One POST for all given images of an item; results in the order of `images`. */
-async function uploadImages(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	images: BinaryImage[],
-	options: UploadOptions,
-	customer: CustomerOverride | undefined,
-): Promise<IDataObject[]> {
-	for (const image of images) await prepareImage(context, itemIndex, image);
-
-	let meters = new Map<BinaryImage, MeteredStream>();
-	const closeStreams = () => {
-		for (const meter of meters.values()) meter.destroy();
-	};
-	// Called for every attempt: a stream that was sent once cannot be sent again after a 429.
-	const createBody = (): FormData => {
-		closeStreams();
-		meters = new Map();
-		const form = new FormData();
-		for (const image of images) {
-			const part = { filename: image.fileName, contentType: image.mimeType, knownLength: image.size };
-			if (image.buffer !== undefined) {
-				form.append('file', image.buffer, part);
-				continue;
-			}
-			const id = image.binaryDataId as string;
-			const meter = new MeteredStream(async () => await context.helpers.getBinaryStream(id));
-			meters.set(image, meter);
-			form.append('file', meter, part);
-		}
-		return form;
-	};
-
-	const qs: IDataObject = {};
-	if (options.invert === true) qs.invert = 'true';
-	const clippingPath = options.clippingPath?.trim() ?? '';
-	if (clippingPath !== '') qs.clippingpath = clippingPath;
-
-	let answer: string;
-	try {
-		const response = await serviceRequest.call(context, {
-			method: 'POST',
-			path: '/api/images',
-			qs,
-			body: createBody,
-			customer,
-			itemIndex,
-			responseType: 'text',
-		});
-		answer = response.body as string;
-	} finally {
-		closeStreams();
-	}
-
-	for (const image of images) {
-		const meter = meters.get(image);
-		const md5 = meter?.md5();
-		if (meter && md5 !== undefined) {
-			image.md5 = md5;
-			image.bytes = meter.bytes;
-		} else {
-			// The service answered before reading a part to its end: hash the image on its own.
-			await measureImage(context, itemIndex, image);
-		}
-	}
-	return describeUpload(images, answer);
-}
-
-function describeUpload(images: BinaryImage[], answer: string): IDataObject[] {
-	const returned = parseUploadAnswer(answer);
-	if (returned === undefined) {
-		const warning = 'The service answered the upload in a layout this node cannot read, so no hashcodes are set: see raw';
-		return images.map((image) => ({ ...describeImage(image), warning, raw: answer }));
-	}
-	if (returned.length !== images.length) {
-		const warning = `The service returned ${returned.length} hashcode(s) for ${images.length} image(s), so they cannot be matched to the images: see returnedHashcodes`;
-		const returnedHashcodes = returned.map((entry) => entry.hashcode);
-		return images.map((image) => ({ ...describeImage(image), warning, returnedHashcodes }));
-	}
-	return images.map((image, n) => {
-		const entry = returned[n];
-		const result: IDataObject = { hashcode: entry.hashcode, ...describeImage(image) };
-		if (entry.md5 !== undefined && entry.md5 !== image.md5) {
-			result.warning = `The service reports the MD5 ${entry.md5} for this hashcode, but the file sent has the MD5 ${image.md5}`;
-		}
-		return result;
-	});
+export async function executeBatch(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
+	return await uploadItems(this, items);
 }

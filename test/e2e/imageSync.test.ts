@@ -1,0 +1,78 @@
+/**
+ * A catalogue's photos synced twice in a real n8n (`n8n start`, regular mode) against the
+ * emulator: the first sync packs the images of many items into requests and splits the one the
+ * service refuses as too large; the re-sync sends no image request at all.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+import { postControl } from '../helpers/service';
+import { actionNode, chainWorkflow, nodeItems, prepareN8n, type InputItem, type N8nHarness, type StoredExecution } from './harness';
+
+const HASHCODE = /^[0-9a-f]{32}$/;
+const PRODUCTS = 4;
+
+function md5(data: Buffer): string {
+	return createHash('md5').update(data).digest('hex');
+}
+
+let n8n: N8nHarness;
+
+beforeAll(async () => {
+	n8n = await prepareN8n();
+});
+
+afterAll(async () => {
+	await n8n?.stop();
+});
+
+function requests(route: string): number {
+	return n8n.emulator.stats().requests[route] ?? 0;
+}
+
+function hints(run: StoredExecution, nodeName: string): string[] {
+	return (run.data.resultData.runData[nodeName]?.[0]?.hints ?? []).map((hint) => hint.message);
+}
+
+test('first sync in shared requests, split after "too large"; the re-sync sends no image request', async () => {
+	// The service takes 3 images per request at most; the node starts with 10.
+	await postControl(n8n.emulator.url, 'limits', { maxImagesPerRequest: 3 });
+	const photos = Array.from({ length: PRODUCTS }, () => [randomBytes(700), randomBytes(900)]);
+	const items: InputItem[] = photos.map(([front, back], index) => ({
+		json: { sku: `SKU-${index}` },
+		binary: {
+			front: { data: front, mimeType: 'image/png', fileName: `sku-${index}-front.png` },
+			back: { data: back, mimeType: 'image/png', fileName: `sku-${index}-back.png` },
+		},
+	}));
+	const id = await n8n.importWorkflow(
+		chainWorkflow('Catalogue photos', items, [
+			actionNode('Upload Photos', {
+				resource: 'image',
+				operation: 'upload',
+				imagesFrom: 'named',
+				binaryProperties: 'front, back',
+				options: { imagesPerRequest: 10 },
+			}),
+		]),
+	);
+
+	const first = await n8n.executeWorkflow(id);
+	const uploaded = nodeItems(first, 'Upload Photos');
+	expect(uploaded.map(({ md5: sent, hashcode }) => [sent, hashcode])).toEqual(
+		photos.flat().map((data) => [md5(data), n8n.emulator.images().find((image) => image.md5 === md5(data))?.hashcode]),
+	);
+	expect(uploaded.every(({ hashcode }) => HASHCODE.test(String(hashcode)))).toBe(true);
+	const paired = first.data.resultData.runData['Upload Photos'][0].data?.main?.[0]?.map((item) => item.pairedItem);
+	expect(paired).toEqual(photos.flatMap((_, index) => [{ item: index }, { item: index }]));
+	// 8 images refused, then the first 4 refused; from then on requests of 2: each image stored once.
+	expect(n8n.emulator.stats().rejected413).toBe(2);
+	expect(requests('POST /api/images')).toBe(6);
+	expect(n8n.emulator.stats().images).toBe(2 * PRODUCTS);
+	expect(hints(first, 'Upload Photos')).toEqual([expect.stringMatching(/^Known images are remembered in this n8n process only/)]);
+
+	const before = { posts: requests('POST /api/images'), lookups: requests('GET /api/images') };
+	const second = await n8n.executeWorkflow(id);
+	expect(requests('POST /api/images')).toBe(before.posts);
+	expect(requests('GET /api/images')).toBe(before.lookups);
+	expect(nodeItems(second, 'Upload Photos')).toEqual(uploaded.map((item) => ({ ...item, known: true })));
+});

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+
+import Redis from 'ioredis';
+
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import {
+	closeKnownImageConnections,
+	PROCESS_MAX_ENTRIES,
+	ProcessKnownImages,
+	RedisKnownImages,
+} from '../../nodes/shared/imageMemory';
+import { storeFor } from '../../nodes/shared/throttle/redisBucket';
+import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import { freePort } from '../../scripts/n8n/processes';
+import { startRedis, type RedisServer } from '../../scripts/redis';
+
+jest.setTimeout(60_000);
+
+const DAY = 24 * 60 * 60 * 1000;
+const PASSWORD = 'image-memory-password';
+const md5 = (n: number) => n.toString(16).padStart(32, '0');
+
+let redis: RedisServer;
+let raw: Redis;
+
+beforeAll(async () => {
+	redis = await startRedis({ password: PASSWORD });
+	raw = new Redis({ host: '127.0.0.1', port: redis.port, password: PASSWORD });
+});
+
+afterAll(async () => {
+	raw.disconnect();
+	await closeKnownImageConnections();
+	await storeFor({ host: '127.0.0.1', port: redis.port, db: 0, password: PASSWORD }).close();
+	await redis.stop();
+});
+
+describe('known images in this process', () => {
+	it('recalls an image until the age has passed, per scope, and forgets a scope', async () => {
+		let now = 1_000_000;
+		const north = new ProcessKnownImages('north', 7 * DAY, () => now);
+		const south = new ProcessKnownImages('south', 7 * DAY, () => now);
+		await north.remember([{ md5: md5(1), hashcode: 'h1' }]);
+
+		expect(await north.recall([md5(1), md5(2)])).toEqual(new Map([[md5(1), 'h1']]));
+		expect(await south.recall([md5(1)])).toEqual(new Map());
+		now += 7 * DAY - 1;
+		expect((await north.recall([md5(1)])).get(md5(1))).toBe('h1');
+		now += 1;
+		expect(await north.recall([md5(1)])).toEqual(new Map());
+
+		await north.remember([{ md5: md5(3), hashcode: 'h3' }]);
+		expect(await north.forget()).toBe(2);
+		expect(await north.recall([md5(3)])).toEqual(new Map());
+	});
+
+	it(`keeps at most ${PROCESS_MAX_ENTRIES} images, dropping the oldest`, async () => {
+		const memory = new ProcessKnownImages('bound', DAY);
+		const entries = Array.from({ length: PROCESS_MAX_ENTRIES + 1 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` }));
+		await memory.remember(entries);
+
+		expect((await memory.recall([md5(0), md5(1), md5(PROCESS_MAX_ENTRIES)])).size).toBe(2);
+		expect((await memory.recall([md5(0)])).size).toBe(0);
+		expect(await memory.forget()).toBe(PROCESS_MAX_ENTRIES);
+	});
+});
+
+describe('known images in Redis', () => {
+	const connection = () => ({ host: '127.0.0.1', port: redis.port, db: 0, password: PASSWORD });
+
+	it('shares images between instances (processes), trusts them for the age, and lets the keys expire with it', async () => {
+		let now = Date.now();
+		const scope = randomBytes(8).toString('hex');
+		const writer = new RedisKnownImages(connection(), scope, 7 * DAY, 1000, () => now);
+		const reader = new RedisKnownImages(connection(), scope, 7 * DAY, 1000, () => now);
+		await writer.remember([
+			{ md5: md5(1), hashcode: 'h1' },
+			{ md5: md5(2), hashcode: 'h2' },
+		]);
+
+		expect(await reader.recall([md5(1), md5(2), md5(3)])).toEqual(
+			new Map([
+				[md5(1), 'h1'],
+				[md5(2), 'h2'],
+			]),
+		);
+		const keys = await raw.keys(`*${scope}*`);
+		expect(keys.sort()).toEqual([`n8n-nodes-product-data-integration:images:${scope}`, `n8n-nodes-product-data-integration:images:${scope}:expiry`]);
+		for (const key of keys) {
+			const ttl = await raw.pttl(key);
+			expect(ttl).toBeGreaterThan(6 * DAY);
+			expect(ttl).toBeLessThanOrEqual(7 * DAY);
+		}
+		now += 7 * DAY;
+		expect(await reader.recall([md5(1)])).toEqual(new Map());
+	});
+
+	it('keeps at most its bound per account and customer node, dropping what expires first', async () => {
+		let now = Date.now();
+		const scope = randomBytes(8).toString('hex');
+		const memory = new RedisKnownImages(connection(), scope, DAY, 3, () => now);
+		for (let n = 0; n < 5; n++) {
+			await memory.remember([{ md5: md5(n), hashcode: `h${n}` }]);
+			now += 1000;
+		}
+
+		expect([...(await memory.recall([0, 1, 2, 3, 4].map(md5))).values()]).toEqual(['h2', 'h3', 'h4']);
+		expect(await raw.hlen(`n8n-nodes-product-data-integration:images:${scope}`)).toBe(3);
+		expect(await memory.forget()).toBe(3);
+		expect(await raw.keys(`*${scope}*`)).toEqual([]);
+	});
+});
+
+describe('Image Upload with Redis', () => {
+	let emulator: Emulator;
+	const node = new ProductDataIntegration();
+
+	beforeAll(async () => {
+		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+		await setBinaryDataMode('default');
+	});
+
+	afterAll(async () => {
+		await emulator.close();
+	});
+
+	const hints = (result: RunNodeResult) => (result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map((hint) => hint.message);
+
+	async function sync(sharing: Record<string, unknown>) {
+		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
+		const credentials = emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02, ...sharing });
+		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: {} };
+		const first = await runNode({ node, parameters, items: [item], credentials });
+		const posts = emulator.stats().requests['POST /api/images'] ?? 0;
+		const again = await runNode({ node, parameters, items: [item], credentials });
+		expect(first.error).toBeUndefined();
+		expect(again.error).toBeUndefined();
+		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(posts);
+		return { first, again };
+	}
+
+	it('keeps the images in the Redis the account shares its rate limit through, without a hint', async () => {
+		const before = (await raw.keys('n8n-nodes-product-data-integration:images:*')).length;
+		const { first, again } = await sync({ rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: redis.port, redisPassword: PASSWORD });
+
+		expect(hints(first)).toEqual([]);
+		expect(again.output[0][0].json.known).toBe(true);
+		expect((await raw.keys('n8n-nodes-product-data-integration:images:*')).length).toBe(before + 2);
+	});
+
+	it('works from process memory when that Redis cannot be asked, and says so', async () => {
+		const port = await freePort();
+		const { first, again } = await sync({ rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
+
+		expect(hints(first)).toEqual(expect.arrayContaining([expect.stringMatching(/^Redis could not be asked for the known images .*remembered in this n8n process only/)]));
+		expect(again.output[0][0].json.known).toBe(true);
+		await storeFor({ host: '127.0.0.1', port, db: 0 }).close();
+	});
+});
