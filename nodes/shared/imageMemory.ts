@@ -1,11 +1,9 @@
 import { createHash } from 'crypto';
-import Redis, { type RedisOptions } from 'ioredis';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { sharingFor } from './throttle';
-import { accountKey, effectiveCustomer, type CustomerOverride } from './transport';
-
-type RedisConnection = NonNullable<ReturnType<typeof sharingFor>['connection']>;
+import type { RedisConnection } from './throttle';
+import { storeFor, type SharedBucketStore } from './throttle/redisBucket';
+import { accountKey, effectiveCustomer, sharingFor, type CustomerOverride } from './transport';
 
 /**
  * The images an account's customer node already has, by md5: what the image upload learnt from the
@@ -128,63 +126,20 @@ redis.call('DEL', KEYS[1], KEYS[2])
 return count
 `;
 
-interface ImageCommands {
-	pdiImagesRecall(hashKey: string, expiryKey: string, ...args: string[]): Promise<string[]>;
-	pdiImagesRemember(hashKey: string, expiryKey: string, ...args: string[]): Promise<number>;
-	pdiImagesForget(hashKey: string, expiryKey: string): Promise<number>;
-}
-
-type ImageClient = Redis & ImageCommands;
-
-// Redis that does not answer must not hold an upload up long: it then works from process memory.
-const CONNECT_TIMEOUT_MS = 3000;
-const COMMAND_TIMEOUT_MS = 2000;
 // Lua's unpack() takes a few thousand values at most: entries are remembered in slices.
 const ENTRIES_PER_COMMAND = 1000;
 
-const clients = new Map<string, ImageClient>();
-
-/** One connection per Redis server and login for the whole process, as the shared rate limit has. */
-function clientFor(connection: RedisConnection): ImageClient {
-	const id = createHash('sha256').update(JSON.stringify(connection)).digest('hex');
-	let client = clients.get(id);
-	if (client) return client;
-	const options: RedisOptions = {
-		host: connection.host,
-		port: connection.port,
-		db: connection.db,
-		family: connection.family,
-		username: connection.username || undefined,
-		password: connection.password || undefined,
-		tls: connection.tls,
-		lazyConnect: true,
-		enableOfflineQueue: false,
-		maxRetriesPerRequest: 0,
-		connectTimeout: CONNECT_TIMEOUT_MS,
-		commandTimeout: COMMAND_TIMEOUT_MS,
-		// No reconnection timers that would keep a finished process alive; commands connect again.
-		retryStrategy: () => null,
-		connectionName: 'n8n-nodes-product-data-integration',
-	};
-	client = new Redis(options) as ImageClient;
-	client.defineCommand('pdiImagesRecall', { numberOfKeys: 2, lua: RECALL });
-	client.defineCommand('pdiImagesRemember', { numberOfKeys: 2, lua: REMEMBER });
-	client.defineCommand('pdiImagesForget', { numberOfKeys: 2, lua: FORGET });
-	// Errors are reported by the commands that fail; without a listener ioredis would print them.
-	client.on('error', () => undefined);
-	client.on('connect', () => client?.stream.unref());
-	clients.set(id, client);
-	return client;
+/** The answer of RECALL for `count` md5s: one string each, or undefined when it is not that. */
+function readRecall(reply: unknown, count: number): string[] | undefined {
+	return Array.isArray(reply) && reply.length === count && reply.every((value) => typeof value === 'string') ? reply : undefined;
 }
 
-const connecting = new WeakMap<ImageClient, Promise<void>>();
-
-/** Connects when there is no connection (the first time, or after Redis went away). */
-async function ready(client: ImageClient): Promise<void> {
-	if (client.status === 'ready') return;
-	if (['wait', 'end', 'close'].includes(client.status) || !connecting.has(client)) connecting.set(client, client.connect());
-	await connecting.get(client);
+function readCount(reply: unknown): number | undefined {
+	return typeof reply === 'number' && Number.isInteger(reply) && reply >= 0 ? reply : undefined;
 }
+
+/** What a remembered hashcode can be: a short text without control characters ('' is an unknown md5). */
+const HASHCODE = /^[^\x00-\x1f\x7f]{1,256}$/;
 
 export class RedisKnownImages implements KnownImages {
 	readonly shared = true;
@@ -193,14 +148,17 @@ export class RedisKnownImages implements KnownImages {
 
 	private readonly expiryKey: string;
 
+	/** Shares the connection, and its bounds and checks, of the account's rate limit in the same Redis. */
+	private readonly store: SharedBucketStore;
+
 	constructor(
 		connection: RedisConnection,
 		scope: string,
 		private readonly ageMs: number,
 		private readonly maxEntries = REDIS_MAX_ENTRIES,
 		private readonly now: () => number = Date.now,
-		private readonly client = clientFor(connection),
 	) {
+		this.store = storeFor(connection);
 		this.hashKey = `${KEY_PREFIX}${scope}`;
 		this.expiryKey = `${KEY_PREFIX}${scope}:expiry`;
 	}
@@ -208,27 +166,26 @@ export class RedisKnownImages implements KnownImages {
 	async recall(md5s: string[]): Promise<Map<string, string>> {
 		const known = new Map<string, string>();
 		if (md5s.length === 0) return known;
-		await ready(this.client);
-		const found = await this.client.pdiImagesRecall(this.hashKey, this.expiryKey, String(this.now()), ...md5s);
+		const found = await this.store.run(RECALL, [this.hashKey, this.expiryKey], [String(this.now()), ...md5s], (reply) =>
+			readRecall(reply, md5s.length),
+		);
 		md5s.forEach((md5, n) => {
-			if (found[n]) known.set(md5, found[n]);
+			if (HASHCODE.test(found[n])) known.set(md5, found[n]);
 		});
 		return known;
 	}
 
 	async remember(entries: Array<{ md5: string; hashcode: string }>): Promise<void> {
 		if (entries.length === 0) return;
-		await ready(this.client);
 		const expiresAt = String(this.now() + this.ageMs);
 		for (let start = 0; start < entries.length; start += ENTRIES_PER_COMMAND) {
 			const args = entries.slice(start, start + ENTRIES_PER_COMMAND).flatMap(({ md5, hashcode }) => [md5, hashcode, expiresAt]);
-			await this.client.pdiImagesRemember(this.hashKey, this.expiryKey, String(this.maxEntries), String(Math.ceil(this.ageMs)), ...args);
+			await this.store.run(REMEMBER, [this.hashKey, this.expiryKey], [String(this.maxEntries), String(Math.ceil(this.ageMs)), ...args], readCount);
 		}
 	}
 
 	async forget(): Promise<number> {
-		await ready(this.client);
-		return await this.client.pdiImagesForget(this.hashKey, this.expiryKey);
+		return await this.store.run(FORGET, [this.hashKey, this.expiryKey], [], readCount);
 	}
 }
 
@@ -285,11 +242,4 @@ export class KnownImagesWithFallback implements KnownImages {
 		}
 		return await use(this.local);
 	}
-}
-
-/** Closes the process's connections (tests, benchmarks: a process that ends on its own). */
-export async function closeKnownImageConnections(): Promise<void> {
-	const open = [...clients.values()];
-	clients.clear();
-	await Promise.all(open.map(async (client) => await client.quit().catch(() => client.disconnect(false))));
 }

@@ -229,6 +229,16 @@ export class SharedBucketStore {
 	}
 
 	/**
+	 * Runs a script of another user of this connection (the image upload's known images) with the
+	 * same bounds and checks as the bucket's own: `read` gives back the reply if it is the script's,
+	 * undefined if not (the connection is then replaced). SharedBucketUnavailableError when Redis
+	 * cannot be asked.
+	 */
+	async run<T>(lua: string, keys: string[], args: string[], read: (reply: unknown) => T | undefined): Promise<T> {
+		return await this.command(() => this.client.eval(lua, keys.length, ...keys, ...args), read);
+	}
+
+	/**
 	 * Sends one script and reads its reply with `read` (undefined: not the script's reply). An error
 	 * that Redis itself answered leaves the connection as it is; a timeout, a broken connection or
 	 * a reply that is not the script's closes it, so the next request connects anew.
@@ -262,6 +272,13 @@ export function storeFor(connection: RedisConnection): SharedBucketStore {
 		stores.set(id, store);
 	}
 	return store;
+}
+
+/** Closes every store of the process (tests, benchmarks: a process that ends on its own). */
+export async function closeStores(): Promise<void> {
+	const open = [...stores.values()];
+	stores.clear();
+	await Promise.all(open.map(async (store) => await store.close()));
 }
 
 /**

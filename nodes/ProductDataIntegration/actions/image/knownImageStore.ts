@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { KnownImagesWithFallback, type KnownImages } from '../../../shared/imageMemory';
-import { oncePerRun } from '../../../shared/runCache';
+import { oncePerRun } from '../../../shared/transport/runCache';
 import { getServiceCredentials, type CustomerOverride } from '../../../shared/transport';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;

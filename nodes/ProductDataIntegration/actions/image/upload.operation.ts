@@ -3,6 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS } from './knownImageStore';
+import type { ItemFailures } from '../itemErrors';
 import { DEFAULT_IMAGES_PER_REQUEST, DEFAULT_MAX_REQUEST_MEGABYTES, uploadItems } from './uploadItems';
 
 const properties: INodeProperties[] = [
@@ -110,6 +111,10 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-export async function executeBatch(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	return await uploadItems(this, items);
+export async function executeBatch(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+): Promise<INodeExecutionData[]> {
+	return await uploadItems(this, items, failures);
 }

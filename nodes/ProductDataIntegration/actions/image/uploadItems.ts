@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import type { KnownImages } from '../../../shared/imageMemory';
 import { getCustomerOverride } from '../../../shared/customer';
-import { asNodeError, itemFailure } from '../itemErrors';
+import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import { describeImage, uploadInBatches, type BatchLimits, type BatchTarget, type PendingImage } from './imageBatches';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from './knownImageStore';
@@ -24,10 +24,10 @@ interface UploadOptions {
 	lookUpAgainAfterDays?: number;
 }
 
-/** One input item on its way: its images' results as they come, or the error that failed it. */
+/** One input item on its way: its images' results as they come, or the output item of its failure. */
 interface ItemSlot {
 	results: IDataObject[];
-	error?: unknown;
+	failure?: INodeExecutionData;
 }
 
 interface Waiting extends PendingImage {
@@ -47,8 +47,12 @@ const uploadedImages = new ExecutionMemory<IDataObject>();
  * others go in requests shared by consecutive items (same customer and processing), in order. An
  * item fails alone when its images cannot be read; a failed request fails the items of its images.
  */
-export async function uploadItems(context: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-	const run = new UploadRun(context);
+export async function uploadItems(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+): Promise<INodeExecutionData[]> {
+	const run = new UploadRun(context, failures);
 	const slots: ItemSlot[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const slot: ItemSlot = { results: [] };
@@ -61,15 +65,11 @@ export async function uploadItems(context: IExecuteFunctions, items: INodeExecut
 	}
 	await run.flush();
 	return slots.flatMap((slot, itemIndex) =>
-		slot.error !== undefined
-			? [itemFailure(context, slot.error, itemIndex)]
-			: slot.results.map((json) => ({ json, pairedItem: { item: itemIndex } })),
+		slot.failure ? [slot.failure] : slot.results.map((json) => ({ json, pairedItem: { item: itemIndex } })),
 	);
 }
 
 class UploadRun {
-	private readonly continueOnFail: boolean;
-
 	private readonly executionId: string;
 
 	private readonly nodeName: string;
@@ -86,16 +86,17 @@ class UploadRun {
 
 	private readonly known = new Map<string, KnownImages>();
 
-	constructor(private readonly context: IExecuteFunctions) {
-		this.continueOnFail = context.continueOnFail();
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly failures: ItemFailures,
+	) {
 		this.executionId = context.getExecutionId();
 		this.nodeName = context.getNode().name;
 	}
 
 	/** Marks the item failed; without Continue On Fail the run stops here. */
 	fail(slot: ItemSlot, itemIndex: number, error: unknown): void {
-		if (!this.continueOnFail) throw asNodeError(this.context, error, itemIndex);
-		slot.error ??= error;
+		slot.failure ??= this.failures.output(error, [itemIndex]);
 	}
 
 	async add(itemIndex: number, slot: ItemSlot): Promise<void> {
@@ -161,11 +162,11 @@ class UploadRun {
 		if (waiting.length === 0 || !target || !this.limits) return;
 		const outcomes = await uploadInBatches(this.context, waiting, target, this.limits);
 		const learnt: Array<{ md5: string; hashcode: string }> = [];
-		const failures: Array<[Waiting, unknown]> = [];
+		const failed: Array<[Waiting, unknown]> = [];
 		outcomes.forEach((outcome, n) => {
 			const entry = waiting[n];
 			if ('error' in outcome) {
-				failures.push([entry, outcome.error]);
+				failed.push([entry, outcome.error]);
 				return;
 			}
 			const result = { ...entry.slot.results[entry.position], ...outcome.result };
@@ -175,7 +176,7 @@ class UploadRun {
 		});
 		// What was stored is remembered before a failure may stop the run.
 		await this.knownFor(target)?.remember(learnt);
-		for (const [entry, error] of failures) this.fail(entry.slot, entry.itemIndex, error);
+		for (const [entry, error] of failed) this.fail(entry.slot, entry.itemIndex, error);
 	}
 
 	private knownFor(target: BatchTarget): KnownImages | undefined {

@@ -4,12 +4,11 @@ import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import {
-	closeKnownImageConnections,
 	PROCESS_MAX_ENTRIES,
 	ProcessKnownImages,
 	RedisKnownImages,
 } from '../../nodes/shared/imageMemory';
-import { storeFor } from '../../nodes/shared/throttle/redisBucket';
+import { closeStores, storeFor } from '../../nodes/shared/throttle/redisBucket';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
@@ -31,8 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
 	raw.disconnect();
-	await closeKnownImageConnections();
-	await storeFor({ host: '127.0.0.1', port: redis.port, db: 0, password: PASSWORD }).close();
+	await closeStores();
 	await redis.stop();
 });
 
