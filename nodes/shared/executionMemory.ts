@@ -1,7 +1,14 @@
+/** The node run an entry belongs to: one node in one execution, however often Retry On Fail runs it. */
+export interface NodeRun {
+	getExecutionId(): string;
+	getNode(): { name: string };
+}
+
 /**
- * What this process did within each execution, kept for n8n's "Retry On Fail": it runs the node
+ * What this process sent within each execution, kept for n8n's "Retry On Fail": it runs the node
  * again with all its items, in the same process, and what reached the service on an earlier try
- * must not be sent again. Entries expire long after any retry loop, and there is a cap.
+ * must not be sent again. An entry is the node run's and a key of the caller's (e.g. a document's
+ * position and hash); entries expire long after any retry loop, and there is a cap.
  */
 export class ExecutionMemory<T> {
 	private readonly entries = new Map<string, { value: T; expiresAt: number }>();
@@ -11,19 +18,21 @@ export class ExecutionMemory<T> {
 		private readonly maxEntries = 10_000,
 	) {}
 
-	recall(key: string, now = Date.now()): T | undefined {
-		const entry = this.entries.get(key);
+	recall(run: NodeRun, key: readonly unknown[], now = Date.now()): T | undefined {
+		const entryKey = this.keyOf(run, key);
+		const entry = this.entries.get(entryKey);
 		if (!entry) return undefined;
 		if (entry.expiresAt <= now) {
-			this.entries.delete(key);
+			this.entries.delete(entryKey);
 			return undefined;
 		}
 		return structuredClone(entry.value);
 	}
 
-	remember(key: string, value: T, now = Date.now()): void {
-		this.entries.delete(key);
-		this.entries.set(key, { value: structuredClone(value), expiresAt: now + this.ttlMs });
+	remember(run: NodeRun, key: readonly unknown[], value: T, now = Date.now()): void {
+		const entryKey = this.keyOf(run, key);
+		this.entries.delete(entryKey);
+		this.entries.set(entryKey, { value: structuredClone(value), expiresAt: now + this.ttlMs });
 		// A Map iterates in insertion order: the first entries are the oldest.
 		for (const [oldKey, entry] of this.entries) {
 			if (this.entries.size <= this.maxEntries && entry.expiresAt > now) break;
@@ -31,8 +40,14 @@ export class ExecutionMemory<T> {
 		}
 	}
 
-	/** Every value still held, with its key. */
-	*values(): IterableIterator<[string, T]> {
-		for (const [key, { value }] of this.entries) yield [key, value];
+	/** Every value the node run remembered, on any try. */
+	*valuesOf(run: NodeRun): IterableIterator<T> {
+		// The run's own entries are the keys that begin as its key with nothing after it does.
+		const prefix = `${this.keyOf(run, []).slice(0, -1)},`;
+		for (const [key, { value }] of this.entries) if (key.startsWith(prefix)) yield value;
+	}
+
+	private keyOf(run: NodeRun, key: readonly unknown[]): string {
+		return JSON.stringify([run.getExecutionId(), run.getNode().name, ...key]);
 	}
 }

@@ -27,15 +27,7 @@ import {
 	prepareDocuments,
 	type XmlDocument,
 } from './documents';
-import {
-	isAmbiguousUpload,
-	recallUpload,
-	rememberUpload,
-	sessionsOf,
-	uploadKey,
-	type AmbiguousUpload,
-	type RememberedUpload,
-} from './uploadMemory';
+import { isAmbiguousUpload, sessionsOf, uploadedDocuments, type AmbiguousUpload, type RememberedUpload } from './uploadMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
@@ -117,8 +109,6 @@ export async function uploadDocuments(
 		if ('error' in plan) failures.output(plan.error, plan.itemIndexes);
 	}
 
-	const executionId = this.getExecutionId();
-	const nodeName = this.getNode().name;
 	const slots: Slot[] = [];
 
 	for (const plan of plans) {
@@ -132,19 +122,12 @@ export async function uploadDocuments(
 			const contentType = options.contentType || 'application/xml';
 			const credentials = await getServiceCredentials.call(this, itemIndex);
 			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
-			const key = uploadKey({
-				executionId,
-				nodeName,
-				position: document.position,
-				sha256: document.sha256,
-				endpoint,
-				customer: `${customerIdType}:${customerId}`,
-			});
-			const remembered = recallUpload(key);
+			const key = [document.position, document.sha256, endpoint, `${customerIdType}:${customerId}`];
+			const remembered = uploadedDocuments.recall(this, key);
 			let upload = isAmbiguousUpload(remembered) ? undefined : remembered;
 			if (isAmbiguousUpload(remembered)) {
-				upload = await recoverUpload(this, document, remembered, customer, sessionsOf(executionId, nodeName));
-				if (upload) rememberUpload(key, upload);
+				upload = await recoverUpload(this, document, remembered, customer, sessionsOf(this));
+				if (upload) uploadedDocuments.remember(this, key, upload);
 			}
 			const reused = upload !== undefined;
 			if (!upload) {
@@ -153,10 +136,10 @@ export async function uploadDocuments(
 					upload = await sendDocument(this, document, endpoint, contentType, customer);
 				} catch (error) {
 					// The next try (Retry On Fail) looks for it before sending it again.
-					if (error instanceof AmbiguousUploadError) rememberUpload(key, attempt);
+					if (error instanceof AmbiguousUploadError) uploadedDocuments.remember(this, key, attempt);
 					throw asNodeError(this, error, itemIndex);
 				}
-				rememberUpload(key, upload);
+				uploadedDocuments.remember(this, key, upload);
 			}
 			const json: IDataObject = {
 				sessionId: upload.sessionId,

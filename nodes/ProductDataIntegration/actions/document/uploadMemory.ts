@@ -1,4 +1,4 @@
-import { ExecutionMemory } from '../../../shared/executionMemory';
+import { ExecutionMemory, type NodeRun } from '../../../shared/executionMemory';
 
 /**
  * What this process uploaded within each execution. n8n's "Retry On Fail" runs the node again with
@@ -19,49 +19,18 @@ export interface AmbiguousUpload {
 	bytes: number;
 }
 
-type Remembered = RememberedUpload | AmbiguousUpload;
+export type Remembered = RememberedUpload | AmbiguousUpload;
 
-const memory = new ExecutionMemory<Remembered>();
-
-export interface UploadKeyParts {
-	executionId: string;
-	nodeName: string;
-	/** Position of the document among the node's documents in this run. */
-	position: number;
-	sha256: string;
-	endpoint: string;
-	customer: string;
-}
-
-export function uploadKey(parts: UploadKeyParts): string {
-	return JSON.stringify([
-		parts.executionId,
-		parts.nodeName,
-		parts.position,
-		parts.sha256,
-		parts.endpoint,
-		parts.customer,
-	]);
-}
+/** Keyed by the document's position among the node's documents, its hash, the route and the customer. */
+export const uploadedDocuments = new ExecutionMemory<Remembered>();
 
 export function isAmbiguousUpload(value: Remembered | undefined): value is AmbiguousUpload {
 	return value !== undefined && 'sentAt' in value;
 }
 
-export function recallUpload(key: string, now = Date.now()): Remembered | undefined {
-	return memory.recall(key, now);
-}
-
-export function rememberUpload(key: string, value: Remembered, now = Date.now()): void {
-	memory.remember(key, value, now);
-}
-
 /** The session IDs this node got in this execution, on any try. */
-export function sessionsOf(executionId: string, nodeName: string): Set<string> {
+export function sessionsOf(run: NodeRun): Set<string> {
 	const sessions = new Set<string>();
-	for (const [key, value] of memory.values()) {
-		const [execution, node] = JSON.parse(key) as [string, string];
-		if (execution === executionId && node === nodeName && !isAmbiguousUpload(value)) sessions.add(value.sessionId);
-	}
+	for (const value of uploadedDocuments.valuesOf(run)) if (!isAmbiguousUpload(value)) sessions.add(value.sessionId);
 	return sessions;
 }

@@ -33,7 +33,8 @@ interface ItemSlot {
 interface Waiting extends PendingImage {
 	slot: ItemSlot;
 	position: number;
-	retryKey: string;
+	/** Its key in the execution's memory of what was sent (Retry On Fail). */
+	retryKey: unknown[];
 }
 
 /**
@@ -70,10 +71,6 @@ export async function uploadItems(
 }
 
 class UploadRun {
-	private readonly executionId: string;
-
-	private readonly nodeName: string;
-
 	private limits: BatchLimits | undefined;
 
 	private waiting: Waiting[] = [];
@@ -89,10 +86,7 @@ class UploadRun {
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly failures: ItemFailures,
-	) {
-		this.executionId = context.getExecutionId();
-		this.nodeName = context.getNode().name;
-	}
+	) {}
 
 	/** Marks the item failed; without Continue On Fail the run stops here. */
 	fail(slot: ItemSlot, itemIndex: number, error: unknown): void {
@@ -119,10 +113,10 @@ class UploadRun {
 
 		const skipped = options.skipExisting === true ? { skipped: false } : {};
 		slot.results = images.map((image) => ({ ...describeImage(image), ...skipped }));
-		const retryKeys = images.map((image) => JSON.stringify([this.executionId, this.nodeName, itemIndex, targetKey, image.binaryProperty, image.md5]));
+		const retryKeys = images.map((image) => [itemIndex, targetKey, image.binaryProperty, image.md5]);
 		const open: number[] = [];
 		retryKeys.forEach((retryKey, position) => {
-			const earlier = uploadedImages.recall(retryKey);
+			const earlier = uploadedImages.recall(this.context, retryKey);
 			if (earlier) slot.results[position] = { ...earlier, reused: true };
 			else open.push(position);
 		});
@@ -171,7 +165,7 @@ class UploadRun {
 			}
 			const result = { ...entry.slot.results[entry.position], ...outcome.result };
 			entry.slot.results[entry.position] = result;
-			uploadedImages.remember(entry.retryKey, result);
+			uploadedImages.remember(this.context, entry.retryKey, result);
 			if (typeof result.hashcode === 'string' && result.warning === undefined) learnt.push({ md5: entry.image.md5 as string, hashcode: result.hashcode });
 		});
 		// What was stored is remembered before a failure may stop the run.
