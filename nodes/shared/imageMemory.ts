@@ -2,7 +2,8 @@ import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { RedisConnection } from './throttle';
-import { storeFor, type SharedBucketStore } from './throttle/redisBucket';
+import type { SharedBucketStore } from './throttle/redisBucket';
+import { storeFor } from './throttle/registry';
 import { accountKey, effectiveCustomer, sharingFor, type CustomerOverride } from './transport';
 
 /**

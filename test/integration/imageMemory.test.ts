@@ -8,7 +8,7 @@ import {
 	ProcessKnownImages,
 	RedisKnownImages,
 } from '../../nodes/shared/imageMemory';
-import { closeStores, storeFor } from '../../nodes/shared/throttle/redisBucket';
+import { closeStores, storeFor } from '../../nodes/shared/throttle/registry';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';

@@ -2,7 +2,8 @@
 import { sleep } from 'n8n-workflow';
 
 import { limiterFor } from '../../nodes/shared/throttle';
-import { storeFor, type RedisConnection } from '../../nodes/shared/throttle/redisBucket';
+import type { RedisConnection } from '../../nodes/shared/throttle/redisBucket';
+import { storeFor } from '../../nodes/shared/throttle/registry';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 

@@ -257,37 +257,9 @@ export class SharedBucketStore {
 	}
 }
 
-function connectionId(connection: RedisConnection): string {
+/** Names a connection by a digest (the password is part of it) without holding it readable. */
+export function connectionId(connection: RedisConnection): string {
 	return createHash('sha256').update(JSON.stringify(connection)).digest('hex');
-}
-
-const stores = new Map<string, SharedBucketStore>();
-
-/** The process's one store (connection) for a Redis server and login, created on first use. */
-export function storeFor(connection: RedisConnection): SharedBucketStore {
-	const id = connectionId(connection);
-	let store = stores.get(id);
-	if (!store) {
-		store = new SharedBucketStore(connection, id);
-		stores.set(id, store);
-	}
-	return store;
-}
-
-/** Closes every store of the process (tests, benchmarks: a process that ends on its own). */
-export async function closeStores(): Promise<void> {
-	const open = [...stores.values()];
-	stores.clear();
-	await Promise.all(open.map(async (store) => await store.close()));
-}
-
-/**
- * Forgets the store of a connection no account uses any more (e.g. the Redis password was edited):
- * its connection is closed; whoever still holds it connects again if they use it.
- */
-export function forgetStore(id: string): void {
-	stores.get(id)?.disconnect();
-	stores.delete(id);
 }
 
 /** Redis key of an account: a digest (see accountKey), never the account's name or secret. */

@@ -1,9 +1,38 @@
 import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter, realClock } from './gcra';
 import type { BucketTerms, RateLimiter } from './limiter';
-import { forgetStore, storeFor, type RedisConnection } from './redisBucket';
+import { connectionId, SharedBucketStore, type RedisConnection } from './redisBucket';
 import { SharedLimiter, UnsharedLimiter } from './shared';
 import type { Sleep } from './time';
+
+const stores = new Map<string, SharedBucketStore>();
+
+/** The process's one store (connection) for a Redis server and login, created on first use. */
+export function storeFor(connection: RedisConnection): SharedBucketStore {
+	const id = connectionId(connection);
+	let store = stores.get(id);
+	if (!store) {
+		store = new SharedBucketStore(connection, id);
+		stores.set(id, store);
+	}
+	return store;
+}
+
+/** Closes every store of the process (tests, benchmarks: a process that ends on its own). */
+export async function closeStores(): Promise<void> {
+	const open = [...stores.values()];
+	stores.clear();
+	await Promise.all(open.map(async (store) => await store.close()));
+}
+
+/**
+ * Forgets the store of a connection no account uses any more (e.g. the Redis password was edited):
+ * its connection is closed; whoever still holds it connects again if they use it.
+ */
+function forgetStore(id: string): void {
+	stores.get(id)?.disconnect();
+	stores.delete(id);
+}
 
 /** Where an account's bucket lives for this process. */
 export interface SharingDecision {
