@@ -38,15 +38,15 @@ const EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'form-data',
-		files: ['nodes/ProductDataIntegration/actions/image/upload.operation.ts'],
+		files: ['nodes/ProductDataIntegration/actions/image/imageBatches.ts'],
 		why:
-			'Image upload is one multipart request per item whose images are streamed from n8n\'s binary store, never held ' +
-			'whole; n8n-workflow has no multipart encoder and its HTTP layer streams form-data bodies.',
+			'Image upload sends the images of many items in one multipart request, each streamed from n8n\'s binary store, ' +
+			'never held whole; n8n-workflow has no multipart encoder and its HTTP layer streams form-data bodies.',
 	},
 	{
 		rule: 'no-restricted-imports',
 		name: 'stream',
-		files: ['nodes/ProductDataIntegration/actions/image/binaryImages.ts'],
+		files: ['nodes/ProductDataIntegration/actions/image/binaryImages.ts', 'nodes/ProductDataIntegration/actions/image/imageBatches.ts'],
 		why:
 			'The multipart body needs each stored image as a Readable that opens n8n\'s binary stream only when sent and ' +
 			'hashes it on the way; without it every image of an item would be read into memory first.',
