@@ -141,7 +141,7 @@ function readPending(entry: unknown): PendingSession | undefined {
  * one) are left out.
  */
 export function readState(staticData: IDataObject, scope: string): TriggerState | undefined {
-	const { version, listedAt, seen, pending } = staticData;
+	const { version, listedAt, seen, pending } = staticData.version === 1 ? fromVersion1(staticData) : staticData;
 	if (version !== STATE_VERSION || staticData.scope !== scope || !isTime(listedAt)) return undefined;
 	if (!Array.isArray(seen) || !Array.isArray(pending)) return undefined;
 	const state = newState(scope, listedAt);
@@ -155,6 +155,26 @@ export function readState(staticData: IDataObject, scope: string): TriggerState 
 		if (session) state.pending.set(session.id, session);
 	}
 	return state;
+}
+
+/**
+ * Version 1 kept the seen ids and the pending sessions (with their records) in objects keyed by
+ * date and by id: the same entries in the arrays of the current version, checked like them.
+ */
+function fromVersion1(staticData: IDataObject): IDataObject {
+	const { seen, pending } = staticData;
+	if (typeof seen !== 'object' || seen === null || typeof pending !== 'object' || pending === null) return {};
+	const sessions = Object.values(pending).map((entry: unknown) => {
+		const session = (typeof entry === 'object' && entry !== null ? entry : {}) as IDataObject;
+		const record = (typeof session.record === 'object' && session.record !== null ? session.record : {}) as IDataObject;
+		return { ...session, id: record.id, reportsErrors: reportsErrors(record) };
+	});
+	return {
+		...staticData,
+		version: STATE_VERSION,
+		seen: Object.entries(seen).map(([day, ids]) => ({ day, ids })),
+		pending: sessions,
+	};
 }
 
 export function storedState(state: TriggerState): StoredState {

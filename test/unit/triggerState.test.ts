@@ -235,3 +235,25 @@ describe('trigger state: storage', () => {
 		expect(state?.pending).toEqual(pendingOf(session(A, now)));
 	});
 });
+
+describe('trigger state: the previous version', () => {
+	it('keeps the seen ids and pending sessions of version 1, without their records', () => {
+		const now = at('2025-03-10T12:00:00Z');
+		const stored = JSON.parse(
+			JSON.stringify({
+				version: 1,
+				scope: 'scope',
+				listedAt: now,
+				seen: { '2025-03-10': [A, B, 'x'] },
+				pending: {
+					[A]: { record: record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }]), day: '2025-03-10', firstSeen: now, lastChecked: now },
+					x: { record: record('x', '2025-03-10T11:00:00Z'), day: '2025-03-10', firstSeen: now },
+				},
+			}),
+		) as IDataObject;
+		const state = readState(stored, 'scope');
+		expect(state?.seen).toEqual(new Map([['2025-03-10', [A, B]]]));
+		expect(state?.pending).toEqual(pendingOf(session(A, now, { lastChecked: now, reportsErrors: true })));
+		expect(readState({ ...stored, pending: null }, 'scope')).toBeUndefined();
+	});
+});
