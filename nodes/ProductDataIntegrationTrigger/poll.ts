@@ -7,7 +7,7 @@ import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, effectiveCustomer, getServiceCredentials, withPollDeadline } from '../shared/transport';
 import { getServiceTimeZone, listUploads, serviceDay } from '../shared/uploads';
-import { pollDeadlineMs } from './pollTimes';
+import { pollDeadlineMs, pollIntervalMs } from './pollTimes';
 import { warnAboutSkippedIds } from './skippedIds';
 import type { PendingSession, TriggerState, UploadRecord } from './state';
 import {
@@ -23,6 +23,7 @@ import {
 	takeListing,
 	writeState,
 } from './state';
+import { dropStartingPoint, findStartingPoint, leaveStartingPoint } from './startingPoint';
 
 export type StatusFilter = 'any' | 'succeeded' | 'failed';
 
@@ -79,7 +80,7 @@ async function pollOnce(
 	const staticData = this.getWorkflowStaticData('node');
 	const scope = await scopeOf.call(this, settings.customer);
 	const timeZone = await getServiceTimeZone.call(this);
-	const previous = readState(staticData, scope);
+	const previous = previousState.call(this, staticData, scope, now);
 	const state: TriggerState = previous ?? newState(scope, now);
 	const plan = planListing(previous?.listedAt, now, timeZone);
 	if (previous && plan.skippedFrom) {
@@ -100,6 +101,7 @@ async function pollOnce(
 
 	if (!previous) {
 		writeState(staticData, state);
+		leaveStartingPoint(this.getWorkflowStaticData('global'), this.getNode().id, state);
 		this.logger.debug('Trigger started: uploads listed so far are taken as already known');
 		return null;
 	}
@@ -123,6 +125,29 @@ async function pollOnce(
 		);
 	}
 	return items.length > 0 ? [items] : null;
+}
+
+/**
+ * The state the last stored poll left, or the starting point of an activation whose own state n8n
+ * did not keep (see startingPoint.ts), or undefined: this is the trigger's first poll.
+ */
+function previousState(
+	this: IPollFunctions,
+	staticData: IDataObject,
+	scope: string,
+	now: number,
+): TriggerState | undefined {
+	const global = this.getWorkflowStaticData('global');
+	const nodeId = this.getNode().id;
+	const stored = readState(staticData, scope);
+	if (stored) {
+		dropStartingPoint(global, nodeId);
+		return stored;
+	}
+	const interval = pollIntervalMs(this.getNodeParameter('pollTimes', {})) ?? DAY_MS;
+	const start = findStartingPoint(global, nodeId, scope, now, 2 * interval);
+	if (start) this.logger.debug('Continuing from the uploads listed when the trigger was activated');
+	return start;
 }
 
 /**
