@@ -7,7 +7,7 @@ import type { IDataObject, INode, INodeExecutionData, INodeParameters } from 'n8
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { putXml } from '../../scripts/emulator/client';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { emulatorCredentials, runPoll } from '../../scripts/n8n/in-process';
 import { createAdditionalData, createWorkflow } from '../../scripts/n8n/in-process/execute';
 import { nodeTypeName, nodeUnderTest } from '../../scripts/n8n/in-process/nodeTypes';
 import { setUp } from '../../scripts/n8n/in-process/services';
@@ -128,5 +128,24 @@ describe('the trigger on the durable scheduler with durable cursors', () => {
 		const first = await durablePoll({ workflow: stale, cursor: {} });
 		expect(first.ids).toEqual([]);
 		expect(first.ids).not.toContain(history);
+	});
+});
+
+describe('the trigger on the durable scheduler without durable cursors', () => {
+	it('loses and doubles nothing although n8n saves its static data only when a poll emits', async () => {
+		// The poll at activation: n8n saves the workflow's static data after activating.
+		let saved = (await runPoll(trigger, PARAMETERS, emulatorCredentials(emulator), {})).staticData;
+		const expected: string[] = [];
+		const reported: string[] = [];
+		for (let round = 0; round < 4; round++) {
+			if (round % 2 === 0) expected.push(await upload());
+			const result = await runPoll(trigger, PARAMETERS, emulatorCredentials(emulator), saved);
+			if (result.error) throw result.error;
+			if (result.output !== null) {
+				reported.push(...result.output[0].map((item) => String(item.json.id)));
+				saved = result.staticData;
+			}
+		}
+		expect(reported.sort()).toEqual(expected.sort());
 	});
 });
