@@ -4,7 +4,9 @@
  * in-process harness runs n8n-core's poll executor), its static data goes through JSON between
  * polls, and twice a day n8n "restarts" from the static data it last saved. Prints one JSON line:
  *   {"sessions","events","duplicates","missed","requests","requests_per_session"}
- * where requests are the trigger's own requests (lists, status checks), not the uploads.
+ * where requests are the trigger's own requests (lists, status checks), not the uploads; on stderr
+ * the details, among them max_static_data_bytes, the largest static data a poll left (what n8n
+ * saves after each poll on its durable scheduler).
  *
  * Time is simulated: Date.now is replaced by a clock that the bench moves, and the emulator reads
  * the same clock. So the trigger's dates, the emulator's receivedAt and processing times, and both
@@ -135,6 +137,7 @@ async function main(): Promise<void> {
 		let wrongStatus = 0;
 		let maxPerPoll = 0;
 		let maxChecksPerPoll = 0;
+		let maxStaticDataBytes = 0;
 		let polls = 0;
 
 		const pollOnce = async (staticData: IDataObject) => {
@@ -145,6 +148,7 @@ async function main(): Promise<void> {
 			polls++;
 			maxPerPoll = Math.max(maxPerPoll, trackedRequests(emulator) - before);
 			maxChecksPerPoll = Math.max(maxChecksPerPoll, (emulator.stats().requests[RESULT] ?? 0) - checksBefore);
+			maxStaticDataBytes = Math.max(maxStaticDataBytes, JSON.stringify(result.staticData).length);
 			for (const item of result.output?.[0] ?? []) {
 				const id = String(item.json.id);
 				events++;
@@ -200,6 +204,8 @@ async function main(): Promise<void> {
 				status_requests: stats.requests[RESULT] ?? 0,
 				max_requests_per_poll: maxPerPoll,
 				max_status_requests_per_poll: maxChecksPerPoll,
+				// What n8n saves after a poll: the trigger's state, as JSON.
+				max_static_data_bytes: maxStaticDataBytes,
 				wrong_status: wrongStatus,
 				rejected429: stats.rejected429,
 				peak_bucket_level: stats.peakBucketLevel,

@@ -7,8 +7,9 @@ import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, effectiveCustomer, getServiceCredentials, withPollDeadline } from '../shared/transport';
 import { getServiceTimeZone, listUploads, serviceDay } from '../shared/uploads';
-import { pollDeadlineMs } from './pollTimes';
-import type { TriggerState, UploadRecord } from './state';
+import { pollDeadlineMs, pollIntervalMs } from './pollTimes';
+import { warnAboutSkippedIds } from './skippedIds';
+import type { PendingSession, TriggerState, UploadRecord } from './state';
 import {
 	DAY_MS,
 	dueSessions,
@@ -22,6 +23,7 @@ import {
 	takeListing,
 	writeState,
 } from './state';
+import { dropStartingPoint, findStartingPoint, leaveStartingPoint } from './startingPoint';
 
 export type StatusFilter = 'any' | 'succeeded' | 'failed';
 
@@ -78,7 +80,7 @@ async function pollOnce(
 	const staticData = this.getWorkflowStaticData('node');
 	const scope = await scopeOf.call(this, settings.customer);
 	const timeZone = await getServiceTimeZone.call(this);
-	const previous = readState(staticData, scope);
+	const previous = previousState.call(this, staticData, scope, now);
 	const state: TriggerState = previous ?? newState(scope, now);
 	const plan = planListing(previous?.listedAt, now, timeZone);
 	if (previous && plan.skippedFrom) {
@@ -87,9 +89,10 @@ async function pollOnce(
 		);
 	}
 
+	const listings = new Listings(this, settings.customer);
 	const items: INodeExecutionData[] = [];
 	for (const day of plan.days) {
-		const records = await listDay.call(this, day, settings.customer);
+		const records = await listings.list(day);
 		// On the first poll everything listed is history: remembered as known, never emitted.
 		const fresh = takeListing(state, day, records, now, previous !== undefined && settings.uploadFinished);
 		if (previous && settings.uploadReceived) items.push(...fresh.map(receivedItem));
@@ -98,6 +101,7 @@ async function pollOnce(
 
 	if (!previous) {
 		writeState(staticData, state);
+		leaveStartingPoint(this.getWorkflowStaticData('global'), this.getNode().id, state);
 		this.logger.debug('Trigger started: uploads listed so far are taken as already known');
 		return null;
 	}
@@ -111,7 +115,7 @@ async function pollOnce(
 	}
 
 	const failures = settings.uploadFinished
-		? await checkPending.call(this, state, now, settings, items, deadlineMs)
+		? await checkPending.call(this, { state, now, settings, items, deadlineMs, listings })
 		: [];
 	writeState(staticData, state);
 	if (failures.length > 0) {
@@ -124,22 +128,90 @@ async function pollOnce(
 }
 
 /**
+ * The state the last stored poll left, or the starting point of an activation whose own state n8n
+ * did not keep (see startingPoint.ts), or undefined: this is the trigger's first poll.
+ */
+function previousState(
+	this: IPollFunctions,
+	staticData: IDataObject,
+	scope: string,
+	now: number,
+): TriggerState | undefined {
+	const global = this.getWorkflowStaticData('global');
+	const nodeId = this.getNode().id;
+	const stored = readState(staticData, scope);
+	if (stored) {
+		dropStartingPoint(global, nodeId);
+		return stored;
+	}
+	const interval = pollIntervalMs(this.getNodeParameter('pollTimes', {})) ?? DAY_MS;
+	const start = findStartingPoint(global, nodeId, scope, now, 2 * interval);
+	if (start) this.logger.debug('Continuing from the uploads listed when the trigger was activated');
+	return start;
+}
+
+/**
+ * The listings of one poll: each date is listed at most once, and a finished session's record is
+ * read from its date's listing (the state does not keep records).
+ */
+class Listings {
+	private readonly byDay = new Map<string, Map<string, UploadRecord>>();
+
+	constructor(
+		private readonly context: IPollFunctions,
+		private readonly customer: CustomerOverride | undefined,
+	) {}
+
+	async list(day: string): Promise<UploadRecord[]> {
+		const { records, skippedIds } = followableRecords(await listUploads.call(this.context, day, { customer: this.customer }));
+		warnAboutSkippedIds(this.context.logger, skippedIds);
+		this.byDay.set(day, new Map(records.map((record) => [record.id, record])));
+		return records;
+	}
+
+	/** The session's record in this poll's listings, its date listed if it was not; a bare record if the service no longer lists it. */
+	async recordOf(session: PendingSession): Promise<UploadRecord> {
+		for (const records of this.byDay.values()) {
+			const record = records.get(session.id);
+			if (record) return record;
+		}
+		if (!this.byDay.has(session.day)) {
+			try {
+				const record = (await this.list(session.day)).find((candidate) => candidate.id === session.id);
+				if (record) return record;
+			} catch (error) {
+				// The outcome is known: a listing that fails costs the record's details, not the event.
+				this.context.logger.warn(`The uploads of ${session.day} could not be listed again: ${(error as Error).message}`);
+			}
+		}
+		return { id: session.id, listedDate: session.day };
+	}
+}
+
+interface PendingChecks {
+	state: TriggerState;
+	now: number;
+	settings: TriggerSettings;
+	items: INodeExecutionData[];
+	/** How long the poll may run. */
+	deadlineMs: number;
+	listings: Listings;
+}
+
+/**
  * Checks due pending sessions, up to the per-poll limit, and adds an item for each finished one
  * that matches the status filter. A finished session leaves the state whether or not it matched,
  * so it is never reported twice. Returns the errors of checks that failed.
  */
 async function checkPending(
 	this: IPollFunctions,
-	state: TriggerState,
-	now: number,
-	settings: TriggerSettings,
-	items: INodeExecutionData[],
-	deadlineMs: number,
+	{ state, now, settings, items, deadlineMs, listings }: PendingChecks,
 ): Promise<Error[]> {
 	const failures: Error[] = [];
 	const deadline = now + deadlineMs * POLL_BUDGET_SHARE;
 	let checks = 0;
-	for (const [id, session] of dueSessions(state, now)) {
+	for (const session of dueSessions(state, now)) {
+		const { id } = session;
 		if (checks >= settings.maxChecks) break;
 		if (Date.now() > deadline) {
 			this.logger.debug('Leaving further status checks to the next poll: this poll took long');
@@ -151,7 +223,7 @@ async function checkPending(
 			outcome = await getSessionOutcome.call(this, id, outcomeOptions(settings));
 		} catch (error) {
 			if (isNotFound(error)) {
-				delete state.pending[id];
+				state.pending.delete(id);
 				this.logger.warn(`Upload session ${id} is unknown to the service: no longer followed`);
 				continue;
 			}
@@ -163,10 +235,10 @@ async function checkPending(
 			session.lastChecked = now;
 			continue;
 		}
-		delete state.pending[id];
 		if (matches(settings.status, outcome.status)) {
-			items.push(finishedItem(session.record, outcome, settings.includeErrorMessage));
+			items.push(finishedItem(await listings.recordOf(session), outcome, settings.includeErrorMessage));
 		}
+		state.pending.delete(id);
 	}
 	return failures;
 }
@@ -221,7 +293,7 @@ async function listDay(
 	day: string,
 	customer: CustomerOverride | undefined,
 ): Promise<UploadRecord[]> {
-	return followableRecords(await listUploads.call(this, day, { customer }));
+	return followableRecords(await listUploads.call(this, day, { customer })).records;
 }
 
 /**

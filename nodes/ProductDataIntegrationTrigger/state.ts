@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { normalizeSessionId } from '../shared/sessions';
 import { serviceDay } from '../shared/uploads';
 
 /**
@@ -14,7 +15,7 @@ import { serviceDay } from '../shared/uploads';
  * and a clock that differs a few minutes from the service's is tolerated.
  */
 
-export const STATE_VERSION = 1;
+export const STATE_VERSION = 2;
 
 const MINUTE_MS = 60_000;
 export const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -23,52 +24,90 @@ export const DAY_MS = 24 * 60 * MINUTE_MS;
 const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
 /** A session still unfinished this long after it was first seen is given up. */
 export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
-/** At most this many unfinished sessions are followed; the oldest beyond are given up. */
+/**
+ * At most this many unfinished sessions are followed; the oldest beyond are given up. A followed
+ * session costs at most 150 bytes of static data (its id, date, times and error hint, not its
+ * record), so the pending sessions stay under 300 KB.
+ */
 export const PENDING_MAX_COUNT = 2000;
 /** A session that keeps processing is checked less often as it ages, but at least this often. */
 export const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 /** ... and at most every this fraction of its age, so long runs cost few tokens. */
 const RECHECK_AGE_FRACTION = 0.25;
 
-/** One uploaded-file record as the list-by-date operation returns it (id is the session id). */
+const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
+/** One uploaded-file record as the list-by-date operation returns it, with its session id. */
 export interface UploadRecord extends IDataObject {
 	id: string;
 }
 
+/**
+ * A session waiting to finish. Its record is not kept: the poll that sees it finish reads it from
+ * that poll's listing of its date.
+ */
 export interface PendingSession {
-	/** Freshest record of the session seen in a listing. */
-	record: UploadRecord;
+	id: string;
 	/** The date whose listing held it. */
 	day: string;
 	/** When this trigger first saw it (ms since epoch, n8n's clock). */
 	firstSeen: number;
 	/** When its last status check answered "still processing". */
 	lastChecked?: number;
+	/** Its latest record already reported errors: a check will likely find it finished. */
+	reportsErrors?: boolean;
 }
 
+/**
+ * The state while a poll works on it. Maps, keyed by session ids and dates, so that no value from
+ * the service ever names a property of an object.
+ */
 export interface TriggerState {
 	version: typeof STATE_VERSION;
 	/** Which account and customer node the ids belong to (a digest, no readable account data). */
 	scope: string;
 	/** Start of the last poll whose listings all succeeded. */
 	listedAt: number;
-	/** Ids listed per date, for the dates that may still be listed (today, and yesterday just after midnight). */
-	seen: Record<string, string[]>;
+	/** Session ids listed per date, for the dates that may still be listed (today, and yesterday just after midnight). */
+	seen: Map<string, string[]>;
 	/** Sessions waiting to finish, by session id. */
-	pending: Record<string, PendingSession>;
+	pending: Map<string, PendingSession>;
 }
 
-function hasSessionId(record: IDataObject): record is UploadRecord {
-	return typeof record.id === 'string' && record.id !== '';
+/**
+ * The state as n8n keeps it in static data: arrays only, so that it is plain JSON, survives n8n's
+ * save and load, and has no keys taken from the service.
+ */
+interface StoredState extends IDataObject {
+	version: typeof STATE_VERSION;
+	scope: string;
+	listedAt: number;
+	seen: Array<{ day: string; ids: string[] }>;
+	pending: PendingSession[];
 }
 
-/** The records of a date's listing that the trigger can follow (those with a session id), oldest first. */
-export function followableRecords(listing: IDataObject[]): UploadRecord[] {
-	return listing
-		.filter(hasSessionId)
+/** The session id of a listed record, or undefined when its id is not one (see normalizeSessionId). */
+export function sessionIdOf(record: IDataObject): string | undefined {
+	return normalizeSessionId(record.id);
+}
+
+/**
+ * The records of a date's listing that the trigger can follow (those whose id is a session id,
+ * normalized), oldest first, and the ids of those it cannot.
+ */
+export function followableRecords(listing: IDataObject[]): { records: UploadRecord[]; skippedIds: unknown[] } {
+	const records: UploadRecord[] = [];
+	const skippedIds: unknown[] = [];
+	for (const record of listing) {
+		const id = sessionIdOf(record);
+		if (id === undefined) skippedIds.push(record.id);
+		else records.push({ ...record, id });
+	}
+	const ordered = records
 		.map((record, index) => ({ record, index, at: receivedAtMs(record) }))
 		.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || a.index - b.index)
 		.map(({ record }) => record);
+	return { records: ordered, skippedIds };
 }
 
 export function receivedAtMs(record: IDataObject): number | undefined {
@@ -81,20 +120,71 @@ export function reportsErrors(record: IDataObject): boolean {
 	return Array.isArray(record.errors) && record.errors.length > 0;
 }
 
+const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+const isDay = (value: unknown): value is string => typeof value === 'string' && DAY_PATTERN.test(value);
+const isSessionId = (value: unknown): value is string => typeof value === 'string' && normalizeSessionId(value) === value;
+
+function readPending(entry: unknown): PendingSession | undefined {
+	if (typeof entry !== 'object' || entry === null) return undefined;
+	const { id, day, firstSeen, lastChecked, reportsErrors: errors } = entry as IDataObject;
+	if (!isSessionId(id) || !isDay(day) || !isTime(firstSeen)) return undefined;
+	const session: PendingSession = { id, day, firstSeen };
+	if (isTime(lastChecked)) session.lastChecked = lastChecked;
+	if (errors === true) session.reportsErrors = true;
+	return session;
+}
+
 /**
  * The state kept in static data, as a copy the poll may change freely, or undefined when there is
  * none yet or it belongs to another account, customer node or format (the trigger then starts anew).
+ * Entries that are not what the trigger writes (a session id that is not one, a date that is not
+ * one) are left out.
  */
 export function readState(staticData: IDataObject, scope: string): TriggerState | undefined {
-	if (staticData.version !== STATE_VERSION || staticData.scope !== scope) return undefined;
-	const { listedAt, seen, pending } = staticData;
-	if (typeof listedAt !== 'number' || typeof seen !== 'object' || typeof pending !== 'object') {
-		return undefined;
+	const { version, listedAt, seen, pending } = staticData.version === 1 ? fromVersion1(staticData) : staticData;
+	if (version !== STATE_VERSION || staticData.scope !== scope || !isTime(listedAt)) return undefined;
+	if (!Array.isArray(seen) || !Array.isArray(pending)) return undefined;
+	const state = newState(scope, listedAt);
+	for (const entry of seen as unknown[]) {
+		if (typeof entry !== 'object' || entry === null) continue;
+		const { day, ids } = entry as IDataObject;
+		if (isDay(day) && Array.isArray(ids)) state.seen.set(day, (ids as unknown[]).filter(isSessionId));
 	}
-	if (seen === null || pending === null) return undefined;
-	return JSON.parse(
-		JSON.stringify({ version: STATE_VERSION, scope, listedAt, seen, pending }),
-	) as TriggerState;
+	for (const entry of pending as unknown[]) {
+		const session = readPending(entry);
+		if (session) state.pending.set(session.id, session);
+	}
+	return state;
+}
+
+/**
+ * Version 1 kept the seen ids and the pending sessions (with their records) in objects keyed by
+ * date and by id: the same entries in the arrays of the current version, checked like them.
+ */
+function fromVersion1(staticData: IDataObject): IDataObject {
+	const { seen, pending } = staticData;
+	if (typeof seen !== 'object' || seen === null || typeof pending !== 'object' || pending === null) return {};
+	const sessions = Object.values(pending).map((entry: unknown) => {
+		const session = (typeof entry === 'object' && entry !== null ? entry : {}) as IDataObject;
+		const record = (typeof session.record === 'object' && session.record !== null ? session.record : {}) as IDataObject;
+		return { ...session, id: record.id, reportsErrors: reportsErrors(record) };
+	});
+	return {
+		...staticData,
+		version: STATE_VERSION,
+		seen: Object.entries(seen).map(([day, ids]) => ({ day, ids })),
+		pending: sessions,
+	};
+}
+
+export function storedState(state: TriggerState): StoredState {
+	return {
+		version: state.version,
+		scope: state.scope,
+		listedAt: state.listedAt,
+		seen: [...state.seen].map(([day, ids]) => ({ day, ids: [...ids] })),
+		pending: [...state.pending.values()].map((session) => ({ ...session })),
+	};
 }
 
 /**
@@ -102,11 +192,12 @@ export function readState(staticData: IDataObject, scope: string): TriggerState 
  * n8n's change tracking of static data sees the change and saves it.
  */
 export function writeState(staticData: IDataObject, state: TriggerState): void {
-	staticData.version = state.version;
-	staticData.scope = state.scope;
-	staticData.listedAt = state.listedAt;
-	staticData.seen = state.seen as unknown as IDataObject;
-	staticData.pending = state.pending as unknown as IDataObject;
+	const stored = storedState(state);
+	staticData.version = stored.version;
+	staticData.scope = stored.scope;
+	staticData.listedAt = stored.listedAt;
+	staticData.seen = stored.seen;
+	staticData.pending = stored.pending as unknown as IDataObject[];
 }
 
 export interface ListingPlan {
@@ -130,12 +221,13 @@ export function planListing(listedAt: number | undefined, now: number, timeZone:
 }
 
 export function newState(scope: string, now: number): TriggerState {
-	return { version: STATE_VERSION, scope, listedAt: now, seen: {}, pending: {} };
+	return { version: STATE_VERSION, scope, listedAt: now, seen: new Map(), pending: new Map() };
 }
 
 /**
  * Takes one date's listing into the state. Returns the records not seen before (oldest first);
- * with `follow`, they become pending sessions. Pending sessions get their freshest record.
+ * with `follow`, they become pending sessions. Pending sessions take the error hint of their
+ * freshest record.
  */
 export function takeListing(
 	state: TriggerState,
@@ -145,19 +237,26 @@ export function takeListing(
 	follow: boolean,
 ): UploadRecord[] {
 	const known = new Set<string>();
-	for (const ids of Object.values(state.seen)) for (const id of ids) known.add(id);
-	const seenToday = (state.seen[day] ??= []);
+	for (const ids of state.seen.values()) for (const id of ids) known.add(id);
+	const seenThatDay = state.seen.get(day) ?? [];
+	state.seen.set(day, seenThatDay);
 	const fresh: UploadRecord[] = [];
 	for (const record of records) {
-		const pending = state.pending[record.id];
-		if (pending) pending.record = record;
+		const pending = state.pending.get(record.id);
+		if (pending) setErrorHint(pending, record);
 		if (known.has(record.id)) continue;
 		known.add(record.id);
-		seenToday.push(record.id);
+		seenThatDay.push(record.id);
 		fresh.push(record);
-		if (follow) state.pending[record.id] = { record, day, firstSeen: now };
+		if (follow) state.pending.set(record.id, setErrorHint({ id: record.id, day, firstSeen: now }, record));
 	}
 	return fresh;
+}
+
+function setErrorHint(session: PendingSession, record: UploadRecord): PendingSession {
+	if (reportsErrors(record)) session.reportsErrors = true;
+	else delete session.reportsErrors;
+	return session;
 }
 
 export interface PruneResult {
@@ -173,23 +272,23 @@ export interface PruneResult {
 export function prune(state: TriggerState, now: number, timeZone: string): PruneResult {
 	// The next poll lists from this date on (see planListing, with listedAt = now).
 	const oldestListed = serviceDay(now - MIDNIGHT_GRACE_MS, timeZone);
-	for (const day of Object.keys(state.seen)) {
-		if (day < oldestListed) delete state.seen[day];
+	for (const day of [...state.seen.keys()]) {
+		if (day < oldestListed) state.seen.delete(day);
 	}
 	const dropped: PruneResult['dropped'] = [];
-	for (const [id, session] of Object.entries(state.pending)) {
+	for (const [id, session] of [...state.pending]) {
 		if (now - session.firstSeen > PENDING_MAX_AGE_MS) {
-			delete state.pending[id];
+			state.pending.delete(id);
 			dropped.push({ id, reason: 'age' });
 		}
 	}
-	const remaining = Object.entries(state.pending);
-	if (remaining.length > PENDING_MAX_COUNT) {
-		remaining
-			.sort(([, a], [, b]) => a.firstSeen - b.firstSeen)
-			.slice(0, remaining.length - PENDING_MAX_COUNT)
-			.forEach(([id]) => {
-				delete state.pending[id];
+	const excess = state.pending.size - PENDING_MAX_COUNT;
+	if (excess > 0) {
+		[...state.pending.values()]
+			.sort((a, b) => a.firstSeen - b.firstSeen)
+			.slice(0, excess)
+			.forEach(({ id }) => {
+				state.pending.delete(id);
 				dropped.push({ id, reason: 'count' });
 			});
 	}
@@ -208,16 +307,14 @@ function isDue(session: PendingSession, now: number): boolean {
  * find them finished), then the one waiting longest - never checked sessions by when they were first
  * seen, the others by their last check - so that a few long-running sessions cannot starve the rest.
  */
-export function dueSessions(state: TriggerState, now: number): Array<[string, PendingSession]> {
+export function dueSessions(state: TriggerState, now: number): PendingSession[] {
 	const waitingSince = (session: PendingSession) => session.lastChecked ?? session.firstSeen;
-	return Object.entries(state.pending)
-		.filter(([, session]) => isDue(session, now))
+	return [...state.pending.values()]
+		.filter((session) => isDue(session, now))
 		.sort(
-			([idA, a], [idB, b]) =>
-				Number(reportsErrors(b.record)) - Number(reportsErrors(a.record)) ||
+			(a, b) =>
+				Number(b.reportsErrors === true) - Number(a.reportsErrors === true) ||
 				waitingSince(a) - waitingSince(b) ||
-				(receivedAtMs(a.record) ?? 0) - (receivedAtMs(b.record) ?? 0) ||
-				(idA < idB ? -1 : idA > idB ? 1 : 0),
+				(a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
 		);
 }
-

@@ -263,6 +263,19 @@ export class N8nServer {
 	}
 
 	/**
+	 * SIGSTOP to the process group, as a host that stalls (a long garbage collection, a frozen VM):
+	 * n8n keeps its connections and leases but does nothing until resume(). Only an n8n this driver
+	 * started.
+	 */
+	pause(): void {
+		if (this.child && !this.exit) killGroup(this.child, 'SIGSTOP');
+	}
+
+	resume(): void {
+		if (this.child && !this.exit) killGroup(this.child, 'SIGCONT');
+	}
+
+	/**
 	 * SIGTERM, as an operator stops n8n; SIGKILL for the whole group if it does not stop in time.
 	 * Only an n8n this driver started.
 	 */
@@ -270,6 +283,8 @@ export class N8nServer {
 		const { child } = this;
 		if (!child) return;
 		if (!this.exit) {
+			// A paused n8n would only act on SIGTERM once continued.
+			killGroup(child, 'SIGCONT');
 			child.kill('SIGTERM');
 			const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_TIMEOUT_MS);
 			await this.exited;

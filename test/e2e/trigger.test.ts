@@ -4,6 +4,11 @@
  * ones to the alert. n8n polls at activation, then every minute (it refuses anything shorter): the
  * test polls on demand by publishing the workflow again, which also carries the trigger's state
  * through n8n's database as a restart does, and waits for one scheduled poll at the end.
+ *
+ * Then the same on n8n's durable scheduler with durable cursors, where the trigger's state is a
+ * cursor n8n commits with the execution a poll starts: the uploads of the first minute after
+ * activation, uploads made while n8n is down, and a poll that runs twice - a main that stalls
+ * mid-poll past its lease while a second main on the same database takes the poll over.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,15 +16,18 @@ import { join } from 'node:path';
 import type { IDataObject } from 'n8n-workflow';
 
 import { putXml, type CallOptions } from '../../scripts/emulator/client';
+import { postControl } from '../helpers/service';
 import {
 	nodeItems,
 	nodeType,
+	OWNER,
 	prepareN8n,
 	PROJECT_ROOT,
 	sleep,
 	until,
 	type ExecutionSummary,
 	type N8nHarness,
+	type N8nServer,
 	type StoredExecution,
 	type WorkflowDefinition,
 } from './harness';
@@ -35,30 +43,57 @@ function document(sku: string, { fail = false } = {}): string {
 	return `<Products>${fail ? '<!--emulator:fail-->' : ''}<Product><Sku>${sku}</Sku></Product></Products>`;
 }
 
+/** n8n's durable scheduler for poll triggers, with cursors committed with the execution (n8n 2.41). */
+const DURABLE_SCHEDULER: NodeJS.ProcessEnv = {
+	N8N_SCHEDULER_ENABLED: 'true',
+	N8N_SCHEDULER_POLL_TRIGGERS_ENABLED: 'true',
+	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
+	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
+	// Due polls are claimed within a second instead of five, and a stalled main's poll is taken
+	// over after 20 s instead of a minute.
+	N8N_SCHEDULER_MATERIALIZATION_INTERVAL: '1',
+	N8N_SCHEDULER_EXECUTOR_INTERVAL: '1',
+	N8N_SCHEDULER_LEASE_DURATION: '20',
+	N8N_SCHEDULER_REAPER_INTERVAL: '2',
+};
+
+/** The example workflow that alerts on failed uploads, as a copy with an id of its own. */
+function exampleWorkflow(): WorkflowDefinition {
+	const example = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8')) as WorkflowDefinition;
+	// examples.test.ts imports the example itself, with its id, into the same n8n.
+	return { ...example, id: undefined };
+}
+
+async function uploadTo(n8n: N8nHarness, sku: string, options: { fail?: boolean; call?: CallOptions } = {}): Promise<string> {
+	const response = await putXml(n8n.emulator, document(sku, options), '/api/xml', options.call);
+	expect(response.status).toBe(202);
+	return response.text;
+}
+
+function listingsOf(n8n: N8nHarness): number {
+	return n8n.emulator.stats().requests['GET /api/xml/{date}'] ?? 0;
+}
+
+/** Every finished execution of the workflow so far with its run data, oldest first. */
+async function executionsOf(server: N8nServer, workflowId: string): Promise<StoredExecution[]> {
+	const summaries: ExecutionSummary[] = await server.listExecutions({ workflowId });
+	const finished = summaries.filter((execution) => FINISHED.has(execution.status)).sort((a, b) => Number(a.id) - Number(b.id));
+	return await Promise.all(finished.map(async (execution) => await server.getExecution(execution.id)));
+}
+
+function emitted(runs: StoredExecution[]): IDataObject[] {
+	return runs.flatMap((execution) => nodeItems(execution.data, TRIGGER));
+}
+
 describe('the trigger in a running n8n', () => {
 	let n8n: N8nHarness;
 	let workflowId: string;
 	/** Uploads made before the workflow was activated. */
 	let before: string[];
 
-	async function upload(sku: string, options: { fail?: boolean; call?: CallOptions } = {}): Promise<string> {
-		const response = await putXml(n8n.emulator, document(sku, options), '/api/xml', options.call);
-		expect(response.status).toBe(202);
-		return response.text;
-	}
-
-	function listings(): number {
-		return n8n.emulator.stats().requests['GET /api/xml/{date}'] ?? 0;
-	}
-
-	/** Every finished execution of the workflow so far with its run data, oldest first. */
-	async function executions(): Promise<StoredExecution[]> {
-		const summaries: ExecutionSummary[] = await n8n.server.listExecutions({ workflowId });
-		const finished = summaries
-			.filter((execution) => FINISHED.has(execution.status))
-			.sort((a, b) => Number(a.id) - Number(b.id));
-		return await Promise.all(finished.map(async (execution) => await n8n.server.getExecution(execution.id)));
-	}
+	const upload = async (sku: string, options: { fail?: boolean; call?: CallOptions } = {}) => await uploadTo(n8n, sku, options);
+	const listings = () => listingsOf(n8n);
+	const executions = async () => await executionsOf(n8n.server, workflowId);
 
 	/** Waits until no upload is processing any more. */
 	async function untilProcessed(): Promise<void> {
@@ -73,17 +108,9 @@ describe('the trigger in a running n8n', () => {
 		await until('the poll at activation', () => listings() > polled, 60_000);
 	}
 
-	function emitted(runs: StoredExecution[]): IDataObject[] {
-		return runs.flatMap((execution) => nodeItems(execution.data, TRIGGER));
-	}
-
 	beforeAll(async () => {
 		n8n = await prepareN8n({ emulator: { processingMs: 100 } });
-		const example = JSON.parse(
-			readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8'),
-		) as WorkflowDefinition;
-		// A copy with an id of its own: the example itself is imported by examples.test.ts into the same n8n.
-		workflowId = await n8n.importWorkflow({ ...example, id: undefined });
+		workflowId = await n8n.importWorkflow(exampleWorkflow());
 		before = [await upload('OLD-1'), await upload('OLD-2', { fail: true })];
 	});
 
@@ -200,5 +227,92 @@ describe('the trigger in a running n8n', () => {
 			{ name: 'North Shop (1001, the credential’s own)', value: '1001' },
 			{ name: 'South Shop (1002)', value: '1002' },
 		]);
+	});
+});
+
+describe('the trigger on n8n’s durable scheduler with durable cursors', () => {
+	let n8n: N8nHarness;
+	let workflowId: string;
+	/** The mains running now: the first one (restarted), and a second on the same database. */
+	const mains: N8nServer[] = [];
+	const expected = new Set<string>();
+
+	async function uploadBatch(label: string, count: number): Promise<void> {
+		for (let index = 1; index <= count; index++) expected.add(await uploadTo(n8n, `${label}-${index}`, { fail: index === count }));
+	}
+
+	/** Waits until every upload made so far has been emitted, asking `main`; the trigger's items so far. */
+	async function untilEmitted(what: string, main: N8nServer, timeoutMs: number): Promise<IDataObject[]> {
+		let items: IDataObject[] = [];
+		await until(
+			what,
+			async () => {
+				const runs = await executionsOf(main, workflowId);
+				items = emitted(runs.filter((execution) => execution.status === 'success'));
+				const ids = new Set(items.map((item) => String(item.id)));
+				return [...expected].every((id) => ids.has(id));
+			},
+			timeoutMs,
+		);
+		return items;
+	}
+
+	beforeAll(async () => {
+		n8n = await prepareN8n({ emulator: { processingMs: 100 }, env: DURABLE_SCHEDULER });
+		mains.push(n8n.server);
+		workflowId = await n8n.importWorkflow(exampleWorkflow());
+	});
+
+	afterAll(async () => {
+		// The harness stops the n8n it started; the mains started here (a restart, a second one) too.
+		await Promise.all(mains.map(async (main) => await main.stop()));
+		await n8n?.stop();
+	});
+
+	test('reports every finished upload once: the first minute, across a restart, and a poll taken over from a stalled main', async () => {
+		const history = [await uploadTo(n8n, 'OLD-1'), await uploadTo(n8n, 'OLD-2', { fail: true })];
+		await n8n.server.activateWorkflow(workflowId);
+		await until('the poll at activation', () => listingsOf(n8n) >= 1, 60_000);
+		// Uploaded in the first minute after activation, before n8n's first scheduled poll.
+		await uploadBatch('FIRST', 3);
+		await untilEmitted('the first minute’s uploads', mains[0], 150_000);
+
+		// Uploads made while n8n is down are reported after it starts again.
+		await mains[0].stop();
+		await uploadBatch('WHILE-DOWN', 2);
+		mains[0] = await n8n.folder.start({ env: DURABLE_SCHEDULER });
+		await mains[0].ensureOwner(OWNER);
+		await untilEmitted('the uploads made while n8n was down', mains[0], 150_000);
+
+		// The next poll's listing answers late; its main stalls mid-poll past its lease, a second
+		// main on the same database takes the poll over with the same cursor, then the first goes on.
+		await uploadBatch('TAKEN-OVER', 2);
+		const listed = listingsOf(n8n);
+		await postControl(n8n.emulator.url, 'faults', { count: 1, kind: 'slow', delayMs: 10_000, path: '/api/xml/' });
+		await until('the next scheduled poll', () => listingsOf(n8n) > listed, 90_000);
+		mains[0].pause();
+		try {
+			const second = await n8n.folder.start({ env: DURABLE_SCHEDULER });
+			mains.push(second);
+			await second.ensureOwner(OWNER);
+			await untilEmitted('the poll taken over by the second main', second, 150_000);
+		} finally {
+			mains[0].resume();
+		}
+		// The stalled main's own run of that poll goes on, and both mains poll on: nothing is
+		// reported again.
+		const polled = listingsOf(n8n);
+		await until('the next scheduled poll', () => listingsOf(n8n) > polled, 90_000);
+		await sleep(5000);
+
+		const runs = await executionsOf(mains[1], workflowId);
+		const reported = emitted(runs.filter((execution) => execution.status === 'success')).map((item) => String(item.id));
+		expect([...reported].sort()).toEqual([...expected].sort());
+		for (const id of history) expect(reported).not.toContain(id);
+		// Its clock having jumped by the stall, the stalled main's run may end at its time budget:
+		// a failed execution that reports nothing, and no other failure.
+		for (const run of runs.filter((execution) => execution.status !== 'success')) {
+			expect(run.data.resultData.error?.message).toMatch(/^The poll was stopped after \d+ s, its time budget/);
+		}
 	});
 });

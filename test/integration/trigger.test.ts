@@ -120,6 +120,11 @@ function triggerState(staticData: IDataObject): IDataObject {
 	return (staticData[`node:${NODE_NAME}`] ?? {}) as IDataObject;
 }
 
+/** The dates whose listed ids the trigger keeps. */
+function listedDays(state: IDataObject): string[] {
+	return (state.seen as Array<{ day: string }>).map(({ day }) => day);
+}
+
 const finished = (options: INodeParameters = {}, status = 'any'): INodeParameters => ({
 	events: ['uploadFinished'],
 	status,
@@ -229,8 +234,8 @@ describe('ProductDataIntegrationTrigger', () => {
 		a = (await poll(succeeded, onlyOk.staticData)).staticData;
 		b = (await poll(failed, onlyBad.staticData)).staticData;
 		expect(emulator.stats().requests[RESULT]).toBe(4);
-		expect(triggerState(a).pending).toEqual({});
-		expect(triggerState(b).pending).toEqual({});
+		expect(triggerState(a).pending).toEqual([]);
+		expect(triggerState(b).pending).toEqual([]);
 	});
 
 	it('reports new uploads without any status requests when only that event is chosen', async () => {
@@ -313,7 +318,7 @@ describe('ProductDataIntegrationTrigger', () => {
 			staticData = next.staticData;
 			expect(next.requests[LIST]).toBe(minute <= 5 ? 2 : 1);
 		}
-		expect(Object.keys(triggerState(staticData).seen as IDataObject)).toEqual(['2025-03-11']);
+		expect(listedDays(triggerState(staticData))).toEqual(['2025-03-11']);
 	});
 
 	it('holds back only the session whose status check failed', async () => {
@@ -363,7 +368,7 @@ describe('ProductDataIntegrationTrigger', () => {
 				warning: expect.stringContaining('The error message could not be fetched'),
 			}),
 		]);
-		expect(triggerState(result.staticData).pending).toEqual({});
+		expect(triggerState(result.staticData).pending).toEqual([]);
 		advance(MINUTE);
 		const next = await poll(parameters, result.staticData);
 		expect(next.items).toEqual([]);
@@ -375,16 +380,12 @@ describe('ProductDataIntegrationTrigger', () => {
 		const { staticData } = await poll(parameters, {});
 		const unknown = '0b4c1c9e-3a57-4f0e-9d55-6c2f1d7e8a90';
 		const state = triggerState(staticData);
-		(state.pending as IDataObject)[unknown] = {
-			record: { id: unknown, receivedAt: new Date(Date.now()).toISOString(), errors: [] },
-			day: '2025-03-10',
-			firstSeen: Date.now(),
-		};
+		state.pending = [{ id: unknown, day: '2025-03-10', firstSeen: Date.now() }];
 		advance(MINUTE);
 		const result = await poll(parameters, staticData);
 		expect(result.items).toEqual([]);
 		expect(result.requests).toEqual({ [LIST]: 1, [RESULT]: 1 });
-		expect(triggerState(result.staticData).pending).toEqual({});
+		expect(triggerState(result.staticData).pending).toEqual([]);
 		expect(getLoggedLines().join('\n')).toContain(`Upload session ${unknown} is unknown to the service`);
 	});
 
@@ -416,8 +417,8 @@ describe('ProductDataIntegrationTrigger', () => {
 			staticData = result.staticData;
 		}
 		const state = triggerState(staticData);
-		expect(state.pending).toEqual({});
-		expect(Object.keys(state.seen as IDataObject).length).toBeLessThanOrEqual(2);
+		expect(state.pending).toEqual([]);
+		expect(listedDays(state).length).toBeLessThanOrEqual(2);
 		expect(getLoggedLines().join('\n')).toContain(`Upload session ${endless} is still unfinished after 7 days`);
 	});
 
@@ -563,7 +564,7 @@ describe('ProductDataIntegrationTrigger', () => {
 		}
 		expect(emulator.stats().rejected429).toBe(0);
 		const state = triggerState(staticData);
-		expect(state.pending).toEqual({});
-		expect(Object.keys(state.seen as IDataObject)).toEqual(['2025-03-11']);
+		expect(state.pending).toEqual([]);
+		expect(listedDays(state)).toEqual(['2025-03-11']);
 	}, 60_000);
 });

@@ -11,6 +11,7 @@ import {
 	readState,
 	takeListing,
 	writeState,
+	type PendingSession,
 	type UploadRecord,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
 import type { IDataObject } from 'n8n-workflow';
@@ -75,105 +76,122 @@ describe('trigger state: dates', () => {
 	});
 });
 
+const A = '0b4c1c9e-3a57-4f0e-9d55-6c2f1d7e8a90';
+const B = '1c5d2daf-4b68-4f1f-8e66-7d3f2e8f9ba1';
+
+/** A pending session of a test, first seen `firstSeen`. */
+function session(id: string, firstSeen: number, more: Partial<PendingSession> = {}): PendingSession {
+	return { id, day: serviceDay(firstSeen, UTC), firstSeen, ...more };
+}
+
+function pendingOf(...sessions: PendingSession[]): Map<string, PendingSession> {
+	return new Map(sessions.map((entry) => [entry.id, entry]));
+}
+
+/** A session id for test number `n`. */
+function sessionId(n: number): string {
+	return `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+}
+
 describe('trigger state: records', () => {
-	it('keeps the records with a session id, oldest first', () => {
-		const a = record('a', '2025-03-10T10:00:00+00:00');
-		const b = record('b', '2025-03-10T11:00:00+02:00');
-		expect(followableRecords([a, b]).map((r) => r.id)).toEqual(['b', 'a']);
-		expect(followableRecords([])).toEqual([]);
-		expect(followableRecords([{ receivedAt: 'x' }, { id: '' }, { value: 'text' }, a])).toEqual([a]);
+	it('keeps the records with a session id, oldest first, and names the ids it skips', () => {
+		const a = record(A, '2025-03-10T10:00:00+00:00');
+		const b = record(` ${B}\n`, '2025-03-10T11:00:00+02:00');
+		expect(followableRecords([a, b]).records.map((r) => r.id)).toEqual([B, A]);
+		expect(followableRecords([])).toEqual({ records: [], skippedIds: [] });
+		expect(followableRecords([{ receivedAt: 'x' }, { id: '' }, { id: 'a' }, { value: 'text' }, a])).toEqual({
+			records: [a],
+			skippedIds: [undefined, '', 'a', undefined],
+		});
 	});
 
-	it('returns each id once, follows new sessions and keeps their freshest record', () => {
+	it('returns each id once, follows new sessions and keeps the error hint of their freshest record', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope', now);
-		const first = takeListing(state, '2025-03-10', [record('a', '2025-03-10T11:00:00Z')], now, true);
-		expect(first.map((r) => r.id)).toEqual(['a']);
-		expect(state.pending.a).toMatchObject({ day: '2025-03-10', firstSeen: now });
+		const first = takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now, true);
+		expect(first.map((r) => r.id)).toEqual([A]);
+		expect(state.pending.get(A)).toEqual({ id: A, day: '2025-03-10', firstSeen: now });
 
-		const failed = record('a', '2025-03-10T11:00:00Z', [{ code: 'X' }]);
-		const second = takeListing(state, '2025-03-10', [failed, record('b', '2025-03-10T11:30:00Z')], now + MINUTE, true);
-		expect(second.map((r) => r.id)).toEqual(['b']);
-		expect(state.pending.a.record).toBe(failed);
-		expect(state.pending.a.firstSeen).toBe(now);
-		expect(state.seen['2025-03-10']).toEqual(['a', 'b']);
+		const failed = record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }]);
+		const second = takeListing(state, '2025-03-10', [failed, record(B, '2025-03-10T11:30:00Z')], now + MINUTE, true);
+		expect(second.map((r) => r.id)).toEqual([B]);
+		expect(state.pending.get(A)).toEqual({ id: A, day: '2025-03-10', firstSeen: now, reportsErrors: true });
+		expect(state.seen.get('2025-03-10')).toEqual([A, B]);
 
 		// An id listed under another date is still the same session.
-		expect(takeListing(state, '2025-03-11', [record('b', '2025-03-10T11:30:00Z')], now, true)).toEqual([]);
+		expect(takeListing(state, '2025-03-11', [record(B, '2025-03-10T11:30:00Z')], now, true)).toEqual([]);
 	});
 
 	it('does not follow sessions when finished uploads are not wanted', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope', now);
-		expect(takeListing(state, '2025-03-10', [record('a', '2025-03-10T11:00:00Z')], now, false)).toHaveLength(1);
-		expect(state.pending).toEqual({});
+		expect(takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now, false)).toHaveLength(1);
+		expect(state.pending.size).toBe(0);
 	});
 });
 
 describe('trigger state: bounds', () => {
 	it('forgets the ids of dates that are no longer listed', () => {
-		const seen = () => ({ '2025-03-09': ['x'], '2025-03-10': ['y'], '2025-03-11': ['z'] });
+		const seen = () => new Map([['2025-03-09', [A]], ['2025-03-10', [B]], ['2025-03-11', [sessionId(1)]]]);
 		const state = newState('scope', 0);
 		state.seen = seen();
 		prune(state, at('2025-03-11T00:03:00Z'), UTC);
-		expect(Object.keys(state.seen).sort()).toEqual(['2025-03-10', '2025-03-11']);
+		expect([...state.seen.keys()].sort()).toEqual(['2025-03-10', '2025-03-11']);
 		state.seen = seen();
 		prune(state, at('2025-03-11T08:00:00Z'), UTC);
-		expect(Object.keys(state.seen)).toEqual(['2025-03-11']);
+		expect([...state.seen.keys()]).toEqual(['2025-03-11']);
 	});
 
 	it('gives up sessions unfinished after the age limit', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		state.pending = {
-			old: { record: record('old', '2025-03-12T00:00:00Z'), day: '2025-03-12', firstSeen: now - PENDING_MAX_AGE_MS - 1 },
-			young: { record: record('young', '2025-03-19T00:00:00Z'), day: '2025-03-19', firstSeen: now - DAY_MS },
-		};
-		expect(prune(state, now, UTC).dropped).toEqual([{ id: 'old', reason: 'age' }]);
-		expect(Object.keys(state.pending)).toEqual(['young']);
+		state.pending = pendingOf(session(A, now - PENDING_MAX_AGE_MS - 1), session(B, now - DAY_MS));
+		expect(prune(state, now, UTC).dropped).toEqual([{ id: A, reason: 'age' }]);
+		expect([...state.pending.keys()]).toEqual([B]);
 	});
 
-	it('follows at most a bounded number of sessions, dropping the oldest', () => {
+	it('follows at most a bounded number of sessions, dropping the oldest, in bounded static data', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
 		for (let i = 0; i < PENDING_MAX_COUNT + 3; i++) {
-			const id = `s${i}`;
-			state.pending[id] = { record: record(id, '2025-03-20T07:00:00Z'), day: '2025-03-20', firstSeen: now - DAY_MS + i };
+			state.pending.set(sessionId(i), session(sessionId(i), now - DAY_MS + i, { lastChecked: now - MINUTE, reportsErrors: true }));
 		}
 		const { dropped } = prune(state, now, UTC);
-		expect(dropped).toEqual([
-			{ id: 's0', reason: 'count' },
-			{ id: 's1', reason: 'count' },
-			{ id: 's2', reason: 'count' },
-		]);
-		expect(Object.keys(state.pending)).toHaveLength(PENDING_MAX_COUNT);
+		expect(dropped).toEqual([0, 1, 2].map((i) => ({ id: sessionId(i), reason: 'count' })));
+		expect(state.pending.size).toBe(PENDING_MAX_COUNT);
+		// What the pending sessions cost in static data: at most 150 bytes each, whatever the service's records hold.
+		const staticData: IDataObject = {};
+		writeState(staticData, state);
+		expect(JSON.stringify(staticData.pending).length).toBeLessThan(PENDING_MAX_COUNT * 150);
 	});
 });
 
 describe('trigger state: checks', () => {
 	const now = at('2025-03-10T12:00:00Z');
+	const [checkedEarly, neverChecked, fresh, failing] = [1, 2, 3, 4].map(sessionId);
 
 	it('checks hinted failures first, then whoever waits longest', () => {
 		const state = newState('scope', now);
-		state.pending = {
-			checkedEarly: { record: record('checkedEarly', '2025-03-10T09:00:00Z'), day: '2025-03-10', firstSeen: now - 60 * MINUTE, lastChecked: now - 20 * MINUTE },
-			neverChecked: { record: record('neverChecked', '2025-03-10T11:00:00Z'), day: '2025-03-10', firstSeen: now - 30 * MINUTE },
-			fresh: { record: record('fresh', '2025-03-10T11:59:00Z'), day: '2025-03-10', firstSeen: now },
-			failing: { record: record('failing', '2025-03-10T11:59:30Z', [{ code: 'X' }]), day: '2025-03-10', firstSeen: now },
-		};
-		expect(dueSessions(state, now).map(([id]) => id)).toEqual(['failing', 'neverChecked', 'checkedEarly', 'fresh']);
+		state.pending = pendingOf(
+			session(checkedEarly, now - 60 * MINUTE, { lastChecked: now - 20 * MINUTE }),
+			session(neverChecked, now - 30 * MINUTE),
+			session(fresh, now),
+			session(failing, now, { reportsErrors: true }),
+		);
+		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([failing, neverChecked, checkedEarly, fresh]);
 	});
 
 	it('checks long-running sessions less often as they age, but at least every few minutes', () => {
+		const [young, old, older] = [5, 6, 7].map(sessionId);
 		const state = newState('scope', now);
-		state.pending = {
-			young: { record: record('young', '2025-03-10T11:58:00Z'), day: '2025-03-10', firstSeen: now - 2 * MINUTE, lastChecked: now - MINUTE },
+		state.pending = pendingOf(
+			session(young, now - 2 * MINUTE, { lastChecked: now - MINUTE }),
 			// 40 minutes old when last checked: the next check waits 10 minutes, capped at the maximum.
-			old: { record: record('old', '2025-03-10T11:00:00Z'), day: '2025-03-10', firstSeen: now - 44 * MINUTE, lastChecked: now - 4 * MINUTE },
-			older: { record: record('older', '2025-03-10T10:00:00Z'), day: '2025-03-10', firstSeen: now - 120 * MINUTE, lastChecked: now - MAX_RECHECK_INTERVAL_MS },
-		};
-		expect(dueSessions(state, now).map(([id]) => id)).toEqual(['older', 'young']);
-		expect(dueSessions(state, now + MINUTE).map(([id]) => id)).toEqual(['older', 'old', 'young']);
+			session(old, now - 44 * MINUTE, { lastChecked: now - 4 * MINUTE }),
+			session(older, now - 120 * MINUTE, { lastChecked: now - MAX_RECHECK_INTERVAL_MS }),
+		);
+		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([older, young]);
+		expect(dueSessions(state, now + MINUTE).map(({ id }) => id)).toEqual([older, old, young]);
 	});
 });
 
@@ -181,7 +199,7 @@ describe('trigger state: storage', () => {
 	it('survives a JSON round trip and belongs to one scope', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope-a', now);
-		takeListing(state, '2025-03-10', [record('a', '2025-03-10T11:00:00Z')], now, true);
+		takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }])], now, true);
 		const staticData: IDataObject = {};
 		writeState(staticData, state);
 		const stored = JSON.parse(JSON.stringify(staticData)) as IDataObject;
@@ -197,7 +215,45 @@ describe('trigger state: storage', () => {
 		writeState(staticData, newState('scope', now));
 		const copy = readState(staticData, 'scope');
 		expect(copy).toBeDefined();
-		(copy as NonNullable<typeof copy>).seen.x = ['y'];
-		expect(staticData.seen).toEqual({});
+		copy?.seen.set('2025-03-10', [A]);
+		expect(staticData.seen).toEqual([]);
+	});
+
+	it('reads back only entries it could have written', () => {
+		const now = at('2025-03-10T12:00:00Z');
+		const stored = JSON.parse(
+			JSON.stringify({
+				version: 2,
+				scope: 'scope',
+				listedAt: now,
+				seen: [{ day: '__proto__', ids: [A] }, { day: '2025-03-10', ids: [A, '__proto__', 7] }, null],
+				pending: [session(A, now), { id: 'constructor', day: '2025-03-10', firstSeen: now }, { id: B, day: '..', firstSeen: now }, 'x'],
+			}),
+		) as IDataObject;
+		const state = readState(stored, 'scope');
+		expect(state?.seen).toEqual(new Map([['2025-03-10', [A]]]));
+		expect(state?.pending).toEqual(pendingOf(session(A, now)));
+	});
+});
+
+describe('trigger state: the previous version', () => {
+	it('keeps the seen ids and pending sessions of version 1, without their records', () => {
+		const now = at('2025-03-10T12:00:00Z');
+		const stored = JSON.parse(
+			JSON.stringify({
+				version: 1,
+				scope: 'scope',
+				listedAt: now,
+				seen: { '2025-03-10': [A, B, 'x'] },
+				pending: {
+					[A]: { record: record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }]), day: '2025-03-10', firstSeen: now, lastChecked: now },
+					x: { record: record('x', '2025-03-10T11:00:00Z'), day: '2025-03-10', firstSeen: now },
+				},
+			}),
+		) as IDataObject;
+		const state = readState(stored, 'scope');
+		expect(state?.seen).toEqual(new Map([['2025-03-10', [A, B]]]));
+		expect(state?.pending).toEqual(pendingOf(session(A, now, { lastChecked: now, reportsErrors: true })));
+		expect(readState({ ...stored, pending: null }, 'scope')).toBeUndefined();
 	});
 });
