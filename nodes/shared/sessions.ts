@@ -2,7 +2,7 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { readErrorDocument, type ErrorDocumentFields } from './errorDocument';
 import type { CustomerOverride, ServiceContext } from './transport';
-import { cancelSignal, fetchServiceUrl, resolveServiceUrl, serviceRequest, sleepOrCancel } from './transport';
+import { cancelledError, cancelSignal, fetchServiceUrl, resolveServiceUrl, serviceRequest, sleepOrCancel } from './transport';
 
 export type SessionStatus = 'processing' | 'succeeded' | 'failed';
 
@@ -18,17 +18,18 @@ export interface SessionOutcome {
 }
 
 /**
- * A session a wait could not follow because the service does not know it (404): a wrong ID of one
- * item, which must not end the wait for the sessions of the other items.
+ * A session a wait could not follow: the service does not know it (404, a wrong ID of one item), or
+ * its status could not be read (after the transport's own tries). It fails its own items, never the
+ * wait for the sessions of the other items.
  */
-export interface UnknownSession {
+export interface UnfollowedSession {
 	sessionId: string;
 	error: Error;
 }
 
-export type WaitResult = SessionOutcome | UnknownSession;
+export type WaitResult = SessionOutcome | UnfollowedSession;
 
-export function isUnknownSession(result: WaitResult): result is UnknownSession {
+export function isUnfollowedSession(result: WaitResult): result is UnfollowedSession {
 	return 'error' in result;
 }
 
@@ -36,8 +37,6 @@ export interface SessionOutcomeOptions {
 	includeErrorMessage?: boolean;
 	itemIndex?: number;
 	customer?: CustomerOverride;
-	/** Ends its requests besides the execution's cancel signal (see ServiceRequest.signal). */
-	signal?: AbortSignal;
 }
 
 /** One session of a node run to wait for, with how to ask about it. */
@@ -90,7 +89,7 @@ export async function getSessionOutcome(
 	sessionId: string,
 	options: SessionOutcomeOptions = {},
 ): Promise<SessionOutcome> {
-	const { itemIndex, customer, signal } = options;
+	const { itemIndex, customer } = options;
 	const response = await serviceRequest.call(this, {
 		method: 'GET',
 		path: `/api/status/${encodeURIComponent(sessionId)}/result`,
@@ -98,7 +97,6 @@ export async function getSessionOutcome(
 		allowStatus: [202, ...REDIRECT_STATUSES],
 		itemIndex,
 		customer,
-		signal,
 	});
 
 	if (response.statusCode === 202) return { sessionId, status: 'processing' };
@@ -109,14 +107,14 @@ export async function getSessionOutcome(
 	if (location) {
 		outcome.errorUrl = await resolveServiceUrl.call(this, location, itemIndex);
 		if (options.includeErrorMessage) {
-			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex, signal).then(
+			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex).then(
 				(response) => ({ response }),
 				(error: Error) => ({ error }),
 			);
 			if ('response' in fetched) {
 				Object.assign(outcome, readErrorDocument(fetched.response.body));
 			} else {
-				if (cancelSignal(this)?.aborted || signal?.aborted) throw fetched.error;
+				if (cancelSignal(this)?.aborted) throw fetched.error;
 				// The session has finished, whatever became of its error document (gone, or on a host
 				// that wants other credentials): failing here would make every later check fail the same
 				// way, and a trigger would never report the session.
@@ -150,10 +148,10 @@ function pollKey(session: SessionToAwait): string {
  * every poll costs a bucket token. A round also starts at the earliest pending deadline, so every
  * session is asked once more when its time is up; a round always asks every pending session (the
  * account's rate limit may stretch it). A session named by several items is awaited as long as the
- * longest of their timeouts. Sessions still unfinished then come back as `processing`; a session the
- * service does not know comes back as an UnknownSession. Any other failed poll ends the wait with
- * its error: the transport has already tried it as often as a request is tried. Returns the
- * outcomes in the order of `sessions`.
+ * longest of their timeouts. Sessions still unfinished then come back as `processing`; a session whose
+ * poll failed comes back as an UnfollowedSession at once: the transport has already tried it as often
+ * as a request is tried, so it is not asked again. Only a cancelled execution (or a poll's deadline)
+ * ends the wait for all. Returns the outcomes in the order of `sessions`.
  */
 export async function waitForSessions(
 	this: ServiceContext,
@@ -183,31 +181,21 @@ export async function waitForSessions(
 		const nextDeadline = Math.min(...pending.map((poll) => poll.deadline));
 		await sleepOrCancel(Math.min(delayMs, Math.max(0, nextDeadline - Date.now())), signal, node);
 		const queue = [...pending];
-		// The first error that ends the wait also ends the polls in flight beside it.
-		const stop = new AbortController();
 		const worker = async () => {
-			for (let poll = queue.shift(); poll !== undefined && !stop.signal.aborted; poll = queue.shift()) {
+			for (let poll = queue.shift(); poll !== undefined; poll = queue.shift()) {
 				const { sessionId, includeErrorMessage, customer, itemIndex } = poll.session;
-				const answer = await getSessionOutcome
-					.call(this, sessionId, { includeErrorMessage, customer, itemIndex, signal: stop.signal })
-					.then(
-						(outcome) => ({ outcome }),
-						(error: Error) => ({ error }),
-					);
-				if ('outcome' in answer) {
-					if (answer.outcome.status !== 'processing') poll.result = answer.outcome;
-				} else if (isNotFound(answer.error)) {
-					poll.result = { sessionId, error: answer.error };
-				} else if (!stop.signal.aborted) {
-					// The transport has tried the request as often as a request is tried: asking again in
-					// the next round would multiply its tries, so the wait ends with its error.
-					stop.abort(answer.error);
+				try {
+					const outcome = await getSessionOutcome.call(this, sessionId, { includeErrorMessage, customer, itemIndex });
+					if (outcome.status !== 'processing') poll.result = outcome;
+				} catch (error) {
+					// Asking again in the next round would multiply the transport's tries: the session's
+					// items fail with this error, and the others are still awaited.
+					poll.result = { sessionId, error: error as Error };
 				}
 			}
 		};
-		// Every poll has ended when the wait ends, the failed one's error first.
 		await Promise.all(Array.from({ length: Math.min(POLL_CONCURRENCY, queue.length) }, worker));
-		if (stop.signal.aborted) throw stop.signal.reason;
+		if (signal?.aborted) throw cancelledError(node, undefined, signal.reason);
 		const now = Date.now();
 		pending = pending.filter((poll) => poll.result === undefined && poll.deadline > now);
 		delayMs = firstRound ? initialDelayMs : Math.min(maxDelayMs, delayMs * BACKOFF_FACTOR);

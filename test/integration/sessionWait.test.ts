@@ -6,7 +6,7 @@ import { waitForSessions, type SessionToAwait, type WaitResult } from '../../nod
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { createContext, type TestContext } from '../../scripts/n8n/context';
 import { emulatorCredentials } from '../../scripts/n8n/in-process';
-import { callService, failure, postControl } from '../helpers/service';
+import { callService, postControl } from '../helpers/service';
 
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 const RESULT = 'GET /api/status/{id}/result';
@@ -43,30 +43,34 @@ async function uploaded(on: TestContext): Promise<string> {
 	return response.body.trim();
 }
 
-async function wait(on: TestContext, sessionId: string): Promise<WaitResult[]> {
-	const session: SessionToAwait = { sessionId, itemIndex: 0, includeErrorMessage: false, timeoutMs: 20_000 };
+async function wait(on: TestContext, sessionIds: string[], timeoutMs = 20_000): Promise<WaitResult[]> {
+	const sessions = sessionIds.map((sessionId, itemIndex): SessionToAwait => ({ sessionId, itemIndex, includeErrorMessage: false, timeoutMs }));
 	// Rounds 10 ms apart: a wait that asked again after a failure would do so at once.
-	return await waitForSessions.call(on, [session], { initialDelayMs: 10, maxDelayMs: 10 });
+	return await waitForSessions.call(on, sessions, { initialDelayMs: 10, maxDelayMs: 10 });
 }
 
 describe('a session whose status keeps failing', () => {
 	it.each([
 		['500', '500', 'An error has occurred.'],
 		['a reset connection', 'reset', expect.stringMatching(/^GET \/api\/status\/[0-9a-f-]+\/result failed: /)],
-	])('%s: the wait costs the transport\'s 3 tries, and ends with its error', async (_name, kind, message) => {
+	])('%s: the session costs the transport\'s 3 tries and comes back with its error; the others are still awaited', async (_name, kind, message) => {
 		const on = context();
-		const sessionId = await uploaded(on);
-		await postControl(service.url, 'faults', { count: 100, kind, path: '/api/status/' });
-		const error = await failure(wait(on, sessionId));
-		expect(error.message).toEqual(message);
-		expect(service.stats().requests[RESULT]).toBe(3);
+		const failing = await uploaded(on);
+		const other = await uploaded(on);
+		await postControl(service.url, 'faults', { count: 100, kind, path: `/api/status/${failing}` });
+		// No time to wait: one round, where every session is asked.
+		const [failed, asked] = await wait(on, [failing, other], 0);
+		expect(failed).toMatchObject({ sessionId: failing, error: expect.objectContaining({ message }) });
+		expect(asked).toMatchObject({ sessionId: other, status: 'processing' });
+		// 3 for the failing session, 1 for the other.
+		expect(service.stats().requests[RESULT]).toBe(4);
 	});
 
 	it('a status that fails twice and then answers is followed to the end', async () => {
 		const on = context();
 		const sessionId = await uploaded(on);
 		await postControl(service.url, 'faults', { count: 2, kind: '500', path: '/api/status/' });
-		const [outcome] = await wait(on, sessionId);
+		const [outcome] = await wait(on, [sessionId]);
 		expect(outcome).toMatchObject({ sessionId, status: 'processing' });
 	});
 });

@@ -18,7 +18,7 @@ jest.mock('../../nodes/shared/transport', () => ({
 }));
 
 const serviceRequest = transport.serviceRequest as unknown as jest.Mock<Promise<ServiceResponse>, [ServiceRequest]>;
-const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<Promise<ServiceResponse<string>>, [string, number?, AbortSignal?]>;
+const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<Promise<ServiceResponse<string>>, [string, number?]>;
 
 const NODE: INode = {
 	id: 'node',
@@ -177,7 +177,7 @@ describe('getSessionOutcome', () => {
 			errorDocument: { message: 'bad' },
 			errorText: '{"message":"bad"}',
 		});
-		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1, undefined);
+		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
 	});
 
 	it('keeps a text error document as text', async () => {
@@ -335,11 +335,14 @@ describe('waitForSessions', () => {
 		expect([...outcomes.values()].every((outcome) => 'status' in outcome && outcome.status === 'succeeded')).toBe(true);
 	});
 
-	it('ends the wait on the first failed poll: the transport has tried it already', async () => {
-		script({ [A]: [serverError(502)] });
+	it('hands back a session whose poll failed, asked once (the transport has tried it already), and waits for the others', async () => {
+		const asked = script({ [A]: [serverError(502)], [B]: [202, 200] });
 
-		await expect(settle(waitFor([A], { timeoutMs: 600_000 }))).rejects.toThrow('failed');
-		expect(serviceRequest).toHaveBeenCalledTimes(1);
+		const outcomes = await settle(waitFor([A, B], { timeoutMs: 600_000 }));
+
+		expect(outcomes.get(A)).toMatchObject({ sessionId: A, error: expect.objectContaining({ httpCode: '502' }) });
+		expect(outcomes.get(B)).toMatchObject({ status: 'succeeded' });
+		expect(asked[A]).toHaveLength(1);
 	});
 
 	it('does not end the wait when an error message cannot be fetched', async () => {
@@ -354,33 +357,15 @@ describe('waitForSessions', () => {
 		expect(outcomes.get(B)).toMatchObject({ status: 'succeeded' });
 	});
 
-	it('stops at once on an answer that will not change', async () => {
-		script({ [A]: [202], [B]: [serverError(401)], [C]: [202] });
+	it('asks once about a session refused for good (401), while the others finish', async () => {
+		const asked = script({ [A]: [202, 200], [B]: [serverError(401)], [C]: [200] });
 
-		await expect(settle(waitFor([A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({
-			httpCode: '401',
-		});
-		expect(serviceRequest.mock.calls.length).toBeLessThanOrEqual(3);
-	});
+		const outcomes = await settle(waitFor([A, B, C], { timeoutMs: 600_000 }));
 
-	it('ends the polls in flight beside the one whose answer ends the wait', async () => {
-		const stopped: string[] = [];
-		serviceRequest.mockImplementation(async (request) => {
-			const id = sessionOf(request);
-			if (id === B) throw serverError(401);
-			// A poll held up (e.g. by the request limit) until its request is ended.
-			return await new Promise<ServiceResponse>((_, reject) =>
-				request.signal?.addEventListener('abort', () => {
-					stopped.push(id);
-					reject(new NodeOperationError(NODE, 'The execution was cancelled'));
-				}),
-			);
-		});
-
-		await expect(settle(waitFor([A, B, C], { timeoutMs: 600_000 }))).rejects.toMatchObject({ httpCode: '401' });
-		// Both had ended when the wait did, and the execution itself was not cancelled.
-		expect(stopped.sort()).toEqual([A, C].sort());
-		expect(abort.signal.aborted).toBe(false);
+		expect(outcomes.get(B)).toMatchObject({ sessionId: B, error: expect.objectContaining({ httpCode: '401' }) });
+		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
+		expect(outcomes.get(C)).toMatchObject({ status: 'succeeded' });
+		expect(asked[B]).toHaveLength(1);
 	});
 
 	it('hands back a session the service does not know and waits for the others', async () => {
@@ -394,13 +379,13 @@ describe('waitForSessions', () => {
 		expect(asked[B]).toHaveLength(1);
 	});
 
-	it('ends the wait on an error that is no answer of the service', async () => {
-		script({ [A]: [new NodeOperationError(NODE, 'The execution was cancelled')] });
+	it('ends the wait for all when the execution is cancelled during a poll', async () => {
+		serviceRequest.mockImplementation(async () => {
+			abort.abort();
+			throw new NodeOperationError(NODE, 'The execution was cancelled');
+		});
 
-		await expect(settle(waitFor([A], { timeoutMs: 600_000 }))).rejects.toThrow(
-			'The execution was cancelled',
-		);
-		expect(serviceRequest).toHaveBeenCalledTimes(1);
+		await expect(settle(waitFor([A, B], { timeoutMs: 600_000 }))).rejects.toThrow('The execution was cancelled');
 	});
 
 	it('stops waiting when the execution is cancelled', async () => {

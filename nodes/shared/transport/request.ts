@@ -255,12 +255,6 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
 	}
 }
 
-/** The execution's cancel signal (or a poll's or list's deadline), and the request's own if it has one. */
-function requestSignal(context: ServiceContext, own: AbortSignal | undefined): AbortSignal | undefined {
-	const cancel = cancelSignal(context);
-	return cancel && own ? AbortSignal.any([cancel, own]) : (cancel ?? own);
-}
-
 /**
  * One request to the service's origin, with the credential, through the account's limiter, tried
  * as often as is safe: the way of serviceRequest and of a URL the service names (serviceUrl.ts).
@@ -272,7 +266,7 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		node: context.getNode(),
 		account,
 		exchange,
-		signal: requestSignal(context, exchange.signal),
+		signal: cancelSignal(context),
 		limiter: account.limiter,
 		idempotent: method === 'GET' || method === 'HEAD',
 		resendable: typeof exchange.body === 'function' || !isSingleUse(exchange.body),

@@ -31,7 +31,6 @@ export async function fetchServiceUrl(
 	this: ServiceContext,
 	url: string,
 	itemIndex?: number,
-	signal?: AbortSignal,
 ): Promise<ServiceResponse<string>> {
 	const account = await getAccount(this, itemIndex);
 	let target: URL;
@@ -53,7 +52,6 @@ export async function fetchServiceUrl(
 		responseType: 'text',
 		allowStatus: [],
 		truncate: true,
-		signal,
 	});
 	if (!response.truncated) return response;
 	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);

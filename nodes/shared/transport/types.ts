@@ -33,11 +33,6 @@ export interface ServiceRequest {
 	allowStatus?: number[];
 	/** The most of the answer that is read (default 1 MiB); a longer answer fails the request. */
 	maxAnswerBytes?: number;
-	/**
-	 * Ends the request (its waits and its exchange) besides the execution's cancel signal, e.g. when
-	 * a request it runs beside has failed and its answer is no longer wanted.
-	 */
-	signal?: AbortSignal;
 }
 
 /**

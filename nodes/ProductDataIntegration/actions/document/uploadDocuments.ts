@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { getCustomerOverride } from '../../../shared/customer';
 import {
-	isUnknownSession,
+	isUnfollowedSession,
 	normalizeSessionId,
 	waitForSessions,
 	type SessionToAwait,
@@ -258,7 +258,7 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 		const outcome = outcomeOf.get(slot.uploaded);
 		if (!outcome) continue;
 		const { json, document, options } = slot.uploaded;
-		if (isUnknownSession(outcome)) {
+		if (isUnfollowedSession(outcome)) {
 			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
 			json.waitError = failures.output(outcome.error, document.itemIndexes, {}, listingUploaded(slots)).json.error;
 			continue;

@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
-import { isUnknownSession, waitForSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
+import { isUnfollowedSession, waitForSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
 import type { ItemFailures } from '../itemErrors';
 import { waitedOutcome, waitSettings, waitTimeoutOption } from '../waiting';
 import { getSessionIds } from './sessionId';
@@ -70,7 +70,7 @@ export async function executeBatch(
 			? [entry.failure]
 			: entry.sessions.map((session) => {
 					const outcome = outcomeOf.get(session) as WaitResult;
-					return isUnknownSession(outcome)
+					return isUnfollowedSession(outcome)
 						? failures.output(outcome.error, [session.itemIndex])
 						: { json: waitedOutcome(outcome), pairedItem: { item: session.itemIndex } };
 				}),
