@@ -15,7 +15,8 @@ export class ExecutionMemory<T> {
 
 	constructor(
 		private readonly ttlMs = 6 * 60 * 60 * 1000,
-		private readonly maxEntries = 10_000,
+		// A night's catalogue sync remembers one entry per image: room for 100,000 of them.
+		private readonly maxEntries = 100_000,
 	) {}
 
 	recall(run: NodeRun, key: readonly unknown[], now = Date.now()): T | undefined {

@@ -227,9 +227,10 @@ export class KnownImagesWithFallback implements KnownImages {
 		await this.either(async (store) => await store.remember(entries));
 	}
 
+	/** Forgets in this process and in Redis; a Redis that cannot be asked fails it, since what it holds would stay known. */
 	async forget(): Promise<number> {
 		const local = await this.local.forget();
-		return await this.either(async (store) => (store === this.local ? local : await store.forget()));
+		return this.redis ? await this.redis.forget() : local;
 	}
 
 	private async either<T>(use: (store: KnownImages) => Promise<T>): Promise<T> {

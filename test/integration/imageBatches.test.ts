@@ -128,6 +128,25 @@ describe('Image Upload in batches', () => {
 		expect(emulator.stats().images).toBe(2);
 	});
 
+	it('keeps the hashcodes of the images of an item that arrived when another of its images is refused', async () => {
+		await postControl(emulator.url, 'limits', { maxImageRequestBytes: 6000 });
+		const small = randomBytes(1000);
+		const large = randomBytes(8000);
+		const mixed: INodeExecutionData = {
+			json: {},
+			binary: {
+				data: (await binaryItem(small, 'data.jpg', 'image/jpeg')).binary!.data,
+				back: (await binaryItem(large, 'back.jpg', 'image/jpeg')).binary!.data,
+			},
+		};
+
+		const result = await runNode({ node, parameters: upload({ imagesPerRequest: 1 }), items: [mixed], credentials: credentials(), continueOnFail: true });
+
+		expect(result.output[0]).toHaveLength(1);
+		expect(result.output[0][0].json.error).toMatch(/binary field "back" of item 0 as too large \(413\)/);
+		expect(result.output[0][0].json.uploaded).toEqual([expect.objectContaining({ binaryProperty: 'data', hashcode: hashcodeOf(small) })]);
+	});
+
 	it('fails alone an item whose stored image cannot be read, before any request carries it', async () => {
 		const good = await items(2);
 		const broken = await item(['data', 'back']);

@@ -155,4 +155,25 @@ describe('Image Upload with Redis', () => {
 		expect(again.output[0][0].json.known).toBe(true);
 		await storeFor({ host: '127.0.0.1', port, db: 0 }).close();
 	});
+
+	it('Forget Known Images fails when that Redis cannot be asked, instead of forgetting in this process only', async () => {
+		const port = await freePort();
+		const credentials = emulatorCredentials(emulator, { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
+
+		const result = await runNode({ node, parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} }, items: [{ json: {} }], credentials });
+
+		expect(result.error?.message).toMatch(/^The known images could not be forgotten in Redis: /);
+		await storeFor({ host: '127.0.0.1', port, db: 0 }).close();
+	});
+
+	it('refuses a Look Up Again After beyond ten years, naming the item, before any request', async () => {
+		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
+		const before = emulator.stats().requests['POST /api/images'] ?? 0;
+		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: { lookUpAgainAfterDays: 1e20 } };
+
+		const result = await runNode({ node, parameters, items: [item], credentials: emulatorCredentials(emulator) });
+
+		expect(result.error?.message).toBe('Look Up Again After (Days) of item 0 must be a number above 0 and at most 3650, not 100000000000000000000');
+		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);
+	});
 });

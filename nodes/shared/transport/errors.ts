@@ -30,8 +30,13 @@ function authDescription(environment: unknown, unauthorized?: Unauthorized): str
 	return `Check ${login}, and the customer ID and its type (ServiceID or ExternalID)`;
 }
 
-export const AMBIGUOUS_DESCRIPTION =
-	'It was not sent again automatically, because a second upload could duplicate the first. With Retry On Fail, the next try looks for it in the list of the day\'s uploads and sends it again only if it is not there; otherwise list the uploads of today before sending it again.';
+/** What to do about an upload that may or may not have reached the service: documents and images differ. */
+export function ambiguousDescription(exchange: Pick<Exchange, 'url'>): string {
+	if (new URL(exchange.url).pathname.startsWith('/api/images')) {
+		return 'It was not sent again automatically. An image the service already has keeps its hashcode: Skip Existing looks each image up by its md5 before uploading it, so a second run (or Retry On Fail) with Skip Existing on sends only what did not arrive.';
+	}
+	return 'It was not sent again automatically, because a second upload could duplicate the first. With Retry On Fail, the next try looks for it in the list of the day\'s uploads and sends it again only if it is not there; otherwise list the uploads of today before sending it again.';
+}
 
 /** Error code of a failed exchange (ECONNRESET, ERR_CANCELED, ...), whether wrapped by n8n or not. */
 export function errorCode(error: unknown): string | undefined {

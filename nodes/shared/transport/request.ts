@@ -13,7 +13,7 @@ import {
 import { effectiveCustomer, getAccount, type Account } from './account';
 import { cancelledError, cancelSignal, sleepOrCancel, withListDeadline } from './cancel';
 import {
-	AMBIGUOUS_DESCRIPTION,
+	ambiguousDescription,
 	apiError,
 	describeTarget,
 	errorCode,
@@ -120,7 +120,7 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 		throw apiError(node, `${what}: the service may or may not have received it`, {
 			itemIndex,
 			code,
-			description: `${AMBIGUOUS_DESCRIPTION} (${reason})`,
+			description: `${ambiguousDescription(exchange)} (${reason})`,
 			ambiguous: true,
 		});
 	}
@@ -218,7 +218,7 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 		throw apiError(node, `${what}: it may or may not have received it`, {
 			httpCode: status,
 			itemIndex: exchange.itemIndex,
-			description: AMBIGUOUS_DESCRIPTION,
+			description: ambiguousDescription(exchange),
 			ambiguous: true,
 		});
 	}
@@ -235,7 +235,7 @@ function unreadableAnswerError(attempt: Attempt, status: number, what: string, w
 	return apiError(node, `The service answered ${describeTarget(exchange)} with ${what}`, {
 		httpCode: status,
 		itemIndex: exchange.itemIndex,
-		description: attempt.idempotent ? `${why}: an answer like that is not one the service gives.` : `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
+		description: attempt.idempotent ? `${why}: an answer like that is not one the service gives.` : `${ambiguousDescription(exchange)} The service may or may not have stored it.`,
 		ambiguous: !attempt.idempotent,
 	});
 }

@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from './knownImageStore';
@@ -24,6 +24,11 @@ export const description = updateDisplayOptions(
 export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const customer = getCustomerOverride.call(this, itemIndex);
 	const known = await knownImagesOf(this, itemIndex, customer, DEFAULT_LOOK_UP_AGAIN_DAYS);
-	const forgotten = await known.forget();
+	const forgotten = await known.forget().catch((error: Error) => {
+		throw new NodeOperationError(this.getNode(), 'The known images could not be forgotten in Redis: it could not be asked', {
+			itemIndex,
+			description: `Nothing was forgotten there, so the next upload still takes them as known. Run it again when Redis answers. (${error.message})`,
+		});
+	});
 	return { forgotten, sharedMemory: known.shared };
 }

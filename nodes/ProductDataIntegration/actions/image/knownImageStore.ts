@@ -1,10 +1,12 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import { KnownImagesWithFallback, type KnownImages } from '../../../shared/imageMemory';
 import { oncePerRun } from '../../../shared/transport/runCache';
 import { getServiceCredentials, type CustomerOverride } from '../../../shared/transport';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
+/** Ten years: beyond it an age no longer means "in case the service removed it", and Redis refuses such lifetimes. */
+export const MAX_LOOK_UP_AGAIN_DAYS = 3650;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export const PROCESS_ONLY_HINT =
@@ -26,6 +28,13 @@ export async function knownImagesOf(
 	customer: CustomerOverride | undefined,
 	lookUpAgainAfterDays: number,
 ): Promise<KnownImages> {
+	if (!(lookUpAgainAfterDays > 0 && lookUpAgainAfterDays <= MAX_LOOK_UP_AGAIN_DAYS)) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Look Up Again After (Days) of item ${itemIndex} must be a number above 0 and at most ${MAX_LOOK_UP_AGAIN_DAYS}, not ${JSON.stringify(lookUpAgainAfterDays)}`,
+			{ itemIndex },
+		);
+	}
 	const credentials = await getServiceCredentials.call(context, itemIndex);
 	const known = new KnownImagesWithFallback(credentials, customer, lookUpAgainAfterDays * DAY_MS, (reason) => {
 		context.logger.warn('The known images in Redis are unavailable; this process remembers them meanwhile', { reason });

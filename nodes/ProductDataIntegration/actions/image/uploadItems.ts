@@ -88,9 +88,13 @@ class UploadRun {
 		private readonly failures: ItemFailures,
 	) {}
 
-	/** Marks the item failed; without Continue On Fail the run stops here. */
+	/**
+	 * Marks the item failed; without Continue On Fail the run stops here. Its images that reached the
+	 * service in an earlier request stay in its output, so no hashcode is lost.
+	 */
 	fail(slot: ItemSlot, itemIndex: number, error: unknown): void {
-		slot.failure ??= this.failures.output(error, [itemIndex]);
+		const uploaded = slot.results.filter((result) => typeof result.hashcode === 'string');
+		slot.failure ??= this.failures.output(error, [itemIndex], uploaded.length > 0 ? { uploaded } : {});
 	}
 
 	async add(itemIndex: number, slot: ItemSlot): Promise<void> {
