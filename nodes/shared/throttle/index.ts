@@ -10,7 +10,8 @@ export {
 	type ScheduleHandOver,
 } from './limiter';
 export { GcraLimiter, realClock, SAFETY_MARGIN, type LimiterClock } from './gcra';
-export { limiterFor, type SharingDecision } from './registry';
-export type { RedisConnection } from './redisBucket';
+// The bucket shared through Redis (./sharedRegistry.ts) is imported from its own module: what is
+// exported here makes up the edition without Redis as well.
+export { processLimiterFor } from './registry';
 export { describeWait, MAX_TIMER_MS, waitWith, type Sleep } from './time';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';

@@ -1,17 +1,10 @@
 import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter, realClock } from './gcra';
-import type { BucketTerms, RateLimiter } from './limiter';
-import { storeFor, type RedisConnection } from './redisBucket';
-import { SharedLimiter, UnsharedLimiter } from './shared';
+import type { BucketTerms } from './limiter';
 import type { Sleep } from './time';
 
-/** Where an account's bucket lives for this process. */
-export interface SharingDecision {
-	/** Undefined: the in-process limiter. */
-	connection?: RedisConnection;
-	/** Why a shared store that would be expected is not used, for the log and the node's output. */
-	notice?: string;
-}
+// The limiters of this process. A bucket shared between processes (./sharedRegistry.ts) builds on
+// them; this module imports nothing of it, so an edition without Redis is made of it alone.
 
 /**
  * Terms a credential declared are kept this long after it was last used: an edited credential's
@@ -52,46 +45,18 @@ function accountTerms(accountKey: string, terms: BucketTerms, now: number): Buck
 // budgets in one process.
 const limiters = new Map<string, AdaptiveLimiter>();
 
-/** The in-process limiter of one account, created on first use. */
-function localLimiterFor(accountKey: string, terms: BucketTerms, sleep: Sleep): AdaptiveLimiter {
+/**
+ * The in-process limiter of one account (`accountKey`: see the transport's account module), created
+ * on first use; its terms are the strictest its credentials declare. Its waits are made of `sleep`.
+ */
+export function processLimiterFor(accountKey: string, declaredTerms: BucketTerms, sleep: Sleep, now = Date.now()): AdaptiveLimiter {
+	const terms = accountTerms(accountKey, declaredTerms, now);
 	let limiter = limiters.get(accountKey);
 	if (limiter) {
 		limiter.setTerms(terms);
 	} else {
 		limiter = new AdaptiveLimiter(new GcraLimiter(terms, realClock(sleep)), terms);
 		limiters.set(accountKey, limiter);
-	}
-	return limiter;
-}
-
-// Several processes coordinate through Redis, not through this map: it only keeps one fallback
-// state per account and Redis server in this process.
-const sharedLimiters = new Map<string, SharedLimiter>();
-
-/**
- * The limiter of one account (`accountKey`: see the transport's account module) for this process,
- * created on first use; its terms are the strictest its credentials declare. With a shared store
- * (`sharing`, from the credential and n8n's queue-mode settings) it meters the bucket every process
- * of the account shares, with this process's own limiter as fallback. Its waits are made of `sleep`.
- */
-export function limiterFor(
-	accountKey: string,
-	declaredTerms: BucketTerms,
-	sharing: SharingDecision,
-	sleep: Sleep,
-	now = Date.now(),
-): RateLimiter {
-	const terms = accountTerms(accountKey, declaredTerms, now);
-	const local = localLimiterFor(accountKey, terms, sleep);
-	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
-	const store = storeFor(sharing.connection);
-	const key = `${accountKey}\n${store.id}`;
-	let limiter = sharedLimiters.get(key);
-	if (limiter) {
-		limiter.setTerms(terms);
-	} else {
-		limiter = new SharedLimiter(local, store.bucket(accountKey, terms, sleep));
-		sharedLimiters.set(key, limiter);
 	}
 	return limiter;
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'crypto';
 import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { DEFAULT_TERMS, limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
+import { DEFAULT_TERMS, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
+import { accountLimiter } from './bucketHome';
 import { oncePerNodeRun } from './context';
-import { sharingFor } from './sharing';
 import type { CustomerOverride, ServiceContext } from './types';
 
 export const CREDENTIAL_NAME = 'productDataIntegrationApi';
@@ -83,7 +83,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		baseUrl,
 		origin: new URL(baseUrl).origin,
 		credentials,
-		limiter: limiterFor(accountKey(baseUrl, username), bucketTerms(credentials), sharingFor(credentials), sleep),
+		limiter: accountLimiter(accountKey(baseUrl, username), bucketTerms(credentials), credentials, sleep),
 		timeoutMs: requestTimeoutMs(credentials),
 	};
 }

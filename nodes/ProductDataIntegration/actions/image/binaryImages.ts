@@ -1,7 +1,9 @@
-import { createHash, type Hash } from 'crypto';
-import { Readable } from 'stream';
+import { createHash } from 'crypto';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+
+import { digestOf } from './multipart';
+import type { FilePart } from './multipartParts';
 
 /** One image of an input item: a binary property and what is known about its bytes. */
 export interface BinaryImage {
@@ -112,6 +114,20 @@ export async function prepareImage(
 	}
 }
 
+/** The image as a part of the upload's multipart body, sent as the form field `file`. */
+export function imagePart(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): FilePart {
+	const part: FilePart = {
+		name: 'file',
+		filename: image.fileName,
+		contentType: image.mimeType,
+		size: image.size,
+		read: async () => image.buffer ?? (await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty)),
+	};
+	const id = image.binaryDataId;
+	if (id !== undefined && image.buffer === undefined) part.open = async () => await context.helpers.getBinaryStream(id);
+	return part;
+}
+
 /** Reads a stored image once to learn its md5 and length (inline images know them already). */
 export async function measureImage(
 	context: IExecuteFunctions,
@@ -119,76 +135,8 @@ export async function measureImage(
 	image: BinaryImage,
 ): Promise<void> {
 	await prepareImage(context, itemIndex, image);
-	if (image.md5 !== undefined || image.binaryDataId === undefined) return;
-	const id = image.binaryDataId;
-	const meter = new MeteredStream(async () => await context.helpers.getBinaryStream(id));
-	meter.resume();
-	await new Promise<void>((resolve, reject) => {
-		meter.once('end', resolve);
-		meter.once('error', reject);
-	});
-	image.md5 = meter.md5();
-	image.bytes = meter.bytes;
-}
-
-/**
- * A stored image as a stream that opens n8n's binary stream only when it is first read (a
- * multipart body with many parts does not hold all files open at once) and hashes what passes.
- */
-export class MeteredStream extends Readable {
-	bytes = 0;
-
-	private complete = false;
-
-	private readonly hash: Hash = createHash('md5');
-
-	private source?: Readable;
-
-	private opening = false;
-
-	constructor(private readonly open: () => Promise<Readable>) {
-		super();
-	}
-
-	/** The md5 of the whole image, or undefined while it has not been read to its end. */
-	md5(): string | undefined {
-		return this.complete ? this.hash.copy().digest('hex') : undefined;
-	}
-
-	override _read(): void {
-		if (this.source) {
-			this.source.resume();
-			return;
-		}
-		if (this.opening) return;
-		this.opening = true;
-		this.open().then(
-			(source) => this.attach(source),
-			(error: Error) => this.destroy(error),
-		);
-	}
-
-	override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-		this.source?.destroy();
-		callback(error);
-	}
-
-	private attach(source: Readable): void {
-		if (this.destroyed) {
-			source.destroy();
-			return;
-		}
-		this.source = source;
-		source.on('data', (chunk: Buffer | string) => {
-			const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-			this.hash.update(data);
-			this.bytes += data.length;
-			if (!this.push(data)) source.pause();
-		});
-		source.once('end', () => {
-			this.complete = true;
-			this.push(null);
-		});
-		source.once('error', (error) => this.destroy(error));
-	}
+	if (image.md5 !== undefined) return;
+	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
+	image.md5 = md5;
+	image.bytes = bytes;
 }

@@ -1,17 +1,11 @@
-import FormData from 'form-data';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import {
-	MeteredStream,
-	measureImage,
-	prepareImage,
-	selectBinaryImages,
-	type BinaryImage,
-} from './binaryImages';
+import { imagePart, measureImage, prepareImage, selectBinaryImages, type BinaryImage } from './binaryImages';
+import { encodeMultipart } from './multipart';
 import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
 import { parseUploadAnswer } from './responses';
 
@@ -165,28 +159,7 @@ async function uploadImages(
 ): Promise<IDataObject[]> {
 	for (const image of images) await prepareImage(context, itemIndex, image);
 
-	let meters = new Map<BinaryImage, MeteredStream>();
-	const closeStreams = () => {
-		for (const meter of meters.values()) meter.destroy();
-	};
-	// Called for every attempt: a stream that was sent once cannot be sent again after a 429.
-	const createBody = (): FormData => {
-		closeStreams();
-		meters = new Map();
-		const form = new FormData();
-		for (const image of images) {
-			const part = { filename: image.fileName, contentType: image.mimeType, knownLength: image.size };
-			if (image.buffer !== undefined) {
-				form.append('file', image.buffer, part);
-				continue;
-			}
-			const id = image.binaryDataId as string;
-			const meter = new MeteredStream(async () => await context.helpers.getBinaryStream(id));
-			meters.set(image, meter);
-			form.append('file', meter, part);
-		}
-		return form;
-	};
+	const multipart = encodeMultipart(images.map((image) => imagePart(context, itemIndex, image)));
 
 	const qs: IDataObject = {};
 	if (options.invert === true) qs.invert = 'true';
@@ -199,22 +172,23 @@ async function uploadImages(
 			method: 'POST',
 			path: '/api/images',
 			qs,
-			body: createBody,
+			headers: multipart.headers,
+			body: multipart.body,
 			customer,
 			itemIndex,
 			responseType: 'text',
 		});
 		answer = response.body as string;
 	} finally {
-		closeStreams();
+		multipart.close();
 	}
 
-	for (const image of images) {
-		const meter = meters.get(image);
-		const md5 = meter?.md5();
-		if (meter && md5 !== undefined) {
-			image.md5 = md5;
-			image.bytes = meter.bytes;
+	const digests = multipart.digests();
+	for (const [n, image] of images.entries()) {
+		const digest = digests[n];
+		if (digest) {
+			image.md5 = digest.md5;
+			image.bytes = digest.bytes;
 		} else {
 			// The service answered before reading a part to its end: hash the image on its own.
 			await measureImage(context, itemIndex, image);
