@@ -6,6 +6,8 @@ import type {
 } from 'n8n-workflow';
 
 import { LOOPBACK_HTTP } from '../nodes/shared/transport/baseUrl';
+import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/transport/edition';
+import { sharingProperties } from './rateLimitSharing';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
@@ -14,9 +16,9 @@ const REDIRECT_MESSAGE =
 	'The Base URL redirects elsewhere: the credentials were not sent there and the test stops. Use the address the service answers at directly';
 
 export class ProductDataIntegrationApi implements ICredentialType {
-	name = 'productDataIntegrationApi';
+	name = CREDENTIAL_NAME;
 
-	displayName = 'Product Data Integration API';
+	displayName = CREDENTIAL_DISPLAY_NAME;
 
 	icon = {
 		light: 'file:../icons/productDataIntegration.svg',
@@ -142,86 +144,7 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			description: 'After the first burst, one request every this many seconds',
 			displayOptions: { show: { customRateLimit: [true] } },
 		},
-		{
-			displayName: 'Rate Limit Sharing',
-			name: 'rateLimitSharing',
-			type: 'options',
-			options: [
-				{
-					name: 'Automatic',
-					value: 'automatic',
-					description:
-						'In queue mode, all n8n processes share the bucket through the Redis of the queue (its QUEUE_BULL_REDIS_* settings); otherwise this n8n process only',
-				},
-				{
-					name: 'Redis',
-					value: 'redis',
-					description: 'All n8n processes that use this credential share the bucket through the Redis server below',
-				},
-				{
-					name: 'This n8n Process Only',
-					value: 'process',
-					description: 'Each n8n process meters its own requests; when several use the account, refusals (429) slow them down',
-				},
-			],
-			default: 'automatic',
-			description:
-				'How n8n processes that use this account (queue-mode workers, several main instances) share its request limit',
-		},
-		{
-			displayName: 'Redis Host',
-			name: 'redisHost',
-			type: 'string',
-			default: '',
-			placeholder: 'e.g. redis.internal',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis Port',
-			name: 'redisPort',
-			type: 'number',
-			default: 6379,
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis Database Number',
-			name: 'redisDatabase',
-			type: 'number',
-			default: 0,
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis User',
-			name: 'redisUser',
-			type: 'string',
-			default: '',
-			description: 'Leave empty for Redis without ACL users',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis Password',
-			name: 'redisPassword',
-			type: 'string',
-			typeOptions: { password: true },
-			default: '',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis SSL',
-			name: 'redisSsl',
-			type: 'boolean',
-			default: false,
-			description: 'Whether to connect to Redis with TLS',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Ignore Redis SSL Issues (Insecure)',
-			name: 'redisDisableTlsVerification',
-			type: 'boolean',
-			default: false,
-			description: 'Whether to connect even if the Redis server certificate cannot be verified',
-			displayOptions: { show: { rateLimitSharing: ['redis'], redisSsl: [true] } },
-		},
+		...sharingProperties,
 	];
 
 	authenticate: IAuthenticateGeneric = {

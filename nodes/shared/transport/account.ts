@@ -5,9 +5,8 @@ import { DEFAULT_TERMS, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { accountLimiter } from './bucketHome';
 import { oncePerNodeRun } from './context';
+import { CREDENTIAL_NAME } from './edition';
 import type { CustomerOverride, ServiceContext } from './types';
-
-export const CREDENTIAL_NAME = 'productDataIntegrationApi';
 
 /** The customer node a request acts on: the override if there is one, else the credential's. */
 export function effectiveCustomer(

@@ -5,7 +5,8 @@ import type {
 	IN8nHttpFullResponse,
 } from 'n8n-workflow';
 
-import { CREDENTIAL_NAME, type Account } from './account';
+import type { Account } from './account';
+import { CREDENTIAL_NAME } from './edition';
 import type { ServiceContext } from './types';
 import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
 import type { Exchange, RequestBody } from './types';

@@ -4,7 +4,8 @@
  */
 export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, bucketTerms, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
+export { accountKey, bucketTerms, effectiveCustomer, getServiceCredentials } from './account';
+export { CREDENTIAL_NAME } from './edition';
 export { isAmbiguous } from './errors';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';

@@ -1,0 +1,91 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/*
+ * The credential's fields for where the bucket of its account lives, in the full edition
+ * (nodes/shared/transport/bucketHome.ts reads them). The verified edition (n8n Cloud) is built
+ * with ./rateLimitSharing.verified.ts in its place.
+ */
+
+/** Rate Limit Sharing and the Redis server it may name. */
+export const sharingProperties: INodeProperties[] = [
+	{
+		displayName: 'Rate Limit Sharing',
+		name: 'rateLimitSharing',
+		type: 'options',
+		options: [
+			{
+				name: 'Automatic',
+				value: 'automatic',
+				description:
+					'In queue mode, all n8n processes share the bucket through the Redis of the queue (its QUEUE_BULL_REDIS_* settings); otherwise this n8n process only',
+			},
+			{
+				name: 'Redis',
+				value: 'redis',
+				description: 'All n8n processes that use this credential share the bucket through the Redis server below',
+			},
+			{
+				name: 'This n8n Process Only',
+				value: 'process',
+				description: 'Each n8n process meters its own requests; when several use the account, refusals (429) slow them down',
+			},
+		],
+		default: 'automatic',
+		description:
+			'How n8n processes that use this account (queue-mode workers, several main instances) share its request limit',
+	},
+	{
+		displayName: 'Redis Host',
+		name: 'redisHost',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. redis.internal',
+		displayOptions: { show: { rateLimitSharing: ['redis'] } },
+	},
+	{
+		displayName: 'Redis Port',
+		name: 'redisPort',
+		type: 'number',
+		default: 6379,
+		displayOptions: { show: { rateLimitSharing: ['redis'] } },
+	},
+	{
+		displayName: 'Redis Database Number',
+		name: 'redisDatabase',
+		type: 'number',
+		default: 0,
+		displayOptions: { show: { rateLimitSharing: ['redis'] } },
+	},
+	{
+		displayName: 'Redis User',
+		name: 'redisUser',
+		type: 'string',
+		default: '',
+		description: 'Leave empty for Redis without ACL users',
+		displayOptions: { show: { rateLimitSharing: ['redis'] } },
+	},
+	{
+		displayName: 'Redis Password',
+		name: 'redisPassword',
+		type: 'string',
+		typeOptions: { password: true },
+		default: '',
+		displayOptions: { show: { rateLimitSharing: ['redis'] } },
+	},
+	{
+		displayName: 'Redis SSL',
+		name: 'redisSsl',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to connect to Redis with TLS',
+		displayOptions: { show: { rateLimitSharing: ['redis'] } },
+	},
+	{
+		displayName: 'Ignore Redis SSL Issues (Insecure)',
+		name: 'redisDisableTlsVerification',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to connect even if the Redis server certificate cannot be verified',
+		displayOptions: { show: { rateLimitSharing: ['redis'], redisSsl: [true] } },
+	},
+];
