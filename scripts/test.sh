@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check, one
-# build and pack, n8n's community-package lint of the source and the tarball, then the test tiers:
-# unit, integration, tools, and the end-to-end suite in a real n8n with that same tarball installed.
+# build and pack of each edition (full, verified), n8n's community-package lint of each edition's
+# source and tarball, then the test tiers: unit, integration, tools, and the end-to-end suite in a
+# real n8n with the full edition's tarball installed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
@@ -19,6 +20,8 @@ npm pack --ignore-scripts --silent --pack-destination "$results/pack" >/dev/null
 # Every later step that needs the package takes this tarball instead of building its own.
 E2E_PACKAGE_TGZ="$(ls "$results"/pack/*.tgz)"
 export E2E_PACKAGE_TGZ
+E2E_VERIFIED_TGZ="$(node scripts/verified.mjs pack "$results/pack" | tail -n 1)"
+export E2E_VERIFIED_TGZ
 npm run lint:community
 for tier in unit integration tools; do
   npx jest --ci --roots "<rootDir>/test/$tier" --json --outputFile="$results/$tier.json"

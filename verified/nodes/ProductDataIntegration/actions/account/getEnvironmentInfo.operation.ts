@@ -1,0 +1,45 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { serviceRequest } from '../../../shared/transport';
+import { readOncePerRun } from '../readOncePerRun';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'Include Auth Token',
+				name: 'includeAuthToken',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to include authToken and authTokenBytes in the output. They identify the user, so they are left out unless asked for.',
+			},
+		],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['account'], operation: ['getEnvironmentInfo'] } },
+	properties,
+);
+
+export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const { includeAuthToken = false } = this.getNodeParameter('options', itemIndex, {}) as {
+		includeAuthToken?: boolean;
+	};
+	const info = await readOncePerRun(this, 'environment', async () => {
+		const { body } = await serviceRequest.call(this, { method: 'GET', path: '/api/auth/me', itemIndex });
+		return (body ?? {}) as IDataObject;
+	});
+	if (!includeAuthToken) {
+		delete info.authToken;
+		delete info.authTokenBytes;
+	}
+	return info;
+}

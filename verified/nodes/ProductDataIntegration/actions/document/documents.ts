@@ -1,0 +1,303 @@
+import { createHash } from 'crypto';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { cancelledError, cancelSignal, type RequestBody } from '../../../shared/transport';
+import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../shared/xml/build';
+import { isXmlName } from '../../../shared/xml/chars';
+import { checkXml, checkXmlStream, type XmlProblem } from '../../../shared/xml/check';
+import { ENCODED_HEAD_BYTES, findXmlEncodedField, HOW_TO_DECODE, isXmlEncodedDocument } from '../../../shared/xml/encoded';
+
+type XmlSource = 'binary' | 'text' | 'items';
+
+/** One document to upload: a binary file or text of one item, or a document built from a group. */
+export interface XmlDocument {
+	/** Position among the documents of this run. */
+	position: number;
+	/** The input items the document stands for (one, or a whole group for Build From Items). */
+	itemIndexes: number[];
+	fileName: string | null;
+	/** Held in memory: text, built documents, and binary data n8n keeps inline. */
+	buffer?: Buffer;
+	/** Binary data in n8n's binary store, read as a stream and never held whole. */
+	binaryDataId?: string;
+	bytes: number;
+	sha256: string;
+	/** 'passed', or why the check was not made. */
+	validation: string;
+}
+
+/** Either a document ready to upload, or why the items it would stand for cannot be uploaded. */
+export type PreparedDocument =
+	| { document: XmlDocument; error?: undefined }
+	| { document?: undefined; error: NodeOperationError; itemIndexes: number[] };
+
+/** "item 3" or "items 0-9" (groups are consecutive items). */
+export function describeItems(itemIndexes: number[]): string {
+	if (itemIndexes.length === 1) return `item ${itemIndexes[0]}`;
+	return `items ${itemIndexes[0]}-${itemIndexes[itemIndexes.length - 1]}`;
+}
+
+function capitalized(text: string): string {
+	return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * Reads every document the input items describe, checks it and hashes it, before anything is
+ * sent: a document that would fail costs no request. Documents in n8n's binary store are read as
+ * a stream (one pass for both the check and the hash); nothing is held in memory twice.
+ */
+export async function prepareDocuments(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<PreparedDocument[]> {
+	if (items.length === 0) return [];
+	const source = context.getNodeParameter('source', 0) as XmlSource;
+	const prepared: PreparedDocument[] = [];
+	const groups = source === 'items' ? groupItems(context, items.length) : items.map((_, index) => [index]);
+
+	for (const itemIndexes of groups) {
+		const position = prepared.length;
+		const first = itemIndexes[0];
+		try {
+			const { validate = true } = context.getNodeParameter('options', first, {}) as { validate?: boolean };
+			let document: XmlDocument;
+			if (source === 'binary') {
+				document = await readBinaryDocument(context, items, first, position, validate);
+			} else {
+				const buffer =
+					source === 'text' ? readTextDocument(context, first) : buildDocument(context, items, itemIndexes);
+				if (isXmlEncodedDocument(buffer)) throw xmlEncoded(context, itemIndexes);
+				const problem = validate ? checkXml(buffer) : null;
+				if (problem) throw notWellFormed(context, itemIndexes, problem);
+				document = {
+					position,
+					itemIndexes,
+					fileName: null,
+					buffer,
+					bytes: buffer.length,
+					sha256: createHash('sha256').update(buffer).digest('hex'),
+					validation: validate ? 'passed' : 'skipped: Validate Before Upload is off',
+				};
+			}
+			prepared.push({ document });
+		} catch (error) {
+			const nodeError =
+				error instanceof NodeOperationError
+					? error
+					: new NodeOperationError(context.getNode(), error as Error, { itemIndex: first });
+			prepared.push({ error: nodeError, itemIndexes });
+		}
+	}
+	return prepared;
+}
+
+function groupItems(context: IExecuteFunctions, count: number): number[][] {
+	const perDocument = Number(context.getNodeParameter('itemsPerDocument', 0, 0));
+	if (!Number.isInteger(perDocument) || perDocument < 0) {
+		throw new NodeOperationError(context.getNode(), 'Items per Document must be a whole number of 0 or more', {
+			itemIndex: 0,
+			description: '0 puts all items into one document; N builds one document from every N items',
+		});
+	}
+	const size = perDocument === 0 ? count : perDocument;
+	const groups: number[][] = [];
+	for (let start = 0; start < count; start += size) {
+		groups.push(Array.from({ length: Math.min(size, count - start) }, (_, offset) => start + offset));
+	}
+	return groups;
+}
+
+function notWellFormed(context: IExecuteFunctions, itemIndexes: number[], problem: XmlProblem): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The XML document of ${describeItems(itemIndexes)} is not well-formed: ${problem.message} (line ${problem.line}, column ${problem.column})`,
+		{
+			itemIndex: itemIndexes[0],
+			description:
+				'Nothing was uploaded for it. Correct the document, or turn off the option Validate Before Upload to let the service judge it.',
+		},
+	);
+}
+
+function xmlEncoded(context: IExecuteFunctions, itemIndexes: number[]): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The XML document of ${describeItems(itemIndexes)} is XML-encoded as a whole: it starts with "&lt;" where the document's "<" belongs`,
+		{
+			itemIndex: itemIndexes[0],
+			description:
+				`The service wants the document itself, not encoded as a SOAP body carried it. Nothing was uploaded for it. Decode it first: ${HOW_TO_DECODE}.`,
+		},
+	);
+}
+
+async function readBinaryDocument(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	itemIndex: number,
+	position: number,
+	validate: boolean,
+): Promise<XmlDocument> {
+	const propertyName = String(context.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim();
+	const binary = items[itemIndex].binary ?? {};
+	const binaryData = propertyName === '' ? undefined : binary[propertyName];
+	if (!binaryData) {
+		const present = Object.keys(binary);
+		throw new NodeOperationError(
+			context.getNode(),
+			`Item ${itemIndex} has no binary field "${propertyName}" (Input Binary Field)`,
+			{
+				itemIndex,
+				description: present.length
+					? `Binary fields of this item: ${present.join(', ')}. Set Input Binary Field to the one that holds the XML file.`
+					: 'The item holds no binary data. Read the XML file into the item first (e.g. with Read/Write Files from Disk or HTTP Request), or choose another XML Source.',
+			},
+		);
+	}
+
+	const hash = createHash('sha256');
+	let bytes = 0;
+	let head = Buffer.alloc(0);
+	const measure = (chunk: Buffer) => {
+		hash.update(chunk);
+		bytes += chunk.length;
+		if (head.length < ENCODED_HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, ENCODED_HEAD_BYTES - head.length)]);
+	};
+	let buffer: Buffer | undefined;
+	let problem: XmlProblem | null = null;
+	if (binaryData.id) {
+		const stream = await context.helpers.getBinaryStream(binaryData.id);
+		// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
+		const signal = cancelSignal(context);
+		const stop = () => stream.destroy(new Error('The execution was cancelled'));
+		signal?.addEventListener('abort', stop, { once: true });
+		try {
+			if (validate) {
+				problem = await checkXmlStream(stream, measure);
+			} else {
+				for await (const chunk of stream) measure(chunk as Buffer);
+			}
+		} catch (error) {
+			if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
+			throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+		} finally {
+			signal?.removeEventListener('abort', stop);
+		}
+	} else {
+		buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
+		measure(buffer);
+		problem = validate ? checkXml(buffer) : null;
+	}
+	if (isXmlEncodedDocument(head)) throw xmlEncoded(context, [itemIndex]);
+	if (problem) throw notWellFormed(context, [itemIndex], problem);
+	if (bytes === 0) {
+		throw new NodeOperationError(context.getNode(), `The binary field "${propertyName}" of item ${itemIndex} is empty`, {
+			itemIndex,
+		});
+	}
+	return {
+		position,
+		itemIndexes: [itemIndex],
+		fileName: binaryData.fileName ?? null,
+		buffer,
+		binaryDataId: binaryData.id || undefined,
+		bytes,
+		sha256: hash.digest('hex'),
+		validation: validate ? 'passed' : 'skipped: Validate Before Upload is off',
+	};
+}
+
+function readTextDocument(context: IExecuteFunctions, itemIndex: number): Buffer {
+	const value = context.getNodeParameter('xml', itemIndex, '') as unknown;
+	if (typeof value !== 'string') {
+		throw new NodeOperationError(context.getNode(), `The XML field of item ${itemIndex} is not text`, {
+			itemIndex,
+			description: 'Give the XML document as a string, e.g. {{ $json.xml }}',
+		});
+	}
+	if (value.trim() === '') {
+		throw new NodeOperationError(context.getNode(), `The XML field of item ${itemIndex} is empty`, { itemIndex });
+	}
+	return Buffer.from(value, 'utf8');
+}
+
+function elementName(context: IExecuteFunctions, parameter: 'rootElement' | 'itemElement', itemIndex: number): string {
+	const label = parameter === 'rootElement' ? 'Root Element' : 'Item Element';
+	const name = String(context.getNodeParameter(parameter, itemIndex, '')).trim();
+	if (!isXmlName(name)) {
+		throw new NodeOperationError(context.getNode(), `${label} "${name}" of item ${itemIndex} is not a valid XML element name`, {
+			itemIndex,
+			description: 'An element name starts with a letter or underscore and holds no spaces, e.g. Products',
+		});
+	}
+	if (parameter === 'rootElement' && name.includes(':')) {
+		throw new NodeOperationError(context.getNode(), `${label} "${name}" of item ${itemIndex} has a namespace prefix that nothing declares`, {
+			itemIndex,
+			description: 'The root element has no attributes that could declare the prefix: use a name without one, e.g. Products',
+		});
+	}
+	return name;
+}
+
+function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], itemIndexes: number[]): Buffer {
+	const first = itemIndexes[0];
+	const rootElement = elementName(context, 'rootElement', first);
+	const itemElement = elementName(context, 'itemElement', first);
+	const declaration = context.getNodeParameter('xmlDeclaration', first, true) as boolean;
+	const entries = itemIndexes.map((itemIndex) => {
+		const encodedField = findXmlEncodedField(items[itemIndex].json);
+		if (encodedField !== null) {
+			throw new NodeOperationError(
+				context.getNode(),
+				`Item ${itemIndex} cannot become XML: the field '${encodedField}' holds an XML-encoded document (it starts with "&lt;?xml")`,
+				{
+					itemIndex,
+					description: `Build From Items writes every field as text, so the service would get that document as text. Nothing was uploaded for ${describeItems(itemIndexes)}. To upload the document itself, decode it (${HOW_TO_DECODE}) and choose XML Source: Text.`,
+				},
+			);
+		}
+		try {
+			return prepareItemForXml(items[itemIndex].json, itemElement);
+		} catch (error) {
+			if (!(error instanceof XmlFieldError)) throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} cannot become XML: ${error.message}`, {
+				itemIndex,
+				description: `${capitalized(describeItems(itemIndexes))} would make one document; nothing was uploaded for them. Rename or remove the field "${error.field}" (e.g. with an Edit Fields node) before this node.`,
+			});
+		}
+	});
+	return Buffer.from(buildXmlDocument(entries, { rootElement, declaration }), 'utf8');
+}
+
+export interface DocumentBody {
+	/** A buffer, or for stored binary data a function that opens a fresh stream for each attempt. */
+	body: Buffer | (() => Promise<RequestBody>);
+	/** Releases the stored file after the last attempt. */
+	close(): void;
+}
+
+/**
+ * The body of an upload. A refused request is sent again with a new stream; the stream of the
+ * refused attempt is closed then, since a service that answers before reading a body to its end
+ * leaves it paused, holding its file open.
+ */
+export function documentBody(context: IExecuteFunctions, document: XmlDocument): DocumentBody {
+	if (document.buffer) return { body: document.buffer, close: () => {} };
+	const binaryDataId = document.binaryDataId as string;
+	let attempt: { destroy(): void } | undefined;
+	const close = () => attempt?.destroy();
+	return {
+		body: async () => {
+			close();
+			const stream = await context.helpers.getBinaryStream(binaryDataId);
+			attempt = stream;
+			return stream;
+		},
+		close,
+	};
+}
+
+export function documentJson(document: XmlDocument): IDataObject {
+	return { fileName: document.fileName, bytes: document.bytes, validation: document.validation };
+}

@@ -1,0 +1,21 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { uploadFields } from './uploadFields';
+import type { ItemFailures } from '../itemErrors';
+import { uploadDocuments } from './uploadDocuments';
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['document'], operation: ['upload'] } },
+	uploadFields(
+		'The XML document to upload, in one of the service’s XML formats, as it is (not XML-encoded)',
+	),
+);
+
+export async function executeBatch(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+): Promise<INodeExecutionData[]> {
+	return await uploadDocuments.call(this, items, failures, 'xml');
+}

@@ -1,0 +1,297 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { getCustomerOverride } from '../../../shared/customer';
+import {
+	isUnknownSession,
+	normalizeSessionId,
+	waitForSessions,
+	type SessionToAwait,
+	type WaitResult,
+} from '../../../shared/sessions';
+import {
+	effectiveCustomer,
+	getServiceCredentials,
+	isAmbiguous,
+	serviceRequest,
+	type CustomerOverride,
+	type ServiceResponse,
+} from '../../../shared/transport';
+import { findPossibleArrivals } from '../../../shared/uploads';
+import { asNodeError, pairedItems, type ItemFailures } from '../itemErrors';
+import { waitedOutcome, waitSettings } from '../waiting';
+import {
+	describeItems,
+	documentBody,
+	documentJson,
+	prepareDocuments,
+	type XmlDocument,
+} from './documents';
+import {
+	isAmbiguousUpload,
+	recallUpload,
+	rememberUpload,
+	sessionsOf,
+	uploadKey,
+	type AmbiguousUpload,
+	type RememberedUpload,
+} from './uploadMemory';
+
+export type UploadEndpoint = 'xml' | 'xml/custom';
+
+interface UploadOptions {
+	contentType?: string;
+	failOnProcessingError?: boolean;
+	waitForCompletion?: boolean;
+}
+
+/** A document to upload with the options of its (first) item. */
+interface PlannedUpload {
+	document: XmlDocument;
+	options: UploadOptions;
+	customer?: CustomerOverride;
+	/** Set when the document's session is to be awaited: how. */
+	wait?: Omit<SessionToAwait, 'sessionId'>;
+}
+
+interface Uploaded extends PlannedUpload {
+	json: IDataObject;
+}
+
+type Slot = { uploaded: Uploaded } | { failure: INodeExecutionData };
+
+type Plan = { upload: PlannedUpload } | { error: Error; itemIndexes: number[] };
+
+function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
+	const itemIndex = document.itemIndexes[0];
+	try {
+		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
+		return {
+			upload: {
+				document,
+				options,
+				customer: getCustomerOverride.call(context, itemIndex),
+				wait: options.waitForCompletion ? waitSettings(context, itemIndex) : undefined,
+			},
+		};
+	} catch (error) {
+		return { error: asNodeError(context, error, itemIndex), itemIndexes: document.itemIndexes };
+	}
+}
+
+function listUploaded(slots: Slot[]): string {
+	const lines = slots.flatMap((slot) =>
+		'uploaded' in slot
+			? [`${describeItems(slot.uploaded.document.itemIndexes)} -> ${String(slot.uploaded.json.sessionId)}`]
+			: [],
+	);
+	return lines.length
+		? `Already uploaded in this run (input item -> session ID): ${lines.join('; ')}`
+		: 'No document of this run was uploaded.';
+}
+
+/** A failure that stops the node: its description says which documents did reach the service. */
+/** An error that ends the run also lists the sessions already uploaded, so none is lost. */
+function listingUploaded(slots: Slot[]): (error: { description?: string | null }) => void {
+	return (error) => {
+		error.description = [error.description, listUploaded(slots)].filter(Boolean).join('\n\n');
+	};
+}
+
+/**
+ * Upload and Upload Custom XML: every document is read and checked, and the options of its item
+ * read, before anything is sent; then the documents are uploaded one by one, then (optionally) all
+ * their sessions are awaited together.
+ */
+export async function uploadDocuments(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+): Promise<INodeExecutionData[]> {
+	const plans = (await prepareDocuments(this, items)).map(
+		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
+	);
+	// Without Continue On Fail, an invalid item ends the run before any document is sent.
+	for (const plan of failures.continueOnFail ? [] : plans) {
+		if ('error' in plan) failures.output(plan.error, plan.itemIndexes);
+	}
+
+	const executionId = this.getExecutionId();
+	const nodeName = this.getNode().name;
+	const slots: Slot[] = [];
+
+	for (const plan of plans) {
+		if ('error' in plan) {
+			slots.push({ failure: failures.output(plan.error, plan.itemIndexes) });
+			continue;
+		}
+		const { document, options, customer } = plan.upload;
+		const itemIndex = document.itemIndexes[0];
+		try {
+			const contentType = options.contentType || 'application/xml';
+			const credentials = await getServiceCredentials.call(this, itemIndex);
+			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
+			const key = uploadKey({
+				executionId,
+				nodeName,
+				position: document.position,
+				sha256: document.sha256,
+				endpoint,
+				customer: `${customerIdType}:${customerId}`,
+			});
+			const remembered = recallUpload(key);
+			let upload = isAmbiguousUpload(remembered) ? undefined : remembered;
+			if (isAmbiguousUpload(remembered)) {
+				upload = await recoverUpload(this, document, remembered, customer, sessionsOf(executionId, nodeName));
+				if (upload) rememberUpload(key, upload);
+			}
+			const reused = upload !== undefined;
+			if (!upload) {
+				const attempt = { sentAt: Date.now(), bytes: document.bytes };
+				try {
+					upload = await sendDocument(this, document, endpoint, contentType, customer);
+				} catch (error) {
+					// The next try (Retry On Fail) looks for it before sending it again.
+					if (isAmbiguous(error)) rememberUpload(key, attempt);
+					throw asNodeError(this, error, itemIndex);
+				}
+				rememberUpload(key, upload);
+			}
+			const json: IDataObject = {
+				sessionId: upload.sessionId,
+				...documentJson(document),
+				contentType,
+				endpoint,
+				customerId,
+				uploadedAt: upload.uploadedAt,
+			};
+			if (reused) json.reused = true;
+			slots.push({ uploaded: { ...plan.upload, json } });
+		} catch (error) {
+			slots.push({ failure: failures.output(error, document.itemIndexes, {}, listingUploaded(slots)) });
+		}
+	}
+
+	await addWaitedOutcomes(this, slots, failures);
+
+	return slots.map((slot) => {
+		if ('failure' in slot) return slot.failure;
+		const { document, json } = slot.uploaded;
+		return { json, pairedItem: pairedItems(document.itemIndexes) };
+	});
+}
+
+/**
+ * A document whose earlier try in this execution got no answer: the session it made, found in the
+ * list of the day's uploads; undefined when the list shows it did not arrive (it is then sent
+ * again). When the list cannot tell, the item fails again, as it did on the earlier try.
+ */
+async function recoverUpload(
+	context: IExecuteFunctions,
+	document: XmlDocument,
+	attempt: AmbiguousUpload,
+	customer: CustomerOverride | undefined,
+	known: Set<string>,
+): Promise<RememberedUpload | undefined> {
+	const itemIndex = document.itemIndexes[0];
+	const arrivals = await findPossibleArrivals.call(context, attempt, { customer, itemIndex, known });
+	if (arrivals.length === 0) return undefined;
+	if (arrivals.length === 1) {
+		return { sessionId: String(arrivals[0].id), uploadedAt: String(arrivals[0].receivedAt) };
+	}
+	throw new NodeOperationError(
+		context.getNode(),
+		`The document of ${describeItems(document.itemIndexes)} may or may not have reached the service on an earlier try, and the list of uploads cannot tell`,
+		{
+			itemIndex,
+			description: `${arrivals.length} uploads of the same length (${attempt.bytes} bytes) arrived since that try: ${arrivals.map((record) => String(record.id)).join(', ')}. It was not sent again, because a second upload could duplicate the first.`,
+		},
+	);
+}
+
+async function sendDocument(
+	context: IExecuteFunctions,
+	document: XmlDocument,
+	endpoint: UploadEndpoint,
+	contentType: string,
+	customer: CustomerOverride | undefined,
+): Promise<{ sessionId: string; uploadedAt: string }> {
+	const itemIndex = document.itemIndexes[0];
+	const { body, close } = documentBody(context, document);
+	const headers: IDataObject = { 'Content-Type': contentType };
+	// A stream has no length of its own; the service gets it from the hashing pass.
+	if (typeof body === 'function') headers['Content-Length'] = String(document.bytes);
+	let response: ServiceResponse;
+	try {
+		response = await serviceRequest.call(context, {
+			method: 'PUT',
+			path: endpoint === 'xml' ? '/api/xml' : '/api/xml/custom',
+			body,
+			headers,
+			customer,
+			itemIndex,
+			responseType: 'text',
+		});
+	} finally {
+		close();
+	}
+	const sessionId = normalizeSessionId(response.body);
+	if (!sessionId) {
+		throw new NodeApiError(
+			context.getNode(),
+			{ message: 'The service accepted the upload but answered without a session ID' },
+			{
+				itemIndex,
+				httpCode: String(response.statusCode),
+				description: `It answered ${response.statusCode} with: ${String(response.body ?? '').slice(0, 200) || '(nothing)'}. List the uploads of today to find the session.`,
+			},
+		);
+	}
+	return { sessionId, uploadedAt: new Date().toISOString() };
+}
+
+/** Wait for Completion: the sessions of all uploaded documents are polled together. */
+async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], failures: ItemFailures): Promise<void> {
+	const waiting = slots.flatMap((slot) => ('uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : []));
+	if (waiting.length === 0) return;
+
+	let outcomes: WaitResult[];
+	try {
+		outcomes = await waitForSessions.call(
+			context,
+			waiting.map(({ json, wait }) => ({ sessionId: String(json.sessionId), ...(wait as Omit<SessionToAwait, 'sessionId'>) })),
+		);
+	} catch (error) {
+		// The uploads themselves succeeded: their items keep the session IDs and say what went wrong.
+		const { error: message } = failures.output(error, waiting[0].document.itemIndexes, {}, listingUploaded(slots)).json;
+		for (const upload of waiting) upload.json.waitError = message;
+		return;
+	}
+	const outcomeOf = new Map(waiting.map((upload, index) => [upload, outcomes[index]]));
+
+	for (const [index, slot] of slots.entries()) {
+		if (!('uploaded' in slot)) continue;
+		const outcome = outcomeOf.get(slot.uploaded);
+		if (!outcome) continue;
+		const { json, document, options } = slot.uploaded;
+		if (isUnknownSession(outcome)) {
+			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
+			json.waitError = failures.output(outcome.error, document.itemIndexes, {}, listingUploaded(slots)).json.error;
+			continue;
+		}
+		Object.assign(json, waitedOutcome(outcome));
+		if (outcome.status !== 'failed' || !options.failOnProcessingError) continue;
+
+		const itemIndex = document.itemIndexes[0];
+		const error = new NodeOperationError(
+			context.getNode(),
+			`Processing of the document of ${describeItems(document.itemIndexes)} ended with errors (session ${outcome.sessionId})`,
+			{
+				itemIndex,
+				description: outcome.errorMessage ?? (outcome.errorUrl ? `Error message: ${outcome.errorUrl}` : undefined),
+			},
+		);
+		slots[index] = { failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)) };
+	}
+}

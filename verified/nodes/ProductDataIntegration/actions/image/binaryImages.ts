@@ -1,0 +1,142 @@
+import { createHash } from 'crypto';
+import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { digestOf } from './multipart';
+import type { FilePart } from './multipartParts';
+
+/** One image of an input item: a binary property and what is known about its bytes. */
+export interface BinaryImage {
+	binaryProperty: string;
+	fileName: string;
+	mimeType: string;
+	/** Set when n8n keeps the data in its binary store (filesystem, S3): read as a stream. */
+	binaryDataId?: string;
+	/** Byte length when known before reading (the store's metadata, or the buffer). */
+	size?: number;
+	/** Data kept inline in the item, read once and reused for the md5 and the upload. */
+	buffer?: Buffer;
+	md5?: string;
+	bytes?: number;
+}
+
+/** The binary properties of an item that hold its images, in the order the user gave them. */
+export function selectBinaryImages(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	source: 'all' | 'named',
+	names: string,
+): BinaryImage[] {
+	let properties: Array<[string, IBinaryData]>;
+	if (source === 'all') {
+		const binary = context.getInputData()[itemIndex]?.binary ?? {};
+		properties = Object.entries(binary);
+		if (properties.length === 0) {
+			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} has no binary data`, {
+				itemIndex,
+				description: 'Images From is "All Binary Fields", so the input item must hold at least one binary field',
+			});
+		}
+	} else {
+		const wanted = [
+			...new Set(
+				names
+					.split(',')
+					.map((name) => name.trim())
+					.filter((name) => name !== ''),
+			),
+		];
+		if (wanted.length === 0) {
+			throw new NodeOperationError(context.getNode(), `Input Binary Fields is empty in item ${itemIndex}`, {
+				itemIndex,
+				description: 'Give the names of the binary fields that hold the images, separated by commas (e.g. data, image2)',
+			});
+		}
+		properties = wanted.map((name) => [name, context.helpers.assertBinaryData(itemIndex, name)]);
+	}
+	return properties.map(([binaryProperty, binary]) => ({
+		binaryProperty,
+		fileName: partFileName(binary.fileName || defaultFileName(binaryProperty, binary)),
+		mimeType: partMimeType(context, itemIndex, binaryProperty, binary.mimeType || 'application/octet-stream'),
+		binaryDataId: binary.id || undefined,
+	}));
+}
+
+const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\r\\n]*"))*$`);
+
+/**
+ * The binary's MIME type goes into the part's Content-Type header as it is: item data that is not a
+ * media type (a line break would add header lines to the part) fails the item before any request.
+ */
+function partMimeType(context: IExecuteFunctions, itemIndex: number, binaryProperty: string, mimeType: string): string {
+	if (MEDIA_TYPE.test(mimeType)) return mimeType;
+	throw new NodeOperationError(context.getNode(), `The MIME type of binary field "${binaryProperty}" of item ${itemIndex} is not a media type: ${JSON.stringify(mimeType)}`, {
+		itemIndex,
+		description: 'A media type looks like image/jpeg. Set the MIME type of the binary data, e.g. with an Edit Fields or Code node.',
+	});
+}
+
+/** The file name goes into the part's header between quotes: quotes, backslashes and control characters are replaced. */
+function partFileName(fileName: string): string {
+	return fileName.replace(/["\\\x00-\x1f\x7f]/g, '_');
+}
+
+function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
+	return binary.fileExtension ? `${binaryProperty}.${binary.fileExtension}` : binaryProperty;
+}
+
+/**
+ * Prepares an image for being read: stored data gets its size from the store (so the multipart
+ * body has a known length), inline data is decoded once.
+ */
+export async function prepareImage(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	image: BinaryImage,
+): Promise<void> {
+	if (image.binaryDataId !== undefined) {
+		if (image.size !== undefined) return;
+		try {
+			const metadata = await context.helpers.getBinaryMetadata(image.binaryDataId);
+			const size = Number(metadata?.fileSize);
+			if (Number.isSafeInteger(size) && size > 0) image.size = size;
+		} catch {
+			// The length only saves chunked transfer encoding; without it the body still streams.
+		}
+		return;
+	}
+	if (image.buffer === undefined) {
+		image.buffer = await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty);
+		image.size = image.buffer.length;
+		image.md5 = createHash('md5').update(image.buffer).digest('hex');
+		image.bytes = image.buffer.length;
+	}
+}
+
+/** The image as a part of the upload's multipart body, sent as the form field `file`. */
+export function imagePart(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): FilePart {
+	const part: FilePart = {
+		name: 'file',
+		filename: image.fileName,
+		contentType: image.mimeType,
+		size: image.size,
+		read: async () => image.buffer ?? (await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty)),
+	};
+	const id = image.binaryDataId;
+	if (id !== undefined && image.buffer === undefined) part.open = async () => await context.helpers.getBinaryStream(id);
+	return part;
+}
+
+/** Reads a stored image once to learn its md5 and length (inline images know them already). */
+export async function measureImage(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	image: BinaryImage,
+): Promise<void> {
+	await prepareImage(context, itemIndex, image);
+	if (image.md5 !== undefined) return;
+	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
+	image.md5 = md5;
+	image.bytes = bytes;
+}

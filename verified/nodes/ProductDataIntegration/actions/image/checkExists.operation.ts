@@ -1,0 +1,51 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import { serviceRequest } from '../../../shared/transport';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Hashcode',
+		name: 'hashcode',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. 5f0c6a1e9b2d4c8f8a7e3b1d2c4f6a8b',
+		description:
+			'Image hashcode the service returned when the image was uploaded (not its MD5 and not a URL: use Find for those)',
+		hint: 'The hashcode field of an image upload\'s output',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [customerOption],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['image'], operation: ['checkExists'] } },
+	properties,
+);
+
+export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const hashcode = String(this.getNodeParameter('hashcode', itemIndex, '') ?? '').trim();
+	if (hashcode === '') {
+		throw new NodeOperationError(this.getNode(), `The Hashcode of item ${itemIndex} is empty`, {
+			itemIndex,
+			description: 'Give the image hashcode that the upload of the image returned',
+		});
+	}
+	const response = await serviceRequest.call(this, {
+		method: 'HEAD',
+		path: `/api/images/${encodeURIComponent(hashcode)}`,
+		customer: getCustomerOverride.call(this, itemIndex),
+		itemIndex,
+		responseType: 'none',
+		allowStatus: [404],
+	});
+	return { hashcode, exists: response.statusCode !== 404 };
+}

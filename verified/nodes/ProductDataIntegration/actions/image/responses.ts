@@ -1,0 +1,105 @@
+/**
+ * The spec leaves the body layouts of the image routes open ("the response carries the image
+ * hashcode for each image"), so answers are read leniently: the plausible layouts are recognised
+ * and anything else is handed back raw instead of failing an upload that did succeed.
+ */
+
+/** One hashcode the upload answer names, with the md5 the service reports for it when it does. */
+export interface ReturnedHashcode {
+	hashcode: string;
+	md5?: string;
+}
+
+const HASHCODE_KEYS = ['hashcode', 'hashCode', 'HashCode', 'Hashcode', 'hash', 'Hash', 'id', 'Id'];
+const LIST_KEYS = ['hashcodes', 'hashCodes', 'HashCodes', 'images', 'Images', 'files', 'Files'];
+const MD5_KEYS = ['md5', 'MD5', 'Md5'];
+
+// A hashcode is one token: a message such as "Image uploaded" or an HTML page is not one.
+const TOKEN = /^[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function asToken(value: unknown): string | undefined {
+	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	if (typeof value !== 'string') return undefined;
+	const trimmed = value.trim();
+	return TOKEN.test(trimmed) ? trimmed : undefined;
+}
+
+function pick(record: Record<string, unknown>, keys: string[]): unknown {
+	for (const key of keys) {
+		if (record[key] !== undefined && record[key] !== null) return record[key];
+	}
+	return undefined;
+}
+
+function fromRecord(record: Record<string, unknown>): ReturnedHashcode | undefined {
+	const hashcode = asToken(pick(record, HASHCODE_KEYS));
+	if (hashcode === undefined) return undefined;
+	const md5 = pick(record, MD5_KEYS);
+	return typeof md5 === 'string' && md5 !== '' ? { hashcode, md5: md5.toLowerCase() } : { hashcode };
+}
+
+function fromJson(value: unknown, depth: number): ReturnedHashcode[] | undefined {
+	if (depth > 3) return undefined;
+	if (typeof value === 'string') return fromText(value, depth + 1);
+	if (typeof value === 'number') return fromText(String(value), depth + 1);
+	if (Array.isArray(value)) {
+		const entries: ReturnedHashcode[] = [];
+		for (const element of value) {
+			const token = asToken(element);
+			const entry = token !== undefined ? { hashcode: token } : isRecord(element) ? fromRecord(element) : undefined;
+			// One unreadable element makes the order of the others meaningless.
+			if (entry === undefined) return undefined;
+			entries.push(entry);
+		}
+		return entries;
+	}
+	if (isRecord(value)) {
+		const list = pick(value, LIST_KEYS);
+		if (list !== undefined) return fromJson(list, depth + 1);
+		const single = fromRecord(value);
+		return single ? [single] : undefined;
+	}
+	return undefined;
+}
+
+function fromText(text: string, depth: number): ReturnedHashcode[] | undefined {
+	const trimmed = text.trim();
+	if (trimmed === '') return [];
+	// JSON literals are answers (e.g. a success flag), never hashcodes.
+	if (/^(true|false|null)$/.test(trimmed)) return undefined;
+	if (/^[[{"]/.test(trimmed)) {
+		let parsed: unknown;
+		try {
+			parsed = JSON.parse(trimmed);
+		} catch {
+			return undefined;
+		}
+		return fromJson(parsed, depth);
+	}
+	const tokens = trimmed
+		.split(/[\r\n,;]+/)
+		.map((token) => token.trim())
+		.filter((token) => token !== '');
+	if (!tokens.every((token) => TOKEN.test(token))) return undefined;
+	return tokens.map((hashcode) => ({ hashcode }));
+}
+
+/**
+ * The hashcodes of an upload answer in the order the service gave them, or undefined when the
+ * body has no recognisable layout. Accepts the body as text or as already parsed JSON.
+ */
+export function parseUploadAnswer(body: unknown): ReturnedHashcode[] | undefined {
+	if (body === undefined || body === null) return [];
+	if (Buffer.isBuffer(body)) return fromText(body.toString('utf8'), 0);
+	return typeof body === 'string' ? fromText(body, 0) : fromJson(body, 0);
+}
+
+/** The hashcode of a find answer (text, JSON string, object with a hashcode-like field). */
+export function parseFindAnswer(body: unknown): string | undefined {
+	const entries = parseUploadAnswer(body);
+	return entries?.length === 1 ? entries[0].hashcode : undefined;
+}

@@ -1,0 +1,56 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
+
+import { serviceRequest } from '../../../shared/transport';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { getSessionId, sessionIdField } from './sessionId';
+
+const properties: INodeProperties[] = [
+	sessionIdField,
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [customerOption],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['uploadSession'], operation: ['isDone'] } },
+	properties,
+);
+
+/** The service's boolean as JSON (`true`), a JSON string (`"true"`) or text (`True`). */
+function parseDone(body: unknown): boolean | undefined {
+	if (typeof body === 'boolean') return body;
+	const text = String(body ?? '')
+		.trim()
+		.replace(/^"(.*)"$/, '$1')
+		.trim()
+		.toLowerCase();
+	if (text === 'true') return true;
+	if (text === 'false') return false;
+	return undefined;
+}
+
+export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const sessionId = getSessionId(this, itemIndex);
+	const response = await serviceRequest.call(this, {
+		method: 'GET',
+		path: `/api/status/${encodeURIComponent(sessionId)}/done`,
+		customer: getCustomerOverride.call(this, itemIndex),
+		itemIndex,
+		responseType: 'text',
+	});
+	const done = parseDone(response.body);
+	if (done === undefined) {
+		throw new NodeApiError(
+			this.getNode(),
+			{ message: 'The service answered neither true nor false to whether the session is done' },
+			{ itemIndex, description: `It answered: ${String(response.body ?? '').slice(0, 200)}` },
+		);
+	}
+	return { sessionId, done };
+}

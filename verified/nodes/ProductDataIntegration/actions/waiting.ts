@@ -1,0 +1,53 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { getCustomerOverride } from '../../shared/customer';
+import type { SessionOutcome, SessionToAwait } from '../../shared/sessions';
+
+const DEFAULT_WAIT_TIMEOUT_SECONDS = 300;
+
+/** For the operations that wait for uploads to be processed. */
+export const waitTimeoutOption: INodeProperties = {
+	displayName: 'Timeout (Seconds)',
+	name: 'timeout',
+	type: 'number',
+	typeOptions: { minValue: 0 },
+	default: DEFAULT_WAIT_TIMEOUT_SECONDS,
+	description:
+		'How long to wait for the uploads of this item. Those still in the queue then come out with the status processing and timedOut true.',
+};
+
+/**
+ * The Timeout (Seconds) option of an item, in milliseconds. Checked before any request: n8n hands
+ * an expression's text to a number field as it is, and a wait without a deadline would poll for as
+ * long as an upload stays in the queue.
+ */
+function getWaitTimeoutMs(context: IExecuteFunctions, itemIndex: number): number {
+	const { timeout } = context.getNodeParameter('options', itemIndex, {}) as { timeout?: unknown };
+	if (timeout === undefined || timeout === null || timeout === '') return DEFAULT_WAIT_TIMEOUT_SECONDS * 1000;
+	const seconds = typeof timeout === 'string' ? Number(timeout.trim()) : timeout;
+	if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`The Timeout (Seconds) of item ${itemIndex} is not a number of seconds: "${String(timeout)}"`,
+			{ itemIndex, description: 'Give how many seconds to wait, e.g. 300. 0 checks each upload once.' },
+		);
+	}
+	return Math.max(0, seconds) * 1000;
+}
+
+/** How the sessions of an item are awaited, from the item's Options. Checked before any request. */
+export function waitSettings(context: IExecuteFunctions, itemIndex: number): Omit<SessionToAwait, 'sessionId'> {
+	const { includeErrorMessage } = context.getNodeParameter('options', itemIndex, {}) as { includeErrorMessage?: boolean };
+	return {
+		itemIndex,
+		customer: getCustomerOverride.call(context, itemIndex),
+		includeErrorMessage: includeErrorMessage === true,
+		timeoutMs: getWaitTimeoutMs(context, itemIndex),
+	};
+}
+
+/** An outcome after a wait: a session still processing when the timeout passed says so. */
+export function waitedOutcome(outcome: SessionOutcome): IDataObject {
+	return outcome.status === 'processing' ? { ...outcome, timedOut: true } : { ...outcome };
+}

@@ -1,0 +1,277 @@
+import { createHash } from 'crypto';
+import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import type { SessionOutcome, SessionOutcomeOptions, SessionStatus } from '../shared/sessions';
+import { getSessionOutcome, isNotFound } from '../shared/sessions';
+import type { CustomerOverride } from '../shared/transport';
+import { checkBaseUrl, effectiveCustomer, getServiceCredentials, withPollDeadline } from '../shared/transport';
+import { getServiceTimeZone, listUploads, serviceDay } from '../shared/uploads';
+import { pollDeadlineMs } from './pollTimes';
+import type { TriggerState, UploadRecord } from './state';
+import {
+	DAY_MS,
+	dueSessions,
+	followableRecords,
+	newState,
+	PENDING_MAX_AGE_MS,
+	planListing,
+	prune,
+	readState,
+	reportsErrors,
+	takeListing,
+	writeState,
+} from './state';
+
+export type StatusFilter = 'any' | 'succeeded' | 'failed';
+
+export interface TriggerSettings {
+	/** Emit an item for each upload when it first appears in a listing. */
+	uploadReceived: boolean;
+	/** Emit an item for each upload session when it has finished (and matches `status`). */
+	uploadFinished: boolean;
+	status: StatusFilter;
+	includeErrorMessage: boolean;
+	/** Status requests (GET .../result) one poll may send at most. */
+	maxChecks: number;
+	customer?: CustomerOverride;
+}
+
+/** Share of a poll's deadline after which no further status checks are started. */
+const POLL_BUDGET_SHARE = 0.5;
+
+const NOTHING_FINISHED_MESSAGE =
+	'No finished upload session found today or yesterday - upload a document and try again';
+const NOTHING_RECEIVED_MESSAGE =
+	'No upload found today or yesterday - upload a document and try again';
+
+// Polls of one trigger can overlap when one takes longer than the poll interval (e.g. while the
+// rate limit holds its requests back); two polls working on the same state would emit twice.
+const running = new Set<string>();
+
+export async function pollUploads(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][] | null> {
+	if (this.getMode() === 'manual') return await sampleEvent.call(this, settings);
+	const key = `${this.getWorkflow().id ?? ''}\n${this.getNode().id || this.getNode().name}`;
+	if (running.has(key)) {
+		this.logger.debug('Skipping a poll: the previous poll of this trigger is still running');
+		return null;
+	}
+	running.add(key);
+	try {
+		const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
+		return await withPollDeadline(this, deadlineMs, async () => await pollOnce.call(this, settings, deadlineMs));
+	} finally {
+		running.delete(key);
+	}
+}
+
+async function pollOnce(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+	/** How long the poll may run (withPollDeadline ends it then). */
+	deadlineMs: number,
+): Promise<INodeExecutionData[][] | null> {
+	const now = Date.now();
+	const staticData = this.getWorkflowStaticData('node');
+	const scope = await scopeOf.call(this, settings.customer);
+	const timeZone = await getServiceTimeZone.call(this);
+	const previous = readState(staticData, scope);
+	const state: TriggerState = previous ?? newState(scope, now);
+	const plan = planListing(previous?.listedAt, now, timeZone);
+	if (previous && plan.skippedFrom) {
+		this.logger.warn(
+			`Uploads of ${plan.skippedFrom} up to the day before yesterday were not looked at: polling paused for more than a day`,
+		);
+	}
+
+	const items: INodeExecutionData[] = [];
+	for (const day of plan.days) {
+		const records = await listDay.call(this, day, settings.customer);
+		// On the first poll everything listed is history: remembered as known, never emitted.
+		const fresh = takeListing(state, day, records, now, previous !== undefined && settings.uploadFinished);
+		if (previous && settings.uploadReceived) items.push(...fresh.map(receivedItem));
+	}
+	state.listedAt = now;
+
+	if (!previous) {
+		writeState(staticData, state);
+		this.logger.debug('Trigger started: uploads listed so far are taken as already known');
+		return null;
+	}
+
+	for (const { id, reason } of prune(state, now, timeZone).dropped) {
+		this.logger.warn(
+			reason === 'age'
+				? `Upload session ${id} is still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`
+				: `Too many unfinished upload sessions: ${id}, the oldest, is no longer followed`,
+		);
+	}
+
+	const failures = settings.uploadFinished
+		? await checkPending.call(this, state, now, settings, items, deadlineMs)
+		: [];
+	writeState(staticData, state);
+	if (failures.length > 0) {
+		if (items.length === 0) throw failures[0];
+		this.logger.warn(
+			`${failures.length} status check(s) failed; those sessions are checked again on the next poll: ${failures[0].message}`,
+		);
+	}
+	return items.length > 0 ? [items] : null;
+}
+
+/**
+ * Checks due pending sessions, up to the per-poll limit, and adds an item for each finished one
+ * that matches the status filter. A finished session leaves the state whether or not it matched,
+ * so it is never reported twice. Returns the errors of checks that failed.
+ */
+async function checkPending(
+	this: IPollFunctions,
+	state: TriggerState,
+	now: number,
+	settings: TriggerSettings,
+	items: INodeExecutionData[],
+	deadlineMs: number,
+): Promise<Error[]> {
+	const failures: Error[] = [];
+	const deadline = now + deadlineMs * POLL_BUDGET_SHARE;
+	let checks = 0;
+	for (const [id, session] of dueSessions(state, now)) {
+		if (checks >= settings.maxChecks) break;
+		if (Date.now() > deadline) {
+			this.logger.debug('Leaving further status checks to the next poll: this poll took long');
+			break;
+		}
+		checks++;
+		let outcome: SessionOutcome;
+		try {
+			outcome = await getSessionOutcome.call(this, id, outcomeOptions(settings));
+		} catch (error) {
+			if (isNotFound(error)) {
+				delete state.pending[id];
+				this.logger.warn(`Upload session ${id} is unknown to the service: no longer followed`);
+				continue;
+			}
+			session.lastChecked = now;
+			failures.push(error as Error);
+			continue;
+		}
+		if (outcome.status === 'processing') {
+			session.lastChecked = now;
+			continue;
+		}
+		delete state.pending[id];
+		if (matches(settings.status, outcome.status)) {
+			items.push(finishedItem(session.record, outcome, settings.includeErrorMessage));
+		}
+	}
+	return failures;
+}
+
+/**
+ * "Fetch Test Event": the most recent upload that fits the settings, found without touching the
+ * trigger's state. Finished sessions are looked for newest first, today then yesterday, within the
+ * per-poll limit of status checks.
+ */
+async function sampleEvent(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<INodeExecutionData[][]> {
+	const now = Date.now();
+	const timeZone = await getServiceTimeZone.call(this);
+	let checks = 0;
+	for (const day of [serviceDay(now, timeZone), serviceDay(now - DAY_MS, timeZone)]) {
+		if (settings.uploadFinished && checks >= settings.maxChecks) break;
+		const newestFirst = (await listDay.call(this, day, settings.customer)).reverse();
+		if (!settings.uploadFinished) {
+			if (newestFirst.length > 0) return [[receivedItem(newestFirst[0])]];
+			continue;
+		}
+		for (const record of sampleOrder(newestFirst, settings.status)) {
+			if (checks >= settings.maxChecks) break;
+			checks++;
+			const outcome = await getSessionOutcome.call(this, record.id, outcomeOptions(settings));
+			if (outcome.status !== 'processing' && matches(settings.status, outcome.status)) {
+				return [[finishedItem(record, outcome, settings.includeErrorMessage)]];
+			}
+		}
+	}
+	if (!settings.uploadFinished) throw new NodeOperationError(this.getNode(), NOTHING_RECEIVED_MESSAGE);
+	throw new NodeOperationError(this.getNode(), NOTHING_FINISHED_MESSAGE, {
+		description:
+			checks >= settings.maxChecks
+				? `The ${checks} most recent uploads were checked (the limit of Max Status Checks per Poll)`
+				: undefined,
+	});
+}
+
+/** Records that report errors are failed ones: looked at first when failures are wanted, last otherwise. */
+function sampleOrder(newestFirst: UploadRecord[], status: StatusFilter): UploadRecord[] {
+	if (status === 'any') return newestFirst;
+	const failing = newestFirst.filter(reportsErrors);
+	const others = newestFirst.filter((record) => !reportsErrors(record));
+	return status === 'failed' ? [...failing, ...others] : [...others, ...failing];
+}
+
+async function listDay(
+	this: IPollFunctions,
+	day: string,
+	customer: CustomerOverride | undefined,
+): Promise<UploadRecord[]> {
+	return followableRecords(await listUploads.call(this, day, { customer }));
+}
+
+/**
+ * Identifies the account and customer node the stored ids belong to: when either changes, the
+ * trigger starts afresh instead of taking another node's uploads for new ones.
+ */
+async function scopeOf(this: IPollFunctions, customer: CustomerOverride | undefined): Promise<string> {
+	const credentials = await getServiceCredentials.call(this);
+	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
+	const parts = [
+		checkBaseUrl(credentials.baseUrl),
+		String(credentials.username ?? ''),
+		customerIdType,
+		customerId,
+	];
+	return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
+}
+
+/** An error message costs a request: it is fetched only where a failed session can be emitted. */
+function outcomeOptions(settings: TriggerSettings): SessionOutcomeOptions {
+	return {
+		includeErrorMessage: settings.includeErrorMessage && settings.status !== 'succeeded',
+		customer: settings.customer,
+	};
+}
+
+function matches(filter: StatusFilter, status: SessionStatus): boolean {
+	return filter === 'any' || filter === status;
+}
+
+function receivedItem(record: UploadRecord): INodeExecutionData {
+	return { json: { ...record, event: 'uploadReceived' } };
+}
+
+function finishedItem(
+	record: UploadRecord,
+	outcome: SessionOutcome,
+	includeErrorMessage: boolean,
+): INodeExecutionData {
+	const json: IDataObject = {
+		...record,
+		event: 'uploadFinished',
+		status: outcome.status,
+		errorUrl: outcome.errorUrl ?? null,
+	};
+	if (includeErrorMessage) {
+		json.errorMessage = outcome.errorMessage ?? null;
+		if (outcome.errorDocument !== undefined) json.errorDocument = outcome.errorDocument;
+		if (outcome.errorText !== undefined) json.errorText = outcome.errorText;
+	}
+	if (outcome.warning !== undefined) json.warning = outcome.warning;
+	return { json };
+}

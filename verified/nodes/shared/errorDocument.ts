@@ -1,0 +1,51 @@
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
+
+/** For every operation (and the trigger) that reports how an upload's processing ended. */
+export const includeErrorMessageOption: INodeProperties = {
+	displayName: 'Include Error Message',
+	name: 'includeErrorMessage',
+	type: 'boolean',
+	default: false,
+	description:
+		'Whether to fetch the error message of an upload whose processing failed (one more request each), instead of giving only its URL. The reason comes out in errorMessage; a JSON message also comes out whole in errorDocument, its text in errorText.',
+};
+
+/** What an upload's error document says, as output fields. */
+export interface ErrorDocumentFields {
+	/** The reason: the document's message when it is JSON that names one, else its text. */
+	errorMessage: string;
+	/** The document parsed, when it is JSON. */
+	errorDocument?: IDataObject | IDataObject[];
+	/** The document's text as the service sent it, beside a reason taken out of JSON. */
+	errorText?: string;
+}
+
+/** Fields of a JSON error document that may hold its reason, most usual first. */
+const REASON_FIELDS = ['message', 'Message', 'error', 'detail', 'title', 'errorMessage'];
+
+/**
+ * Reads an error document. The spec leaves its format open (the emulator answers JSON with a
+ * message and the errors); text is taken as it is, JSON is parsed so a workflow can read the reason
+ * and the details as fields.
+ */
+export function readErrorDocument(body: unknown): ErrorDocumentFields {
+	const text = String(body ?? '').trim();
+	if (!/^[[{"]/.test(text)) return { errorMessage: text };
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(text);
+	} catch {
+		return { errorMessage: text };
+	}
+	if (typeof parsed === 'string') return { errorMessage: parsed, errorText: text };
+	if (typeof parsed !== 'object' || parsed === null) return { errorMessage: text };
+	const object = parsed as IDataObject;
+	const reason = Array.isArray(parsed)
+		? undefined
+		: REASON_FIELDS.map((field) => object[field]).find((value) => typeof value === 'string' && value.trim() !== '');
+	return {
+		errorMessage: typeof reason === 'string' ? reason.trim() : text,
+		errorDocument: parsed as IDataObject | IDataObject[],
+		errorText: text,
+	};
+}

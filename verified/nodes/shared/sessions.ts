@@ -1,0 +1,239 @@
+import { NodeApiError } from 'n8n-workflow';
+
+import { readErrorDocument, type ErrorDocumentFields } from './errorDocument';
+import type { CustomerOverride, ServiceContext } from './transport';
+import { cancelSignal, fetchServiceUrl, resolveServiceUrl, serviceRequest, sleepOrCancel } from './transport';
+
+export type SessionStatus = 'processing' | 'succeeded' | 'failed';
+
+export interface SessionOutcome {
+	sessionId: string;
+	status: SessionStatus;
+	errorUrl?: string;
+	errorMessage?: string;
+	errorDocument?: ErrorDocumentFields['errorDocument'];
+	errorText?: string;
+	/** Why the error message was asked for but is missing; the session's status stands. */
+	warning?: string;
+}
+
+/**
+ * A session a wait could not follow because the service does not know it (404): a wrong ID of one
+ * item, which must not end the wait for the sessions of the other items.
+ */
+export interface UnknownSession {
+	sessionId: string;
+	error: Error;
+}
+
+export type WaitResult = SessionOutcome | UnknownSession;
+
+export function isUnknownSession(result: WaitResult): result is UnknownSession {
+	return 'error' in result;
+}
+
+export interface SessionOutcomeOptions {
+	includeErrorMessage?: boolean;
+	itemIndex?: number;
+	customer?: CustomerOverride;
+	/** Ends its requests besides the execution's cancel signal (see ServiceRequest.signal). */
+	signal?: AbortSignal;
+}
+
+/** One session of a node run to wait for, with how to ask about it. */
+export interface SessionToAwait {
+	sessionId: string;
+	/** The input item the session belongs to, named in errors. */
+	itemIndex: number;
+	/** The customer node the session was uploaded for: its status is asked for with it. */
+	customer?: CustomerOverride;
+	includeErrorMessage: boolean;
+	/** How long this session may be waited for, from the start of the wait (the item's own timeout). */
+	timeoutMs: number;
+}
+
+export interface WaitPacing {
+	/** Delay between the first round of polls and the second; later rounds wait longer, up to `maxDelayMs`. */
+	initialDelayMs?: number;
+	maxDelayMs?: number;
+}
+
+const DEFAULT_INITIAL_DELAY_MS = 5_000;
+const DEFAULT_MAX_DELAY_MS = 60_000;
+const BACKOFF_FACTOR = 1.6;
+/** Polls of different sessions in flight at once; the throttle decides when each really goes. */
+const POLL_CONCURRENCY = 4;
+/** A session whose polls fail this many times in a row (server or network errors) ends the wait. */
+const MAX_CONSECUTIVE_POLL_FAILURES = 3;
+
+const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
+
+// Braces, dashes and case vary between tools that copy a GUID; the hex digits are what matter.
+const GUID = '[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}';
+const SESSION_ID_PATTERN = new RegExp(`^(?:${GUID}|\\{${GUID}\\})$`, 'i');
+
+/**
+ * The session id as the service wants it in a path, or undefined when the text is not GUID-like.
+ * Surrounding whitespace and JSON quotes (an upload answer read as JSON) are dropped.
+ */
+export function normalizeSessionId(value: unknown): string | undefined {
+	if (typeof value !== 'string') return undefined;
+	let id = value.trim();
+	if (id.length >= 2 && id.startsWith('"') && id.endsWith('"')) id = id.slice(1, -1).trim();
+	return SESSION_ID_PATTERN.test(id) ? id : undefined;
+}
+
+/**
+ * One GET /api/status/{id}/result: 202 means still processing, 200 finished without errors, a
+ * redirect finished with errors and points at the error document.
+ */
+export async function getSessionOutcome(
+	this: ServiceContext,
+	sessionId: string,
+	options: SessionOutcomeOptions = {},
+): Promise<SessionOutcome> {
+	const { itemIndex, customer, signal } = options;
+	const response = await serviceRequest.call(this, {
+		method: 'GET',
+		path: `/api/status/${encodeURIComponent(sessionId)}/result`,
+		responseType: 'text',
+		allowStatus: [202, ...REDIRECT_STATUSES],
+		itemIndex,
+		customer,
+		signal,
+	});
+
+	if (response.statusCode === 202) return { sessionId, status: 'processing' };
+	if (!REDIRECT_STATUSES.includes(response.statusCode)) return { sessionId, status: 'succeeded' };
+
+	const location = response.headers.location;
+	const outcome: SessionOutcome = { sessionId, status: 'failed' };
+	if (location) {
+		outcome.errorUrl = await resolveServiceUrl.call(this, location, itemIndex);
+		if (options.includeErrorMessage) {
+			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex, signal).then(
+				(response) => ({ response }),
+				(error: Error) => ({ error }),
+			);
+			if ('response' in fetched) {
+				Object.assign(outcome, readErrorDocument(fetched.response.body));
+			} else {
+				if (cancelSignal(this)?.aborted || signal?.aborted) throw fetched.error;
+				// The session has finished, whatever became of its error document (gone, or on a host
+				// that wants other credentials): failing here would make every later check fail the same
+				// way, and a trigger would never report the session.
+				outcome.warning = `The error message could not be fetched: ${fetched.error.message}`;
+			}
+		}
+	}
+	return outcome;
+}
+
+/** One status poll of the wait: sessions named alike by several items are asked about once. */
+interface Poll {
+	session: SessionToAwait;
+	deadline: number;
+	failures: number;
+	result?: WaitResult;
+}
+
+function pollKey(session: SessionToAwait): string {
+	return JSON.stringify([
+		session.sessionId,
+		session.customer?.customerIdType,
+		session.customer?.customerId,
+		session.includeErrorMessage,
+	]);
+}
+
+/**
+ * Polls the sessions of a node run together until each has finished or its own timeout has passed.
+ * The first round asks every session at once (documents are often processed by the time they are
+ * all uploaded); the next follows after `initialDelayMs`, and the delays grow to `maxDelayMs`, since
+ * every poll costs a bucket token. A round also starts at the earliest pending deadline, so every
+ * session is asked once more when its time is up; a round always asks every pending session (the
+ * account's rate limit may stretch it). A session named by several items is awaited as long as the
+ * longest of their timeouts. Sessions still unfinished then come back as `processing`; a session the
+ * service does not know comes back as an UnknownSession. Returns the outcomes in the order of
+ * `sessions`.
+ */
+export async function waitForSessions(
+	this: ServiceContext,
+	sessions: SessionToAwait[],
+	pacing: WaitPacing = {},
+): Promise<WaitResult[]> {
+	const initialDelayMs = Math.max(0, pacing.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS);
+	const maxDelayMs = Math.max(initialDelayMs, pacing.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
+	const start = Date.now();
+	const signal = cancelSignal(this);
+	const node = this.getNode();
+
+	const polls = new Map<string, Poll>();
+	for (const session of sessions) {
+		// A deadline that is no number would never pass: the wait would poll for as long as a session runs.
+		const deadline = start + (Number.isFinite(session.timeoutMs) ? Math.max(0, session.timeoutMs) : 0);
+		const poll = polls.get(pollKey(session));
+		if (poll) poll.deadline = Math.max(poll.deadline, deadline);
+		// Its errors name the first item that named it.
+		else polls.set(pollKey(session), { session, deadline, failures: 0 });
+	}
+
+	let pending = [...polls.values()];
+	let delayMs = 0;
+	let firstRound = true;
+	while (pending.length > 0) {
+		const nextDeadline = Math.min(...pending.map((poll) => poll.deadline));
+		await sleepOrCancel(Math.min(delayMs, Math.max(0, nextDeadline - Date.now())), signal, node);
+		const queue = [...pending];
+		// The first error that ends the wait also ends the polls in flight beside it.
+		const stop = new AbortController();
+		const worker = async () => {
+			for (let poll = queue.shift(); poll !== undefined && !stop.signal.aborted; poll = queue.shift()) {
+				const { sessionId, includeErrorMessage, customer, itemIndex } = poll.session;
+				const answer = await getSessionOutcome
+					.call(this, sessionId, { includeErrorMessage, customer, itemIndex, signal: stop.signal })
+					.then(
+						(outcome) => ({ outcome }),
+						(error: Error) => ({ error }),
+					);
+				if ('outcome' in answer) {
+					poll.failures = 0;
+					if (answer.outcome.status !== 'processing') poll.result = answer.outcome;
+				} else if (isNotFound(answer.error)) {
+					poll.result = { sessionId, error: answer.error };
+				} else if (stop.signal.aborted) {
+					return;
+				} else if (!isTransient(answer.error) || ++poll.failures >= MAX_CONSECUTIVE_POLL_FAILURES) {
+					stop.abort(answer.error);
+				}
+			}
+		};
+		// Every poll has ended when the wait ends, the failed one's error first.
+		await Promise.all(Array.from({ length: Math.min(POLL_CONCURRENCY, queue.length) }, worker));
+		if (stop.signal.aborted) throw stop.signal.reason;
+		const now = Date.now();
+		pending = pending.filter((poll) => poll.result === undefined && poll.deadline > now);
+		delayMs = firstRound ? initialDelayMs : Math.min(maxDelayMs, delayMs * BACKOFF_FACTOR);
+		firstRound = false;
+	}
+
+	return sessions.map((session) => {
+		const poll = polls.get(pollKey(session)) as Poll;
+		return poll.result ?? { sessionId: session.sessionId, status: 'processing' };
+	});
+}
+
+/** The service does not know what was asked for (404): asking again will not change that. */
+export function isNotFound(error: unknown): boolean {
+	return error instanceof NodeApiError && Number(error.httpCode) === 404;
+}
+
+/**
+ * Server errors and lost connections may pass; a 4xx answer will not change by asking again, and
+ * anything else (a cancelled execution, a broken credential) ends the wait.
+ */
+function isTransient(error: unknown): boolean {
+	if (!(error instanceof NodeApiError)) return false;
+	const status = Number(error.httpCode);
+	return !Number.isFinite(status) || status === 0 || status >= 500 || status === 429;
+}

@@ -1,0 +1,62 @@
+import { AdaptiveLimiter } from './adaptive';
+import { GcraLimiter, realClock } from './gcra';
+import type { BucketTerms } from './limiter';
+import type { Sleep } from './time';
+
+// The limiters of this process. A bucket shared between processes (./sharedRegistry.ts) builds on
+// them; this module imports nothing of it, so an edition without Redis is made of it alone.
+
+/**
+ * Terms a credential declared are kept this long after it was last used: an edited credential's
+ * old terms stop counting, while two credentials in use for one account both count.
+ */
+const TERMS_MEMORY_MS = 60 * 60_000;
+
+/** Terms declared by the credentials of each account: "capacity/intervalMs" -> terms, last used. */
+const declared = new Map<string, Map<string, { terms: BucketTerms; lastUsed: number }>>();
+
+/** The strictest of the terms: the smallest burst and the slowest leak any of them allows. */
+export function strictestTerms(terms: BucketTerms[]): BucketTerms {
+	return {
+		capacity: Math.min(...terms.map((t) => t.capacity)),
+		intervalMs: Math.max(...terms.map((t) => t.intervalMs)),
+	};
+}
+
+/**
+ * Two credentials of one account may declare different terms: the account works with the
+ * strictest that any credential used within the last hour declares.
+ */
+function accountTerms(accountKey: string, terms: BucketTerms, now: number): BucketTerms {
+	let account = declared.get(accountKey);
+	if (!account) {
+		account = new Map();
+		declared.set(accountKey, account);
+	}
+	account.set(`${terms.capacity}/${terms.intervalMs}`, { terms, lastUsed: now });
+	for (const [key, { lastUsed }] of account) {
+		if (now - lastUsed > TERMS_MEMORY_MS) account.delete(key);
+	}
+	return strictestTerms([...account.values()].map((entry) => entry.terms));
+}
+
+// One module instance per n8n process: n8n loads the node and the trigger from the same package
+// folder, so both reach this map through Node's module cache, and one account never gets two
+// budgets in one process.
+const limiters = new Map<string, AdaptiveLimiter>();
+
+/**
+ * The in-process limiter of one account (`accountKey`: see the transport's account module), created
+ * on first use; its terms are the strictest its credentials declare. Its waits are made of `sleep`.
+ */
+export function processLimiterFor(accountKey: string, declaredTerms: BucketTerms, sleep: Sleep, now = Date.now()): AdaptiveLimiter {
+	const terms = accountTerms(accountKey, declaredTerms, now);
+	let limiter = limiters.get(accountKey);
+	if (limiter) {
+		limiter.setTerms(terms);
+	} else {
+		limiter = new AdaptiveLimiter(new GcraLimiter(terms, realClock(sleep)), terms);
+		limiters.set(accountKey, limiter);
+	}
+	return limiter;
+}

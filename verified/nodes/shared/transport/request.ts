@@ -1,0 +1,401 @@
+import { NodeApiError, NodeOperationError, type ILoadOptionsFunctions, type INode } from 'n8n-workflow';
+
+import {
+	backoffDelay,
+	describeWait,
+	LimiterCancelledError,
+	MAX_LIMIT_WAIT_MS,
+	parseRetryAfter,
+	retryAfterPenalty,
+	type LimiterGrant,
+	type RateLimiter,
+} from '../throttle';
+import { effectiveCustomer, getAccount, type Account } from './account';
+import { cancelledError, cancelSignal, sleepOrCancel, withListDeadline } from './cancel';
+import {
+	AMBIGUOUS_DESCRIPTION,
+	apiError,
+	describeTarget,
+	errorCode,
+	errorMessage,
+	NOT_SENT_CODES,
+	PERMANENT_CODES,
+	statusError,
+	type Unauthorized,
+} from './errors';
+import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRateLimitRefusal, parseBody } from './responses';
+import { oncePerNodeRun } from './context';
+import { oncePerRun } from './runCache';
+import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
+import { checkCustomer, checkHeaders, checkPath } from './validate';
+
+/**
+ * Attempts of one request that the service refuses with 429/503 before giving up, if by then the
+ * account's full bucket has had time to drain twice since the first refusal (see afterRefusal).
+ */
+export const MAX_RATE_LIMIT_ATTEMPTS = 6;
+/** Attempts of one GET/HEAD that fails with a 5xx or a broken connection before giving up. */
+export const MAX_FAILURE_ATTEMPTS = 3;
+const FAILURE_BACKOFF_BASE_MS = 500;
+const MAX_BACKOFF_MS = 60_000;
+
+/** One request's way through its attempts: what it is, where it goes, what went wrong so far. */
+interface Attempt {
+	context: ServiceContext;
+	node: INode;
+	account: Account;
+	exchange: Exchange;
+	signal: AbortSignal | undefined;
+	/** The account's limiter; none for a foreign origin. */
+	limiter: RateLimiter | undefined;
+	idempotent: boolean;
+	resendable: boolean;
+	rateLimited: number;
+	/** When the service first refused this request. */
+	firstRefusalAt: number;
+	failures: number;
+}
+
+/** Shown once per node run in its output, e.g. when the shared rate limit had to fall back. */
+function hintOnce(context: ServiceContext, message: string): void {
+	if (!('addExecutionHints' in context)) return;
+	void oncePerRun(context, `limiter-notice:${message}`, async () => {
+		context.addExecutionHints({ message, type: 'warning', location: 'outputPane' });
+	});
+}
+
+async function acquire(attempt: Attempt): Promise<LimiterGrant | undefined> {
+	const { context } = attempt;
+	try {
+		return await attempt.limiter?.acquire({
+			signal: attempt.signal,
+			logger: context.logger,
+			notice: (message) => hintOnce(context, message),
+		});
+	} catch (error) {
+		if (error instanceof LimiterCancelledError) {
+			throw cancelledError(attempt.node, attempt.exchange.itemIndex, attempt.signal?.reason);
+		}
+		throw new NodeOperationError(attempt.node, error as Error, { itemIndex: attempt.exchange.itemIndex });
+	}
+}
+
+async function backOff(attempt: Attempt, ms: number): Promise<void> {
+	await sleepOrCancel(ms, attempt.signal, attempt.node, attempt.exchange.itemIndex);
+}
+
+/**
+ * A failed exchange (no answer): waits and returns when it is safe to try again, otherwise throws
+ * the error that says whether the request may have reached the service.
+ */
+async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
+	const { node, exchange, signal } = attempt;
+	const { itemIndex } = exchange;
+	const code = errorCode(error);
+	if (signal?.aborted || code === 'ERR_CANCELED') throw cancelledError(node, itemIndex, signal?.reason);
+	if (code === undefined && error instanceof NodeOperationError) throw error;
+	const reason = errorMessage(error);
+	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
+	const retryable =
+		!(code !== undefined && PERMANENT_CODES.has(code)) &&
+		(attempt.idempotent || (notSent && attempt.resendable)) &&
+		attempt.failures + 1 < MAX_FAILURE_ATTEMPTS;
+	if (retryable) {
+		attempt.failures++;
+		attempt.context.logger.debug('Retrying a request to the product-data integration service', {
+			target: describeTarget(exchange),
+			code,
+			attempt: attempt.failures + 1,
+		});
+		await backOff(attempt, backoffDelay(attempt.failures, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
+		return;
+	}
+	if (!attempt.idempotent && !notSent) {
+		const what =
+			error instanceof ExchangeTimeoutError
+				? `No answer to ${describeTarget(exchange)} within ${Math.round(error.timeoutMs / 1000)} s (the credential's Request Timeout)`
+				: `The connection broke during ${describeTarget(exchange)}`;
+		throw apiError(node, `${what}: the service may or may not have received it`, {
+			itemIndex,
+			code,
+			description: `${AMBIGUOUS_DESCRIPTION} (${reason})`,
+			ambiguous: true,
+		});
+	}
+	throw apiError(node, `${describeTarget(exchange)} failed: ${reason}`, {
+		itemIndex,
+		code,
+		description: notSent ? 'The request did not reach the service.' : undefined,
+	});
+}
+
+/** A 429/503 refusal: waits and returns when the request may be sent again, otherwise throws. */
+async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: number | undefined): Promise<void> {
+	const { node, exchange, limiter } = attempt;
+	const { itemIndex } = exchange;
+	const target = describeTarget(exchange);
+	attempt.rateLimited++;
+	attempt.context.logger.debug('The product-data integration service refused a request: bucket full', {
+		target,
+		status,
+		retryAfterMs,
+		attempt: attempt.rateLimited,
+	});
+	if (retryAfterMs !== undefined && retryAfterMs > MAX_LIMIT_WAIT_MS) {
+		throw apiError(node, `The service's request limit was reached and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
+			httpCode: status,
+			itemIndex,
+			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the request limit. Nothing was stored by the refused request; run it again later.`,
+		});
+	}
+	if (!attempt.resendable) {
+		throw apiError(node, `The service's request limit was reached (${status}) and ${target} cannot be repeated: its body is a stream that was already sent`, {
+			httpCode: status,
+			itemIndex,
+			description: 'The service refused the request before processing it, so nothing was stored; running the node again is safe.',
+		});
+	}
+	// Other processes on the account (without a shared store) learn of each other from refusals
+	// only: a request is kept alive, slower, until the bucket has had time to drain twice, but no
+	// longer than an execution waits for the request limit (a large custom bucket drains for hours).
+	const { capacity, intervalMs } = limiter?.getTerms() ?? attempt.account.limiter.getTerms();
+	const drainMs = capacity * intervalMs;
+	const keepTryingMs = Math.min(2 * drainMs, MAX_LIMIT_WAIT_MS);
+	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
+	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= keepTryingMs) {
+		throw apiError(node, `The service's request limit was hit: ${target} was refused ${attempt.rateLimited} times (${status})`, {
+			httpCode: status,
+			itemIndex,
+			description:
+				'Nothing was stored by the refused requests. Another client may be using the same account, or the account has other limit terms than the credential says (Custom Rate Limit).',
+		});
+	}
+	if (limiter === undefined) {
+		await backOff(attempt, retryAfterMs ?? backoffDelay(attempt.rateLimited, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
+	} else if (attempt.rateLimited > 1) {
+		// The penalty alone covers the usual case (another client filled the bucket once);
+		// repeated refusals of the same request back off further.
+		await backOff(attempt, backoffDelay(attempt.rateLimited - 1, intervalMs, Math.min(MAX_BACKOFF_MS, drainMs)));
+	}
+}
+
+/** A 5xx that is not the rate limit: a GET/HEAD is tried again (returns); anything else throws. */
+async function afterServerError(attempt: Attempt, status: number, text: string, headers: Record<string, string>): Promise<void> {
+	const { node, exchange } = attempt;
+	if (attempt.idempotent && attempt.failures + 1 < MAX_FAILURE_ATTEMPTS) {
+		attempt.failures++;
+		await backOff(attempt, backoffDelay(attempt.failures, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
+		return;
+	}
+	if (!attempt.idempotent) {
+		const what = status === 503 ? `The service was unavailable (503) for ${describeTarget(exchange)}` : `The service failed (${status}) on ${describeTarget(exchange)}`;
+		throw apiError(node, `${what}: it may or may not have received it`, {
+			httpCode: status,
+			itemIndex: exchange.itemIndex,
+			description: AMBIGUOUS_DESCRIPTION,
+			ambiguous: true,
+		});
+	}
+	throw statusError(node, attempt.account.credentials.environment, exchange, status, text, headers);
+}
+
+/**
+ * An answer longer than the request's limit. For an upload the service accepted, the session may
+ * exist: the error says it may have arrived, as any upload whose answer could not be read.
+ */
+function oversizedError(attempt: Attempt, status: number): Error {
+	const { node, exchange } = attempt;
+	const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
+	const target = describeTarget(exchange);
+	return apiError(node, `The service answered ${target} with more than ${limit}, more than this request reads`, {
+		httpCode: status,
+		itemIndex: exchange.itemIndex,
+		description: attempt.idempotent
+			? `Only the first ${limit} were read and the rest was not: an answer that long is not one the service gives.`
+			: `${AMBIGUOUS_DESCRIPTION} The service may or may not have stored it.`,
+		ambiguous: !attempt.idempotent,
+	});
+}
+
+/** The execution's cancel signal (or a poll's or list's deadline), and the request's own if it has one. */
+function requestSignal(context: ServiceContext, own: AbortSignal | undefined): AbortSignal | undefined {
+	const cancel = cancelSignal(context);
+	return cancel && own ? AbortSignal.any([cancel, own]) : (cancel ?? own);
+}
+
+async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
+	const method = exchange.method.toUpperCase();
+	const attempt: Attempt = {
+		context,
+		node: context.getNode(),
+		account,
+		exchange,
+		signal: requestSignal(context, exchange.signal),
+		limiter: exchange.authenticated ? account.limiter : undefined,
+		idempotent: method === 'GET' || method === 'HEAD',
+		resendable: typeof exchange.body === 'function' || !isSingleUse(exchange.body),
+		rateLimited: 0,
+		firstRefusalAt: 0,
+		failures: 0,
+	};
+	const intervalMs = account.limiter.getTerms().intervalMs;
+
+	for (;;) {
+		const grant = await acquire(attempt);
+		const body = typeof exchange.body === 'function' ? await exchange.body() : exchange.body;
+
+		const result = await sendOnce(context, account, exchange, body, attempt.signal);
+		if ('failure' in result) {
+			await grant?.settle();
+			await afterNoAnswer(attempt, result.failure);
+			continue;
+		}
+
+		const { statusCode: status, headers, text, truncated } = result.answer;
+		const retryAfterMs = parseRetryAfter(headers['retry-after']);
+		const refused = isRateLimitRefusal(status, retryAfterMs, text);
+		// The penalty first: a refused request was not counted, its timing must not move the schedule.
+		// It is bounded: a Retry-After of a day fails its own request (below), not everyone else's.
+		if (refused) {
+			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
+			await attempt.limiter?.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
+		}
+		await grant?.settle();
+
+		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
+			if (truncated && !exchange.truncate) throw oversizedError(attempt, status);
+			return { statusCode: status, headers, body: parseBody(text, exchange.responseType) as T, truncated };
+		}
+		if (refused) {
+			await afterRefusal(attempt, status, retryAfterMs);
+		} else if (status >= 500) {
+			await afterServerError(attempt, status, text, headers);
+		} else {
+			const unauthorized = status === 401 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
+			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers, unauthorized);
+		}
+	}
+}
+
+/**
+ * After a 401, whether the credential's own login works: one GET /api/auth/me with its own
+ * customer, sent only then, tells a refused login from a refused customer node.
+ */
+async function diagnoseUnauthorized(context: ServiceContext, account: Account, exchange: Exchange): Promise<Unauthorized | undefined> {
+	if (!exchange.authenticated) return undefined;
+	const unauthorized = {
+		customer: effectiveCustomer(account.credentials, exchange.customer),
+		overridden: exchange.customer !== undefined,
+	};
+	const check = `${account.baseUrl}/api/auth/me`;
+	// The refused request was that very check.
+	if (exchange.url === check && !exchange.customer) return { ...unauthorized, cause: 'login' };
+	// Asked once per node run, however many items are refused (once per poll in a trigger, whose
+	// credential may have been mended since).
+	const answer = await oncePerNodeRun(context, 'login-check', async () =>
+		await perform(context, account, {
+			method: 'GET',
+			url: check,
+			itemIndex: exchange.itemIndex,
+			responseType: 'none',
+			allowStatus: [],
+			authenticated: true,
+		}).then(
+			() => 'customer' as const,
+			(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
+		),
+	);
+	return { ...unauthorized, cause: answer };
+}
+
+/**
+ * The one request function of the package: credential authentication, customer headers, the
+ * account's rate limit, retries that cannot duplicate an upload, and errors that name the item.
+ */
+export async function serviceRequest<T = unknown>(
+	this: ServiceContext,
+	request: ServiceRequest,
+): Promise<ServiceResponse<T>> {
+	const account = await getAccount(this, request.itemIndex);
+	const node = this.getNode();
+	checkPath(node, request.path, request.itemIndex);
+	checkHeaders(node, request.headers, request.itemIndex);
+	checkCustomer(node, request.customer, account.credentials, request.itemIndex);
+	const { path, responseType, allowStatus, ...rest } = request;
+	return await perform<T>(this, account, {
+		...rest,
+		url: `${account.baseUrl}${path.startsWith('/') ? path : `/${path}`}`,
+		responseType: responseType ?? 'json',
+		allowStatus: allowStatus ?? [],
+		authenticated: true,
+	});
+}
+
+/**
+ * The request of a list in the editor (`what`, e.g. "customer nodes"), as serviceRequest but within
+ * the credential's Request Timeout, waits for the request limit included: the editor has no cancel
+ * button, and a busy account must not keep it waiting longer than one request may take.
+ */
+export async function listRequest<T = unknown>(
+	this: ILoadOptionsFunctions,
+	what: string,
+	request: ServiceRequest,
+): Promise<ServiceResponse<T>> {
+	const { timeoutMs } = await getAccount(this, request.itemIndex);
+	return await withListDeadline(
+		this,
+		what,
+		timeoutMs,
+		async () => await serviceRequest.call<ILoadOptionsFunctions, [ServiceRequest], Promise<ServiceResponse<T>>>(this, request),
+	);
+}
+
+/**
+ * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read
+ * against the base URL, where the request went. One that cannot be read is handed back as it is.
+ */
+export async function resolveServiceUrl(this: ServiceContext, url: string, itemIndex?: number): Promise<string> {
+	const { baseUrl } = await getAccount(this, itemIndex);
+	try {
+		return new URL(url, `${baseUrl}/`).href;
+	} catch {
+		return url;
+	}
+}
+
+/**
+ * Fetches a URL the service handed out (e.g. the error document behind a 301 Location; a relative
+ * one is read against the base URL). Credentials go only to the base URL's origin; redirects are
+ * never followed. Only the first 1 MiB is read; a longer document ends with a note saying so.
+ */
+export async function fetchServiceUrl(
+	this: ServiceContext,
+	url: string,
+	itemIndex?: number,
+	signal?: AbortSignal,
+): Promise<ServiceResponse<string>> {
+	const account = await getAccount(this, itemIndex);
+	let target: URL;
+	try {
+		target = new URL(url, `${account.baseUrl}/`);
+	} catch {
+		throw new NodeOperationError(this.getNode(), `The service handed out an invalid URL: ${url}`, { itemIndex });
+	}
+	if (target.protocol !== 'https:' && target.protocol !== 'http:') {
+		throw new NodeOperationError(this.getNode(), `The service handed out a URL that is not http(s): ${url}`, { itemIndex });
+	}
+	const response = await perform<string>(this, account, {
+		method: 'GET',
+		url: target.href,
+		itemIndex,
+		responseType: 'text',
+		allowStatus: [],
+		authenticated: target.origin === account.origin,
+		truncate: true,
+		signal,
+	});
+	if (!response.truncated) return response;
+	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);
+	return { ...response, body: `${response.body}\n[truncated: longer than ${limit}, the rest was not read]` };
+}

@@ -1,0 +1,100 @@
+import type { Exchange } from './types';
+
+/** Response headers as one lower-case name to one string, whatever shape the HTTP layer gave. */
+export function normalizeHeaders(headers: unknown): Record<string, string> {
+	const result: Record<string, string> = {};
+	if (typeof headers !== 'object' || headers === null) return result;
+	const plain =
+		typeof (headers as { toJSON?: unknown }).toJSON === 'function'
+			? (headers as { toJSON: () => object }).toJSON()
+			: headers;
+	for (const [name, value] of Object.entries(plain)) {
+		if (value === undefined || value === null) continue;
+		result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+	}
+	return result;
+}
+
+/** The most of an answer that is read: an answer of the service is small, a larger one is not its. */
+export const DEFAULT_ANSWER_LIMIT_BYTES = 1024 * 1024;
+
+export interface AnswerText {
+	text: string;
+	/** The answer was longer than the limit: only its beginning was read, the rest never was. */
+	truncated: boolean;
+}
+
+/**
+ * Reads an answer body up to `limitBytes`: memory stays bounded whatever the service sends, and
+ * the rest is not read (the connection is closed). A body handed over whole is cut the same way.
+ */
+export async function readAnswer(body: unknown, limitBytes: number): Promise<AnswerText> {
+	if (body === undefined || body === null) return { text: '', truncated: false };
+	if (typeof body === 'string' || Buffer.isBuffer(body)) {
+		const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
+		return { text: bytes.subarray(0, limitBytes).toString('utf8'), truncated: bytes.length > limitBytes };
+	}
+	if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] !== 'function') {
+		return readAnswer(JSON.stringify(body), limitBytes);
+	}
+	const chunks: Buffer[] = [];
+	let size = 0;
+	let truncated = false;
+	// Leaving the loop early ends the stream: the rest of a long answer is never read.
+	for await (const chunk of body as AsyncIterable<Buffer | string>) {
+		const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8');
+		if (size + bytes.length > limitBytes) {
+			chunks.push(bytes.subarray(0, limitBytes - size));
+			truncated = true;
+			break;
+		}
+		chunks.push(bytes);
+		size += bytes.length;
+	}
+	return { text: Buffer.concat(chunks).toString('utf8'), truncated };
+}
+
+/** "1 MiB", "32 MiB", "512 KiB": a limit in messages. */
+export function describeBytes(bytes: number): string {
+	return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${Math.round(bytes / 1024)} KiB`;
+}
+
+export function parseBody(text: string, responseType: Exchange['responseType']): unknown {
+	if (responseType === 'none') return undefined;
+	if (responseType === 'text') return text;
+	if (text.trim() === '') return undefined;
+	try {
+		return JSON.parse(text);
+	} catch {
+		return text;
+	}
+}
+
+/** The service's own words for an error: the `message` of its JSON body, or a short plain text. */
+export function serviceMessage(text: string): string | undefined {
+	try {
+		const parsed = JSON.parse(text) as unknown;
+		if (typeof parsed === 'object' && parsed !== null) {
+			const { message, Message } = parsed as { message?: unknown; Message?: unknown };
+			const said = message ?? Message;
+			if (typeof said === 'string' && said.trim() !== '') return said.trim();
+		}
+		if (typeof parsed === 'string' && parsed.trim() !== '') return parsed.trim();
+		return undefined;
+	} catch {
+		const trimmed = text.trim();
+		if (trimmed === '' || trimmed.length > 300 || trimmed.startsWith('<')) return undefined;
+		return trimmed;
+	}
+}
+
+/**
+ * Whether an answer is the service's full bucket: every 429, and a 503 that says when to come back
+ * (Retry-After) without calling itself unavailable. A 503 without Retry-After is the service (or a
+ * proxy in front of it) being down, not the rate limit.
+ */
+export function isRateLimitRefusal(status: number, retryAfterMs: number | undefined, text: string): boolean {
+	if (status === 429) return true;
+	if (status !== 503 || retryAfterMs === undefined) return false;
+	return !/unavailable|maintenance/i.test(serviceMessage(text) ?? '');
+}
