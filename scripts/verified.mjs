@@ -3,10 +3,10 @@
 // reach, so that nothing the verified edition does not use is in it (the bucket in Redis, the
 // streamed multipart body, their dependencies).
 //
-// Its package lives in verified/: package.json, nodes/, credentials/ and icons/ are generated here and
-// committed, because n8n's scanner lints the source of a published package at the commit its npm
-// provenance names, in the folder whose package.json carries the package's name. dist/, README.md
-// and LICENSE are built there and not committed.
+// Its package lives in verified/: package.json, eslint.config.mjs, nodes/, credentials/ and icons/
+// are generated there and committed, because n8n's scanner lints the source of a published package
+// at the commit its npm provenance names, in the folder whose package.json carries the package's
+// name. dist/, README.md and LICENSE are built there and not committed.
 //
 //   node scripts/verified.mjs build          regenerate verified/ from the source and compile it
 //   node scripts/verified.mjs pack [folder]  build, then `npm pack` it into the folder (default: the
@@ -24,7 +24,10 @@ const ts = createRequire(import.meta.url)('typescript');
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const VERIFIED_PACKAGE = join(ROOT, 'verified');
-const GENERATED = ['package.json', 'nodes', 'credentials', 'icons'];
+const GENERATED = ['package.json', 'eslint.config.mjs', 'nodes', 'credentials', 'icons'];
+// n8n's node tooling (`n8n-node lint`, `n8n-node cloud-support`) wants this file exactly: its
+// configuration for packages that n8n Cloud may verify, unchanged.
+const CLOUD_ESLINT_CONFIG = "import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n";
 const SUFFIX = '.verified.ts';
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -109,6 +112,7 @@ function packageManifest() {
 function generate(folder) {
 	stageSource(folder);
 	writeFileSync(join(folder, 'package.json'), `${JSON.stringify(packageManifest(), null, 2)}\n`);
+	writeFileSync(join(folder, 'eslint.config.mjs'), CLOUD_ESLINT_CONFIG);
 	compile(folder);
 }
 

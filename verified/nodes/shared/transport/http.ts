@@ -7,9 +7,8 @@ import type {
 
 import type { Account } from './account';
 import { CREDENTIAL_NAME } from './edition';
-import type { ServiceContext } from './types';
 import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
-import type { Exchange, RequestBody } from './types';
+import type { Exchange, RequestBody, ServiceContext } from './types';
 
 /** Whether a body can be read only once (a stream, FormData): such a request cannot be repeated. */
 export function isSingleUse(body: unknown): boolean {

@@ -79,7 +79,7 @@ function partMimeType(context: IExecuteFunctions, itemIndex: number, binaryPrope
 
 /** The file name goes into the part's header between quotes: quotes, backslashes and control characters are replaced. */
 function partFileName(fileName: string): string {
-	return fileName.replace(/["\\\x00-\x1f\x7f]/g, '_');
+	return fileName.replace(/["\\\p{Cc}]/gu, '_');
 }
 
 function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
