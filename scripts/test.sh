@@ -2,7 +2,8 @@
 # `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check, one
 # build and pack of each edition (full, verified), n8n's community-package lint of each edition's
 # source and tarball, then the test tiers: unit, integration, tools, and the end-to-end suite in a
-# real n8n with the full edition's tarball installed.
+# real n8n with the full edition's tarball installed, and its operation, trigger and AI Agent files
+# again with the verified edition's.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
@@ -33,6 +34,9 @@ if [ "${SKIP_E2E:-}" = "1" ]; then
   echo "SKIP_E2E=1: end-to-end suite not run" >&2
 else
   bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
+  # The verified edition installed as a user installs it: its operations, trigger and AI Agent tool.
+  E2E_EDITION=verified bash scripts/e2e.sh --json --outputFile="$results/e2e-verified.json" \
+    'test/e2e/(operations|trigger|agent)\.test\.ts$'
 fi
 
 # One closing line for all tiers (jest prints a summary per run).

@@ -7,7 +7,8 @@
  * Running: `npm run test:e2e` (scripts/e2e.sh) runs every `*.test.ts` under test/e2e with
  * test/e2e/jest.config.js, in two jest workers; arguments go on to jest (`npm run test:e2e --
  * test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up builds the package from
- * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names), installs n8n (cached by
+ * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names; E2E_EDITION=verified: the verified
+ * edition, or E2E_VERIFIED_TGZ; see scripts/n8n/edition.ts), installs n8n (cached by
  * scripts/install-n8n.sh), prepares an n8n user folder with the package installed and starts one n8n
  * per worker on a copy of it; the files of a worker run one after the other in its n8n.
  * `E2E_KEEP_FOLDERS=1` keeps the user folders (database, n8n's log) for a look.
@@ -70,7 +71,8 @@ import {
 	type CredentialData,
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
-import { installN8n, N8nFolder, packPackage, PROJECT_ROOT } from '../../scripts/n8n/instance';
+import { editionTarball } from '../../scripts/n8n/edition';
+import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
 import type { N8nServer, Owner, StoredExecution, WorkflowDefinition } from '../../scripts/n8n/server';
 
@@ -149,7 +151,7 @@ export function workersOfRun(config: JestRunConfig): number {
  */
 export async function prepareRun(config: JestRunConfig): Promise<void> {
 	const workDir = mkdtempSync(join(tmpdir(), 'pdi-e2e-'));
-	const tarball = process.env.E2E_PACKAGE_TGZ || packPackage(join(workDir, 'pack'));
+	const tarball = editionTarball(join(workDir, 'pack'));
 	const n8nBin = await installN8n();
 	const template = await N8nFolder.create(n8nBin, join(workDir, 'template'), tarball);
 	// Pointing nowhere until prepareN8n() points it at its emulator; imported here so that it keeps

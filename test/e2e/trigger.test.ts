@@ -12,6 +12,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { putXml, type CallOptions } from '../../scripts/emulator/client';
 import {
+	CREDENTIAL_TYPE,
 	nodeItems,
 	nodeType,
 	prepareN8n,
@@ -192,7 +193,7 @@ describe('the trigger in a running n8n', () => {
 				methodName: 'searchCustomers',
 				nodeTypeAndVersion: { name: nodeType('productDataIntegration'), version: 1 },
 				currentNodeParameters: { resource: 'document', operation: 'upload', source: 'text', xml: '', options: {} },
-				credentials: { productDataIntegrationApi: { id: credential.id, name: credential.name } },
+				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
 			},
 		);
 		expect(customers.results.map(({ name, value }) => ({ name, value }))).toEqual([
