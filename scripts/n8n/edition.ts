@@ -44,3 +44,29 @@ export function editionTarball(destination: string): string {
 	});
 	return printed.trim().split('\n').pop() as string;
 }
+
+const FULL_PACKAGE_NAME = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
+
+interface WorkflowNode {
+	type: string;
+	credentials?: Record<string, unknown>;
+}
+
+/**
+ * A workflow written for the full edition (examples/) as the edition under test runs it: what a
+ * user changes to move a workflow from one edition to the other, the package's name in its node
+ * types and the credential type its nodes name.
+ */
+export function inEdition<T extends { nodes: unknown[] }>(workflow: T): T {
+	const nodes = (workflow.nodes as WorkflowNode[]).map((node) => {
+		if (!node.type.startsWith(`${FULL_PACKAGE_NAME}.`)) return node;
+		const moved: WorkflowNode = { ...node, type: `${PACKAGE_NAME}${node.type.slice(FULL_PACKAGE_NAME.length)}` };
+		if (node.credentials) {
+			moved.credentials = Object.fromEntries(
+				Object.entries(node.credentials).map(([type, credential]) => [type === fullIdentity.CREDENTIAL_NAME ? CREDENTIAL_TYPE : type, credential]),
+			);
+		}
+		return moved;
+	});
+	return { ...workflow, nodes };
+}

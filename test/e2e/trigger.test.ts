@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { IDataObject } from 'n8n-workflow';
 
 import { putXml, type CallOptions } from '../../scripts/emulator/client';
+import { inEdition } from '../../scripts/n8n/edition';
 import {
 	CREDENTIAL_TYPE,
 	nodeItems,
@@ -84,7 +85,7 @@ describe('the trigger in a running n8n', () => {
 			readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8'),
 		) as WorkflowDefinition;
 		// A copy with an id of its own: the example itself is imported by examples.test.ts into the same n8n.
-		workflowId = await n8n.importWorkflow({ ...example, id: undefined });
+		workflowId = await n8n.importWorkflow({ ...inEdition(example), id: undefined });
 		before = [await upload('OLD-1'), await upload('OLD-2', { fail: true })];
 	});
 
