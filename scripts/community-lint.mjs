@@ -21,7 +21,8 @@ import { build as buildVerified, pack as packVerified, VERIFIED_PACKAGE } from '
  * What the package keeps although the gate flags it: each buys a capability users need that cannot
  * be had inside the rules. A row covers one rule of the gate, about one module or global (`name`;
  * for runtime dependencies, their names), in the files listed (source paths; a finding in the
- * tarball counts for the source it was built from). The README says what they mean for n8n Cloud.
+ * tarball counts for the source it was built from). The README says what they mean for n8n Cloud;
+ * the verified edition does without every one of them.
  */
 const FULL_EDITION_EXCEPTIONS = [
 	{
