@@ -14,6 +14,20 @@ import { packPackage, PROJECT_ROOT } from './instance';
 
 export type Edition = 'full' | 'verified';
 
+/** What n8n knows an edition by: its package's name (its node types' prefix) and its credential type. */
+export interface EditionIdentity {
+	packageName: string;
+	credentialType: string;
+}
+
+export function identityOf(edition: Edition): EditionIdentity {
+	const folder = edition === 'verified' ? join(PROJECT_ROOT, 'verified') : PROJECT_ROOT;
+	return {
+		packageName: (JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name: string }).name,
+		credentialType: (edition === 'verified' ? verifiedIdentity : fullIdentity).CREDENTIAL_NAME,
+	};
+}
+
 function editionUnderTest(): Edition {
 	const edition = process.env.E2E_EDITION || 'full';
 	if (edition !== 'full' && edition !== 'verified') throw new Error(`E2E_EDITION is "${edition}": full or verified`);
@@ -22,20 +36,16 @@ function editionUnderTest(): Edition {
 
 export const EDITION = editionUnderTest();
 
-const manifestFolder = EDITION === 'verified' ? join(PROJECT_ROOT, 'verified') : PROJECT_ROOT;
-
-export const PACKAGE_NAME = (JSON.parse(readFileSync(join(manifestFolder, 'package.json'), 'utf8')) as { name: string }).name;
-
-export const CREDENTIAL_TYPE = (EDITION === 'verified' ? verifiedIdentity : fullIdentity).CREDENTIAL_NAME;
+export const { packageName: PACKAGE_NAME, credentialType: CREDENTIAL_TYPE } = identityOf(EDITION);
 
 /**
- * The edition's tarball: the one `npm test` packed (E2E_PACKAGE_TGZ, E2E_VERIFIED_TGZ), or the
+ * An edition's tarball: the one `npm test` packed (E2E_PACKAGE_TGZ, E2E_VERIFIED_TGZ), or the
  * edition built from clean and packed into `destination`.
  */
-export function editionTarball(destination: string): string {
-	const packed = EDITION === 'verified' ? process.env.E2E_VERIFIED_TGZ : process.env.E2E_PACKAGE_TGZ;
+export function editionTarball(destination: string, edition: Edition = EDITION): string {
+	const packed = edition === 'verified' ? process.env.E2E_VERIFIED_TGZ : process.env.E2E_PACKAGE_TGZ;
 	if (packed) return packed;
-	if (EDITION === 'full') return packPackage(destination);
+	if (edition === 'full') return packPackage(destination);
 	mkdirSync(destination, { recursive: true });
 	const printed = execFileSync('node', [join(PROJECT_ROOT, 'scripts', 'verified.mjs'), 'pack', destination], {
 		cwd: PROJECT_ROOT,
@@ -45,25 +55,25 @@ export function editionTarball(destination: string): string {
 	return printed.trim().split('\n').pop() as string;
 }
 
-const FULL_PACKAGE_NAME = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
-
 interface WorkflowNode {
 	type: string;
 	credentials?: Record<string, unknown>;
 }
 
 /**
- * A workflow written for the full edition (examples/) as the edition under test runs it: what a
- * user changes to move a workflow from one edition to the other, the package's name in its node
- * types and the credential type its nodes name.
+ * A workflow written for one edition as another runs it (by default: written for the full edition,
+ * as in examples/, run by the edition under test). It is what a user changes to move a workflow from
+ * one edition to the other: the package's name in its node types, the credential type its nodes name.
  */
-export function inEdition<T extends { nodes: unknown[] }>(workflow: T): T {
+export function inEdition<T extends { nodes: unknown[] }>(workflow: T, to: Edition = EDITION, from: Edition = 'full'): T {
+	const source = identityOf(from);
+	const target = identityOf(to);
 	const nodes = (workflow.nodes as WorkflowNode[]).map((node) => {
-		if (!node.type.startsWith(`${FULL_PACKAGE_NAME}.`)) return node;
-		const moved: WorkflowNode = { ...node, type: `${PACKAGE_NAME}${node.type.slice(FULL_PACKAGE_NAME.length)}` };
+		if (!node.type.startsWith(`${source.packageName}.`)) return node;
+		const moved: WorkflowNode = { ...node, type: `${target.packageName}${node.type.slice(source.packageName.length)}` };
 		if (node.credentials) {
 			moved.credentials = Object.fromEntries(
-				Object.entries(node.credentials).map(([type, credential]) => [type === fullIdentity.CREDENTIAL_NAME ? CREDENTIAL_TYPE : type, credential]),
+				Object.entries(node.credentials).map(([type, credential]) => [type === source.credentialType ? target.credentialType : type, credential]),
 			);
 		}
 		return moved;

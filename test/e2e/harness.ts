@@ -28,10 +28,11 @@
  *   });
  *
  * API
- * - prepareN8n({ emulator?, credential?, env? }) -> N8nHarness: an emulator started in this process
- *   (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given), the worker's
- *   n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of the prepared
- *   user folder, about 10 s to start), the owner logged in, and the credential
+ * - prepareN8n({ emulator?, credential?, env?, alsoInstall? }) -> N8nHarness: an emulator started in
+ *   this process (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given),
+ *   the worker's n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of
+ *   the prepared user folder, about 10 s to start; with `alsoInstall`: the same, with the other
+ *   edition of the package installed too), the owner logged in, and the credential
  *   EMULATOR_CREDENTIAL (customer 1001 of the default account, the emulator's bucket terms as its
  *   Custom Rate Limit; `credential` overrides its fields) pointing at the emulator.
  * - harness.run(workflow, { expect: 'success' | 'failure' }) -> StoredExecution: creates the workflow
@@ -71,7 +72,7 @@ import {
 	type CredentialData,
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
-import { editionTarball } from '../../scripts/n8n/edition';
+import { editionTarball, type Edition } from '../../scripts/n8n/edition';
 import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
 import type { N8nServer, Owner, StoredExecution, WorkflowDefinition } from '../../scripts/n8n/server';
@@ -211,6 +212,8 @@ export interface PrepareOptions {
 	credential?: Partial<CredentialData>;
 	/** More environment for n8n. */
 	env?: NodeJS.ProcessEnv;
+	/** The other edition installed next to the edition under test, as a user may have both. */
+	alsoInstall?: Edition;
 }
 
 /**
@@ -222,7 +225,7 @@ const FAST_LEAK_MS = 100;
 
 /**
  * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
- * it; with `env`, an n8n of its own on a fresh user folder.
+ * it; with `env` or `alsoInstall`, an n8n of its own on a fresh user folder.
  */
 /** Waits, checking every half second, until `condition` holds; fails naming `what` after `timeoutMs`. */
 export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -240,8 +243,11 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 	let server: N8nServer | undefined;
 	try {
 		let folder: N8nFolder;
-		if (options.env) {
+		if (options.env || options.alsoInstall) {
 			folder = new N8nFolder(n8nBin, template).copyTo(mkdtempSync(join(workDir, 'n8n-')));
+			if (options.alsoInstall) {
+				folder = await N8nFolder.create(n8nBin, folder.path, editionTarball(join(workDir, `pack-${options.alsoInstall}`), options.alsoInstall));
+			}
 			server = await folder.start({ env: options.env });
 		} else {
 			const shared = sharedN8nOfWorker(settings);
@@ -257,7 +263,7 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 			...options.credential,
 		});
 		await server.updateCredential(credential.id, credential);
-		return new N8nHarness(folder, server, emulator, credential, options.env !== undefined);
+		return new N8nHarness(folder, server, emulator, credential, options.env !== undefined || options.alsoInstall !== undefined);
 	} catch (error) {
 		await server?.stop();
 		await emulator.close();
