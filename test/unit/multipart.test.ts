@@ -49,6 +49,18 @@ describe('the verified edition\'s multipart encoder', () => {
 		]);
 	});
 
+	it('encodes the same body when the parts\' sizes are not known beforehand, or are wrong', async () => {
+		const expected = [
+			{ fileName: 'a.jpg', data: tricky },
+			{ fileName: 'b.jpg', data: Buffer.from('b') },
+		];
+		for (const sizes of [[undefined, undefined], [tricky.length, 5]]) {
+			const parts = expected.map(({ fileName, data }, n) => ({ ...part(fileName, 'image/jpeg', data), size: sizes[n] }));
+			const read = await parsed(encodeMultipart(parts));
+			expect(read.map(({ fileName, data }) => ({ fileName, data: Buffer.from(data) }))).toEqual(expected);
+		}
+	});
+
 	it('percent-encodes quotes and line breaks in a file name, as browsers do, so that it cannot end its header', async () => {
 		const read = await parsed(encodeMultipart([part('a"b\r\nContent-Type: text/html.jpg', 'image/jpeg', tricky)]));
 		expect(read).toHaveLength(1);
