@@ -95,7 +95,7 @@ function packageManifest() {
 	return {
 		name: VERIFIED_NAME,
 		version,
-		description: `${description} The edition verified for n8n Cloud: no runtime dependencies, the rate limit metered in each n8n process.`,
+		description: `${description} The edition for n8n Cloud: no runtime dependencies, the rate limit metered in each n8n process.`,
 		keywords,
 		license,
 		author,
