@@ -100,7 +100,8 @@ function packageManifest() {
 		license,
 		author,
 		homepage,
-		repository,
+		// npm checks a provenance statement against the repository; the package's source is this folder.
+		repository: { ...repository, directory: 'verified' },
 		engines,
 		files,
 		n8n: { ...n8n, strict: true },
