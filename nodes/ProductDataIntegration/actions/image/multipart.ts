@@ -6,17 +6,17 @@ import type { FilePart, MultipartUpload, PartDigest } from './multipartParts';
 
 /*
  * Multipart bodies for the full edition: parts held in n8n's binary store are streamed from it as
- * the request is sent and hashed on the way, never held whole; parts in the item's data are sent
- * from memory. The verified edition (n8n Cloud,
- * which allows neither `stream` nor runtime dependencies) is built with ./multipart.verified.ts in
- * its place: the same exports, the body built in memory.
+ * the request is sent and hashed on the way, never held whole; a part in the item's data is read
+ * when the body reaches it. The verified edition (n8n Cloud, which allows neither `stream` nor
+ * runtime dependencies) is built with ./multipart.verified.ts in its place: the same exports, the
+ * body built in memory.
  */
 
-/** A body of `parts` for each attempt; a stored part's stream opens only when it is sent. */
+/** A body of `parts` for each attempt; each part is opened only when the body reaches it. */
 export function encodeMultipart(parts: FilePart[]): MultipartUpload {
-	let meters: Array<MeteredStream | undefined> = [];
+	let meters: MeteredStream[] = [];
 	const close = () => {
-		for (const meter of meters) meter?.destroy();
+		for (const meter of meters) meter.destroy();
 	};
 	return {
 		// FormData brings its Content-Type (with its boundary) and its length to n8n's HTTP layer.
@@ -25,32 +25,26 @@ export function encodeMultipart(parts: FilePart[]): MultipartUpload {
 		body: async () => {
 			close();
 			const form = new FormData();
-			meters = [];
-			for (const part of parts) {
-				const options = { filename: part.filename, contentType: part.contentType, knownLength: part.size };
-				if (!part.open) {
-					form.append(part.name, await part.read(), options);
-					meters.push(undefined);
-					continue;
-				}
-				const meter = new MeteredStream(part.open);
-				form.append(part.name, meter, options);
-				meters.push(meter);
-			}
+			meters = parts.map((part) => {
+				const meter = new MeteredStream(opener(part));
+				form.append(part.name, meter, { filename: part.filename, contentType: part.contentType, knownLength: part.size });
+				return meter;
+			});
 			return form;
 		},
-		digests: () => meters.map((meter) => meter?.digest()),
+		digests: () => meters.map((meter) => meter.digest()),
 		close,
 	};
 }
 
-/** Reads a part once to learn its md5 and length: streamed when it is stored, else from memory. */
+/** A part's bytes as a stream: n8n's stream of stored data, or the data in memory, read when first asked for. */
+function opener(part: FilePart): () => Promise<NodeJS.ReadableStream> {
+	return part.open ?? (async () => Readable.from([await part.read()]));
+}
+
+/** Reads a part once to learn its md5 and length, as a stream when it is stored. */
 export async function digestOf(part: FilePart): Promise<PartDigest> {
-	if (!part.open) {
-		const data = await part.read();
-		return { md5: createHash('md5').update(data).digest('hex'), bytes: data.length };
-	}
-	const meter = new MeteredStream(part.open);
+	const meter = new MeteredStream(opener(part));
 	meter.resume();
 	await new Promise<void>((resolve, reject) => {
 		meter.once('end', resolve);
