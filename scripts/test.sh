@@ -25,7 +25,7 @@ E2E_VERIFIED_TGZ="$(node scripts/verified.mjs pack "$results/pack" | tail -n 1)"
 export E2E_VERIFIED_TGZ
 npm run lint:community
 # n8n's own node tooling on the verified edition: its Cloud-support lint, as `n8n-node lint` runs it.
-(cd verified && npx --no-install n8n-node lint)
+npm run lint:verified
 npm run lint:workflows
 for tier in unit integration tools; do
   npx jest --ci --roots "<rootDir>/test/$tier" --json --outputFile="$results/$tier.json"
