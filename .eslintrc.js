@@ -21,6 +21,11 @@ module.exports = {
 			},
 		},
 		{
+			// The verified edition's modules are built by scripts/verified.mjs, not by tsconfig.json.
+			files: ['**/*.verified.ts'],
+			parserOptions: { project: ['./tsconfig.test.json'] },
+		},
+		{
 			files: ['./credentials/**/*.ts'],
 			plugins: ['eslint-plugin-n8n-nodes-base'],
 			extends: ['plugin:n8n-nodes-base/credentials'],

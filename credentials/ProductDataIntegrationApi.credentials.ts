@@ -6,7 +6,9 @@ import type {
 } from 'n8n-workflow';
 
 import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
+import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/transport/edition';
 import { BUCKET_CAPACITY_FIELD, LEAK_INTERVAL_FIELD, REQUEST_TIMEOUT_FIELD } from '../nodes/shared/transport/settings';
+import { sharingProperties } from './rateLimitSharing';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
@@ -15,9 +17,9 @@ const REDIRECT_MESSAGE =
 	'The Base URL redirects elsewhere: the credentials were not sent there and the test stops. Use the address the service answers at directly';
 
 export class ProductDataIntegrationApi implements ICredentialType {
-	name = 'productDataIntegrationApi';
+	name = CREDENTIAL_NAME;
 
-	displayName = 'Product Data Integration API';
+	displayName = CREDENTIAL_DISPLAY_NAME;
 
 	icon = {
 		light: 'file:../icons/productDataIntegration.svg',
@@ -143,91 +145,7 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			description: 'After the first burst, one request every this many seconds (0.001 to 900)',
 			displayOptions: { show: { customRateLimit: [true] } },
 		},
-		{
-			displayName: 'Rate Limit Sharing',
-			name: 'rateLimitSharing',
-			type: 'options',
-			options: [
-				{
-					name: 'Automatic',
-					value: 'automatic',
-					description:
-						'In queue mode, all n8n processes share the bucket through the Redis of the queue (its QUEUE_BULL_REDIS_* settings); otherwise this n8n process only',
-				},
-				{
-					name: 'Redis',
-					value: 'redis',
-					description: 'All n8n processes that use this credential share the bucket through the Redis server below',
-				},
-				{
-					name: 'This n8n Process Only',
-					value: 'process',
-					description: 'Each n8n process meters its own requests; when several use the account, refusals (429) slow them down',
-				},
-			],
-			default: 'automatic',
-			description:
-				'How n8n processes that use this account (queue-mode workers, several main instances) share its request limit',
-		},
-		{
-			displayName: 'Redis Host',
-			name: 'redisHost',
-			type: 'string',
-			default: '',
-			placeholder: 'e.g. redis.internal',
-			description: 'Host name or IP address alone: the user, password and port have their own fields',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis Port',
-			name: 'redisPort',
-			type: 'number',
-			typeOptions: { minValue: 1, maxValue: 65535, numberPrecision: 0 },
-			default: 6379,
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis Database Number',
-			name: 'redisDatabase',
-			type: 'number',
-			typeOptions: { minValue: 0, numberPrecision: 0 },
-			default: 0,
-			description: 'A database the Redis server has (0 to 15 unless it is configured with more)',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis User',
-			name: 'redisUser',
-			type: 'string',
-			default: '',
-			description: 'Leave empty for Redis without ACL users',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis Password',
-			name: 'redisPassword',
-			type: 'string',
-			typeOptions: { password: true },
-			default: '',
-			description: 'Sent unencrypted unless Redis SSL is on, so it is only used without SSL for Redis on this machine (localhost, 127.0.0.1, ::1)',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Redis SSL',
-			name: 'redisSsl',
-			type: 'boolean',
-			default: false,
-			description: 'Whether to connect to Redis with TLS',
-			displayOptions: { show: { rateLimitSharing: ['redis'] } },
-		},
-		{
-			displayName: 'Ignore Redis SSL Issues (Insecure)',
-			name: 'redisDisableTlsVerification',
-			type: 'boolean',
-			default: false,
-			description: 'Whether to connect even if the Redis server certificate cannot be verified',
-			displayOptions: { show: { rateLimitSharing: ['redis'], redisSsl: [true] } },
-		},
+		...sharingProperties,
 	];
 
 	authenticate: IAuthenticateGeneric = {

@@ -4,6 +4,10 @@
 // ESLint 9. This runs the gate's own configuration (its `buildScanConfig`, its ESLint) over the same
 // files, offline, after `npm run build`. It fails on every finding, warnings included, except the
 // exceptions below; an exception that no longer matches anything fails too, so the list stays true.
+//
+//   node scripts/community-lint.mjs            the full edition: its source and its tarball
+//   node scripts/community-lint.mjs verified   the verified edition (verified/, scripts/verified.mjs):
+//                                              its source and its tarball, with no exception at all
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,13 +15,16 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { build as buildVerified, pack as packVerified, VERIFIED_PACKAGE } from './verified.mjs';
+
 /**
  * What the package keeps although the gate flags it: each buys a capability users need that cannot
  * be had inside the rules. A row covers one rule of the gate, about one module or global (`name`;
  * for runtime dependencies, their names), in the files listed (source paths; a finding in the
- * tarball counts for the source it was built from). The README says what they mean for n8n Cloud.
+ * tarball counts for the source it was built from). The README says what they mean for n8n Cloud;
+ * the verified edition does without every one of them.
  */
-const EXCEPTIONS = [
+const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'ioredis',
@@ -38,7 +45,7 @@ const EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'form-data',
-		files: ['nodes/ProductDataIntegration/actions/image/imageBatches.ts'],
+		files: ['nodes/ProductDataIntegration/actions/image/multipart.ts'],
 		why:
 			'Image upload sends the images of many items in one multipart request, each streamed from n8n\'s binary store, ' +
 			'never held whole; n8n-workflow has no multipart encoder and its HTTP layer streams form-data bodies.',
@@ -46,7 +53,7 @@ const EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'stream',
-		files: ['nodes/ProductDataIntegration/actions/image/binaryImages.ts', 'nodes/ProductDataIntegration/actions/image/imageBatches.ts'],
+		files: ['nodes/ProductDataIntegration/actions/image/multipart.ts'],
 		why:
 			'The multipart body needs each stored image as a Readable that opens n8n\'s binary stream only when sent and ' +
 			'hashes it on the way; without it every image of an item would be read into memory first.',
@@ -60,6 +67,17 @@ const EXCEPTIONS = [
 ];
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const edition = process.argv[2] ?? 'full';
+if (edition !== 'full' && edition !== 'verified') {
+	console.error('usage: node scripts/community-lint.mjs [verified]');
+	process.exit(2);
+}
+// n8n Cloud takes a package only when the scanner finds nothing: the verified edition has no exception.
+const EXCEPTIONS = edition === 'verified' ? [] : FULL_EDITION_EXCEPTIONS;
+// Where the scanner finds the edition's source: the folder whose package.json has its name.
+const SOURCE = edition === 'verified' ? VERIFIED_PACKAGE : ROOT;
+// The tarball `npm test` packs once for each edition.
+const PACKED = edition === 'verified' ? process.env.E2E_VERIFIED_TGZ : process.env.E2E_PACKAGE_TGZ;
 // What the gate lints in the tarball (the source patterns it exports).
 const TARBALL_PATTERNS = ['**/*.js', 'package.json'];
 
@@ -105,16 +123,22 @@ async function lint(directory, patterns, config) {
 	return { eslint, results: await eslint.lintFiles(files) };
 }
 
-/** The packed package, unpacked: the tarball E2E_PACKAGE_TGZ names (`npm test` packs once), or a fresh pack of the build. */
+/**
+ * The packed package, unpacked: the tarball `npm test` packed (E2E_PACKAGE_TGZ, E2E_VERIFIED_TGZ),
+ * or a fresh pack of the build (the verified edition: built first).
+ */
 function packTarball() {
 	const folder = mkdtempSync(join(tmpdir(), 'community-lint-'));
-	let tarball = process.env.E2E_PACKAGE_TGZ;
-	if (!tarball) {
+	let tarball = PACKED;
+	if (!tarball && edition === 'verified') {
+		buildVerified();
+		tarball = packVerified(folder);
+	} else if (!tarball) {
 		execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 		tarball = join(folder, readdirSync(folder).find((name) => name.endsWith('.tgz')));
 	}
 	execFileSync('tar', ['-xzf', tarball, '--strip-components=1'], { cwd: folder });
-	if (!process.env.E2E_PACKAGE_TGZ) rmSync(tarball);
+	if (!PACKED) rmSync(tarball);
 	return folder;
 }
 
@@ -124,7 +148,7 @@ const used = new Set();
 let problems = 0;
 try {
 	for (const [leg, directory, patterns] of [
-		['source', ROOT, SOURCE_FILE_PATTERNS],
+		['source', SOURCE, SOURCE_FILE_PATTERNS],
 		['tarball', tarball, TARBALL_PATTERNS],
 	]) {
 		const { eslint, results } = await lint(directory, patterns, config);
@@ -144,7 +168,7 @@ try {
 			problems += result.messages.length;
 		}
 		const report = await (await eslint.loadFormatter('stylish')).format(results);
-		if (report) console.log(`n8n community-package lint, ${leg}:${report}`);
+		if (report) console.log(`n8n community-package lint, ${edition} edition, ${leg}:${report}`);
 	}
 } finally {
 	rmSync(tarball, { recursive: true, force: true });
@@ -155,4 +179,8 @@ const stale = EXCEPTIONS.flatMap((exception, index) =>
 );
 for (const entry of stale) console.log(`Exception no longer needed, remove it: ${entry}`);
 if (problems > 0 || stale.length > 0) process.exit(1);
-console.log(`n8n community-package lint: no findings (${EXCEPTIONS.length} exceptions, each with its reason, in scripts/community-lint.mjs)`);
+console.log(
+	EXCEPTIONS.length === 0
+		? `n8n community-package lint, ${edition} edition: no findings, no exceptions`
+		: `n8n community-package lint, ${edition} edition: no findings (${EXCEPTIONS.length} exceptions, each with its reason, in scripts/community-lint.mjs)`,
+);

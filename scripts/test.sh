@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check, one
-# build and pack, n8n's community-package lint of the source and the tarball, then the test tiers:
-# unit, integration, tools, and the end-to-end suite in a real n8n with that same tarball installed.
+# build and pack of each edition (full, verified), n8n's community-package lint of each edition's
+# source and tarball, then the test tiers: unit, integration, tools, and the end-to-end suite in a
+# real n8n with the full edition's tarball installed, and its operation, trigger and AI Agent files
+# again with the verified edition's.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
@@ -19,7 +21,12 @@ npm pack --ignore-scripts --silent --pack-destination "$results/pack" >/dev/null
 # Every later step that needs the package takes this tarball instead of building its own.
 E2E_PACKAGE_TGZ="$(ls "$results"/pack/*.tgz)"
 export E2E_PACKAGE_TGZ
+E2E_VERIFIED_TGZ="$(node scripts/verified.mjs pack "$results/pack" | tail -n 1)"
+export E2E_VERIFIED_TGZ
 npm run lint:community
+# n8n's own node tooling on the verified edition: its Cloud-support lint, as `n8n-node lint` runs it.
+npm run lint:verified
+npm run lint:workflows
 for tier in unit integration tools; do
   npx jest --ci --roots "<rootDir>/test/$tier" --json --outputFile="$results/$tier.json"
 done
@@ -27,6 +34,9 @@ if [ "${SKIP_E2E:-}" = "1" ]; then
   echo "SKIP_E2E=1: end-to-end suite not run" >&2
 else
   bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
+  # The verified edition installed as a user installs it: its operations, trigger and AI Agent tool.
+  E2E_EDITION=verified bash scripts/e2e.sh --json --outputFile="$results/e2e-verified.json" \
+    'test/e2e/(operations|trigger|agent)\.test\.ts$'
 fi
 
 # One closing line for all tiers (jest prints a summary per run).

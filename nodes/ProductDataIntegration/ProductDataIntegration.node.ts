@@ -12,6 +12,7 @@ import * as image from './actions/image/Image.resource';
 import * as uploadSession from './actions/uploadSession/UploadSession.resource';
 import { router } from './actions/router';
 import { searchCustomers } from '../shared/customer';
+import { CREDENTIAL_NAME } from '../shared/transport';
 
 export class ProductDataIntegration implements INodeType {
 	description: INodeTypeDescription = {
@@ -34,7 +35,7 @@ export class ProductDataIntegration implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{
-				name: 'productDataIntegrationApi',
+				name: CREDENTIAL_NAME,
 				required: true,
 			},
 		],

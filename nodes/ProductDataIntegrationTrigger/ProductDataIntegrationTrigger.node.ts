@@ -9,6 +9,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
 import { includeErrorMessageOption } from '../shared/errorDocument';
+import { CREDENTIAL_NAME } from '../shared/transport';
 import type { StatusFilter } from './poll';
 import { pollUploads } from './poll';
 
@@ -35,7 +36,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{
-				name: 'productDataIntegrationApi',
+				name: CREDENTIAL_NAME,
 				required: true,
 			},
 		],

@@ -137,15 +137,15 @@ function previousState(
 	scope: string,
 	now: number,
 ): TriggerState | undefined {
-	const global = this.getWorkflowStaticData('global');
+	const workflowData = this.getWorkflowStaticData('global');
 	const nodeId = this.getNode().id;
 	const stored = readState(staticData, scope);
 	if (stored) {
-		dropStartingPoint(global, nodeId);
+		dropStartingPoint(workflowData, nodeId);
 		return stored;
 	}
 	const interval = pollIntervalMs(this.getNodeParameter('pollTimes', {})) ?? DAY_MS;
-	const start = findStartingPoint(global, nodeId, scope, now, 2 * interval);
+	const start = findStartingPoint(workflowData, nodeId, scope, now, 2 * interval);
 	if (start) this.logger.debug('Continuing from the uploads listed when the trigger was activated');
 	return start;
 }

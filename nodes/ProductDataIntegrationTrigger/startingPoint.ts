@@ -25,8 +25,8 @@ interface StartingPoint extends IDataObject {
 	state: IDataObject;
 }
 
-function startingPoints(global: IDataObject): StartingPoint[] {
-	const stored = global[STARTING_POINTS_KEY];
+function startingPoints(workflowData: IDataObject): StartingPoint[] {
+	const stored = workflowData[STARTING_POINTS_KEY];
 	if (!Array.isArray(stored)) return [];
 	return (stored as unknown[]).filter(
 		(entry): entry is StartingPoint =>
@@ -39,10 +39,10 @@ function startingPoints(global: IDataObject): StartingPoint[] {
 }
 
 /** Keeps the first poll's state (its listings, nothing pending) as the node's starting point. */
-export function leaveStartingPoint(global: IDataObject, nodeId: string, state: TriggerState): void {
-	const others = startingPoints(global).filter((entry) => entry.node !== nodeId);
+export function leaveStartingPoint(workflowData: IDataObject, nodeId: string, state: TriggerState): void {
+	const others = startingPoints(workflowData).filter((entry) => entry.node !== nodeId);
 	const start: StartingPoint = { node: nodeId, state: storedState({ ...state, pending: new Map() }) };
-	global[STARTING_POINTS_KEY] = [...others, start];
+	workflowData[STARTING_POINTS_KEY] = [...others, start];
 }
 
 /**
@@ -50,23 +50,23 @@ export function leaveStartingPoint(global: IDataObject, nodeId: string, state: T
  * before `now`.
  */
 export function findStartingPoint(
-	global: IDataObject,
+	workflowData: IDataObject,
 	nodeId: string,
 	scope: string,
 	now: number,
 	ageLimitMs: number,
 ): TriggerState | undefined {
-	const entry = startingPoints(global).find((candidate) => candidate.node === nodeId);
+	const entry = startingPoints(workflowData).find((candidate) => candidate.node === nodeId);
 	const state = entry && readState(entry.state, scope);
 	if (!state || now - state.listedAt > Math.max(ageLimitMs, MIN_STARTING_POINT_AGE_LIMIT_MS)) return undefined;
 	return state;
 }
 
 /** Removes the node's starting point, if there is one (static data is changed only then). */
-export function dropStartingPoint(global: IDataObject, nodeId: string): void {
-	const entries = startingPoints(global);
+export function dropStartingPoint(workflowData: IDataObject, nodeId: string): void {
+	const entries = startingPoints(workflowData);
 	if (!entries.some((entry) => entry.node === nodeId)) return;
 	const others = entries.filter((entry) => entry.node !== nodeId);
-	if (others.length > 0) global[STARTING_POINTS_KEY] = others;
-	else delete global[STARTING_POINTS_KEY];
+	if (others.length > 0) workflowData[STARTING_POINTS_KEY] = others;
+	else delete workflowData[STARTING_POINTS_KEY];
 }

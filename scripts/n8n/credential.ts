@@ -4,7 +4,9 @@
  *
  *   "credentials": { "productDataIntegrationApi": { "id": "pdiEmulatorCreds", "name": "Product Data Integration (emulator)" } }
  */
-export const CREDENTIAL_TYPE = 'productDataIntegrationApi';
+import { CREDENTIAL_TYPE } from './edition';
+
+export { CREDENTIAL_TYPE };
 
 export const EMULATOR_CREDENTIAL = {
 	id: 'pdiEmulatorCreds',

@@ -8,14 +8,9 @@
  *     actionNode('Wait', { resource: 'uploadSession', operation: 'waitForCompletion', sessionIds: '={{ $json.sessionId }}' }),
  *   ]);
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
-import { EMULATOR_CREDENTIAL } from './credential';
-import { PROJECT_ROOT } from './instance';
+import { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL } from './credential';
+import { PACKAGE_NAME } from './edition';
 import type { WorkflowDefinition } from './server';
-
-const PACKAGE_NAME = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 
 /** The type of one of the package's nodes in a workflow, as n8n names a community node. */
 export function nodeType(nodeName: string): string {
@@ -65,7 +60,7 @@ export function actionNode(
 		type: nodeType('productDataIntegration'),
 		typeVersion: 1,
 		parameters,
-		credentials: { productDataIntegrationApi: { id: credential.id, name: credential.name } },
+		credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
 		...rest,
 	};
 }

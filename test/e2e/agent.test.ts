@@ -16,6 +16,7 @@ import {
 	type ChatModelStub,
 } from './chat-model-stub';
 import {
+	CREDENTIAL_TYPE,
 	EMULATOR_CREDENTIAL,
 	nodeItems,
 	nodeType,
@@ -41,7 +42,7 @@ function toolNode(name: string, parameters: Record<string, unknown>, position: [
 		typeVersion: 1,
 		position,
 		parameters,
-		credentials: { productDataIntegrationApi: { id: EMULATOR_CREDENTIAL.id, name: EMULATOR_CREDENTIAL.name } },
+		credentials: { [CREDENTIAL_TYPE]: { id: EMULATOR_CREDENTIAL.id, name: EMULATOR_CREDENTIAL.name } },
 	};
 }
 

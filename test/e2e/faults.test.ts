@@ -8,7 +8,18 @@ import type { IDataObject } from 'n8n-workflow';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { putXml } from '../../scripts/emulator/client';
 import { postControl } from '../helpers/service';
-import { actionNode, chainWorkflow, nodeItems, nodeType, prepareN8n, until, type N8nHarness, type WorkflowDefinition } from './harness';
+import {
+	actionNode,
+	chainWorkflow,
+	CREDENTIAL_TYPE,
+	EMULATOR_CREDENTIAL,
+	nodeItems,
+	nodeType,
+	prepareN8n,
+	until,
+	type N8nHarness,
+	type WorkflowDefinition,
+} from './harness';
 
 const TRIGGER = 'On Upload';
 const CHAIR = '<Products><Product><Sku>CH-1</Sku></Product></Products>';
@@ -29,7 +40,7 @@ const triggerWorkflow: WorkflowDefinition = {
 			typeVersion: 1,
 			position: [0, 0],
 			parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: ['uploadReceived'], options: {} },
-			credentials: { productDataIntegrationApi: { id: 'pdiEmulatorCreds', name: 'Product Data Integration (emulator)' } },
+			credentials: { [CREDENTIAL_TYPE]: { ...EMULATOR_CREDENTIAL } },
 		},
 	],
 	connections: {},

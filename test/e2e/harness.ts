@@ -7,7 +7,8 @@
  * Running: `npm run test:e2e` (scripts/e2e.sh) runs every `*.test.ts` under test/e2e with
  * test/e2e/jest.config.js, in two jest workers; arguments go on to jest (`npm run test:e2e --
  * test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up builds the package from
- * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names), installs n8n (cached by
+ * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names; E2E_EDITION=verified: the verified
+ * edition, or E2E_VERIFIED_TGZ; see scripts/n8n/edition.ts), installs n8n (cached by
  * scripts/install-n8n.sh), prepares an n8n user folder with the package installed and starts one n8n
  * per worker on a copy of it; the files of a worker run one after the other in its n8n.
  * `E2E_KEEP_FOLDERS=1` keeps the user folders (database, n8n's log) for a look.
@@ -29,10 +30,11 @@
  *   });
  *
  * API
- * - prepareN8n({ emulator?, credential?, env? }) -> N8nHarness: an emulator started in this process
- *   (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given), the worker's
- *   n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of the prepared
- *   user folder, about 10 s to start), the owner logged in, and the credential
+ * - prepareN8n({ emulator?, credential?, env?, alsoInstall? }) -> N8nHarness: an emulator started in
+ *   this process (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given),
+ *   the worker's n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of
+ *   the prepared user folder, about 10 s to start; with `alsoInstall`: the same, with the other
+ *   edition of the package installed too), the owner logged in, and the credential
  *   EMULATOR_CREDENTIAL (customer 1001 of the default account, the emulator's bucket terms as its
  *   Custom Rate Limit; `credential` overrides its fields) pointing at the emulator.
  * - harness.run(workflow, { expect: 'success' | 'failure' }) -> StoredExecution: creates the workflow
@@ -72,7 +74,8 @@ import {
 	type CredentialData,
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
-import { installN8n, N8nFolder, packPackage, PROJECT_ROOT } from '../../scripts/n8n/instance';
+import { editionTarball, type Edition } from '../../scripts/n8n/edition';
+import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
 import type { N8nServer, Owner, StoredExecution, WorkflowDefinition } from '../../scripts/n8n/server';
 
@@ -151,7 +154,7 @@ export function workersOfRun(config: JestRunConfig): number {
  */
 export async function prepareRun(config: JestRunConfig): Promise<void> {
 	const workDir = mkdtempSync(join(tmpdir(), 'pdi-e2e-'));
-	const tarball = process.env.E2E_PACKAGE_TGZ || packPackage(join(workDir, 'pack'));
+	const tarball = editionTarball(join(workDir, 'pack'));
 	const n8nBin = await installN8n(process.env.N8N_VERSION_UNDER_TEST || undefined);
 	const template = await N8nFolder.create(n8nBin, join(workDir, 'template'), tarball);
 	// Pointing nowhere until prepareN8n() points it at its emulator; imported here so that it keeps
@@ -211,6 +214,8 @@ export interface PrepareOptions {
 	credential?: Partial<CredentialData>;
 	/** More environment for n8n. */
 	env?: NodeJS.ProcessEnv;
+	/** The other edition installed next to the edition under test, as a user may have both. */
+	alsoInstall?: Edition;
 }
 
 /**
@@ -222,7 +227,7 @@ const FAST_LEAK_MS = 100;
 
 /**
  * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
- * it; with `env`, an n8n of its own on a fresh user folder.
+ * it; with `env` or `alsoInstall`, an n8n of its own on a fresh user folder.
  */
 /** Waits, checking every half second, until `condition` holds; fails naming `what` after `timeoutMs`. */
 export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -240,8 +245,11 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 	let server: N8nServer | undefined;
 	try {
 		let folder: N8nFolder;
-		if (options.env) {
+		if (options.env || options.alsoInstall) {
 			folder = new N8nFolder(n8nBin, template).copyTo(mkdtempSync(join(workDir, 'n8n-')));
+			if (options.alsoInstall) {
+				folder = await N8nFolder.create(n8nBin, folder.path, editionTarball(join(workDir, `pack-${options.alsoInstall}`), options.alsoInstall));
+			}
 			server = await folder.start({ env: options.env });
 		} else {
 			const shared = sharedN8nOfWorker(settings);
@@ -257,7 +265,7 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 			...options.credential,
 		});
 		await server.updateCredential(credential.id, credential);
-		return new N8nHarness(folder, server, emulator, credential, options.env !== undefined);
+		return new N8nHarness(folder, server, emulator, credential, options.env !== undefined || options.alsoInstall !== undefined);
 	} catch (error) {
 		await server?.stop();
 		await emulator.close();

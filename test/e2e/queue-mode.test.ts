@@ -10,7 +10,7 @@
 import { request } from 'undici';
 
 import { startRedis, type RedisServer } from '../../scripts/redis';
-import { nodeType, OWNER, prepareN8n, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
+import { CREDENTIAL_TYPE, nodeType, OWNER, prepareN8n, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
 
 const CAPACITY = 50;
 const INTERVAL_MS = 20;
@@ -63,7 +63,7 @@ function batchUploadWorkflow(path: string, credential: { id: string; name: strin
 					source: 'text',
 					xml: '={{ "<Products><Product id=\\"" + $json.id + "\\"/></Products>" }}',
 				},
-				credentials: { productDataIntegrationApi: credential },
+				credentials: { [CREDENTIAL_TYPE]: credential },
 			},
 		],
 		connections: {

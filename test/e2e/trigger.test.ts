@@ -16,8 +16,10 @@ import { join } from 'node:path';
 import type { IDataObject } from 'n8n-workflow';
 
 import { putXml, type CallOptions } from '../../scripts/emulator/client';
+import { inEdition } from '../../scripts/n8n/edition';
 import { postControl } from '../helpers/service';
 import {
+	CREDENTIAL_TYPE,
 	nodeItems,
 	nodeType,
 	OWNER,
@@ -61,7 +63,7 @@ const DURABLE_SCHEDULER: NodeJS.ProcessEnv = {
 function exampleWorkflow(): WorkflowDefinition {
 	const example = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8')) as WorkflowDefinition;
 	// examples.test.ts imports the example itself, with its id, into the same n8n.
-	return { ...example, id: undefined };
+	return { ...inEdition(example), id: undefined };
 }
 
 async function uploadTo(n8n: N8nHarness, sku: string, options: { fail?: boolean; call?: CallOptions } = {}): Promise<string> {
@@ -219,7 +221,7 @@ describe('the trigger in a running n8n', () => {
 				methodName: 'searchCustomers',
 				nodeTypeAndVersion: { name: nodeType('productDataIntegration'), version: 1 },
 				currentNodeParameters: { resource: 'document', operation: 'upload', source: 'text', xml: '', options: {} },
-				credentials: { productDataIntegrationApi: { id: credential.id, name: credential.name } },
+				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
 			},
 		);
 		expect(customers.results.map(({ name, value }) => ({ name, value }))).toEqual([

@@ -4,7 +4,7 @@ import { sleep } from 'n8n-workflow';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { GcraLimiter, LimiterCancelledError, SAFETY_MARGIN, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
 import { SharedBucketStore } from '../../nodes/shared/throttle/redisBucket';
-import { storeFor } from '../../nodes/shared/throttle/registry';
+import { storeFor } from '../../nodes/shared/throttle/sharedRegistry';
 import { SharedLimiter } from '../../nodes/shared/throttle/shared';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startEmulator, type Emulator } from '../../scripts/emulator';

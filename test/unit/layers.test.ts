@@ -50,9 +50,12 @@ const allowed: Record<Layer, Layer[]> = {
 	xml: [],
 };
 
-/** The top-level folder of a node or the credential: one never imports another's. */
+/**
+ * The top-level folder of a node, or the credential's folder (one credential, with the modules only
+ * it uses): one never imports another's.
+ */
 function homeOf(file: string): string {
-	return file.split('/').slice(0, 2).join('/');
+	return file.startsWith('credentials/') ? 'credentials' : file.split('/').slice(0, 2).join('/');
 }
 
 describe('imports', () => {

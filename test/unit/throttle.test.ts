@@ -4,13 +4,13 @@ import {
 	backoffDelay,
 	GcraLimiter,
 	LimiterCancelledError,
-	limiterFor,
 	parseRetryAfter,
 	retryAfterPenalty,
 	SAFETY_MARGIN,
 	type BucketTerms,
 	type Sleep,
 } from '../../nodes/shared/throttle';
+import { limiterFor } from '../../nodes/shared/throttle/sharedRegistry';
 import { accountKey } from '../../nodes/shared/transport';
 import { FakeClock, flush } from '../helpers/clock';
 

@@ -1,56 +1,20 @@
 import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter, realClock } from './gcra';
-import type { BucketTerms, RateLimiter } from './limiter';
-import { connectionId, SharedBucketStore, type RedisConnection } from './redisBucket';
-import { SharedLimiter, UnsharedLimiter } from './shared';
+import type { BucketTerms } from './limiter';
 import type { Sleep } from './time';
 
-const stores = new Map<string, SharedBucketStore>();
-
-/** The process's one store (connection) for a Redis server and login, created on first use. */
-export function storeFor(connection: RedisConnection): SharedBucketStore {
-	const id = connectionId(connection);
-	let store = stores.get(id);
-	if (!store) {
-		store = new SharedBucketStore(connection, id);
-		stores.set(id, store);
-	}
-	return store;
-}
-
-/** Closes every store of the process (tests, benchmarks: a process that ends on its own). */
-export async function closeStores(): Promise<void> {
-	const open = [...stores.values()];
-	stores.clear();
-	await Promise.all(open.map(async (store) => await store.close()));
-}
-
-/**
- * Forgets the store of a connection no account uses any more (e.g. the Redis password was edited):
- * its connection is closed; whoever still holds it connects again if they use it.
- */
-function forgetStore(id: string): void {
-	stores.get(id)?.disconnect();
-	stores.delete(id);
-}
-
-/** Where an account's bucket lives for this process. */
-export interface SharingDecision {
-	/** Undefined: the in-process limiter. */
-	connection?: RedisConnection;
-	/** Why a shared store that would be expected is not used, for the log and the node's output. */
-	notice?: string;
-}
+// The limiters of this process. A bucket shared between processes (./sharedRegistry.ts) builds on
+// them; this module imports nothing of it, so an edition without Redis is made of it alone.
 
 /**
  * How many accounts this process keeps limiters for: the ones handed out least recently go
  * beyond it (an edited credential's Base URL or username is another account, an edited Redis
  * login another store), so that edits do not add up for as long as n8n runs.
  */
-const MAX_ACCOUNTS = 100;
+export const MAX_ACCOUNTS = 100;
 
 /** Moves `key` to the end of `map` (most recently used), forgetting the least recent beyond `max`. */
-function touch<V>(map: Map<string, V>, key: string, value: V, max: number, forget: (value: V) => void = () => undefined): void {
+export function touch<V>(map: Map<string, V>, key: string, value: V, max: number, forget: (value: V) => void = () => undefined): void {
 	map.delete(key);
 	map.set(key, value);
 	for (const [oldest, entry] of map) {
@@ -96,8 +60,12 @@ function accountTerms(accountKey: string, terms: BucketTerms, now: number): Buck
 // budgets in one process.
 const limiters = new Map<string, AdaptiveLimiter>();
 
-/** The in-process limiter of one account, created on first use. */
-function localLimiterFor(accountKey: string, terms: BucketTerms, sleep: Sleep): AdaptiveLimiter {
+/**
+ * The in-process limiter of one account (`accountKey`: see the transport's account module), created
+ * on first use; its terms are the strictest its credentials declare. Its waits are made of `sleep`.
+ */
+export function processLimiterFor(accountKey: string, declaredTerms: BucketTerms, sleep: Sleep, now = Date.now()): AdaptiveLimiter {
+	const terms = accountTerms(accountKey, declaredTerms, now);
 	let limiter = limiters.get(accountKey);
 	if (limiter) {
 		limiter.setTerms(terms);
@@ -105,48 +73,5 @@ function localLimiterFor(accountKey: string, terms: BucketTerms, sleep: Sleep): 
 		limiter = new AdaptiveLimiter(new GcraLimiter(terms, realClock(sleep)), terms);
 	}
 	touch(limiters, accountKey, limiter, MAX_ACCOUNTS);
-	return limiter;
-}
-
-// Several processes coordinate through Redis, not through this map: it only keeps one fallback
-// state per account in this process, for the Redis server its credential names last.
-const sharedLimiters = new Map<string, { storeId: string; limiter: SharedLimiter }>();
-
-/**
- * Disconnects a store no kept account uses any more. A limiter handed out before still works with
- * it: the store connects again if asked, as after Redis went away.
- */
-function releaseUnused(storeId: string): void {
-	if ([...sharedLimiters.values()].some((entry) => entry.storeId === storeId)) return;
-	forgetStore(storeId);
-}
-
-/**
- * The limiter of one account (`accountKey`: see the transport's account module) for this process,
- * created on first use; its terms are the strictest its credentials declare. With a shared store
- * (`sharing`, from the credential and n8n's queue-mode settings) it meters the bucket every process
- * of the account shares, with this process's own limiter as fallback. Its waits are made of `sleep`.
- */
-export function limiterFor(
-	accountKey: string,
-	declaredTerms: BucketTerms,
-	sharing: SharingDecision,
-	sleep: Sleep,
-	now = Date.now(),
-): RateLimiter {
-	const terms = accountTerms(accountKey, declaredTerms, now);
-	const local = localLimiterFor(accountKey, terms, sleep);
-	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
-	const store = storeFor(sharing.connection);
-	const kept = sharedLimiters.get(accountKey);
-	let limiter: SharedLimiter;
-	if (kept?.storeId === store.id) {
-		limiter = kept.limiter;
-		limiter.setTerms(terms);
-	} else {
-		limiter = new SharedLimiter(local, store.bucket(accountKey, terms, sleep));
-	}
-	touch(sharedLimiters, accountKey, { storeId: store.id, limiter }, MAX_ACCOUNTS, (entry) => releaseUnused(entry.storeId));
-	if (kept && kept.storeId !== store.id) releaseUnused(kept.storeId);
 	return limiter;
 }

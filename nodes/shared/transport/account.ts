@@ -1,14 +1,13 @@
 import { createHash } from 'crypto';
 import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { limiterFor, type BucketTerms, type RateLimiter } from '../throttle';
+import type { BucketTerms, RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
+import { accountLimiter } from './bucketHome';
 import { oncePerNodeRun } from './context';
+import { CREDENTIAL_NAME } from './edition';
 import { bucketTerms, requestTimeoutMs } from './settings';
-import { sharingFor } from './sharing';
 import type { CustomerOverride, ServiceContext } from './types';
-
-export const CREDENTIAL_NAME = 'productDataIntegrationApi';
 
 /** The customer node a request acts on: the override if there is one, else the credential's. */
 export function effectiveCustomer(
@@ -67,7 +66,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		baseUrl,
 		origin: new URL(baseUrl).origin,
 		credentials,
-		limiter: limiterFor(accountKey(baseUrl, username), terms, sharingFor(credentials), sleep),
+		limiter: accountLimiter(accountKey(baseUrl, username), terms, credentials, sleep),
 		timeoutMs,
 	};
 }

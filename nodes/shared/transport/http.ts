@@ -5,11 +5,11 @@ import type {
 	IN8nHttpFullResponse,
 } from 'n8n-workflow';
 
-import { CREDENTIAL_NAME, type Account } from './account';
+import type { Account } from './account';
+import { CREDENTIAL_NAME } from './edition';
 import { errorCode, errorMessage } from './errors';
-import type { ServiceContext } from './types';
 import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
-import type { Exchange, RequestBody } from './types';
+import type { Exchange, RequestBody, ServiceContext } from './types';
 
 /** Whether a body can be read only once (a stream, FormData): such a request cannot be repeated. */
 export function isSingleUse(body: unknown): boolean {

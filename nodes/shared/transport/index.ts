@@ -4,8 +4,8 @@
  */
 export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, CREDENTIAL_NAME, effectiveCustomer, getServiceCredentials } from './account';
-export { sharingFor } from './sharing';
+export { accountKey, effectiveCustomer, getServiceCredentials } from './account';
+export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError } from './errors';
 export { parseServiceJson } from './responses';

@@ -1,10 +1,9 @@
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getAccount } from './account';
-import type { ServiceContext } from './types';
 import { perform } from './request';
 import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes } from './responses';
-import type { ServiceResponse } from './types';
+import type { ServiceContext, ServiceResponse } from './types';
 
 /**
  * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read

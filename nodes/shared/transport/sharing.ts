@@ -1,6 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { RedisConnection, SharingDecision } from '../throttle';
+import type { RedisConnection } from '../throttle/redisBucket';
+import type { SharingDecision } from '../throttle/sharedRegistry';
 import { isLoopbackHost } from './loopback';
 
 /**

@@ -24,7 +24,9 @@ export interface PreparedItem {
 const ATTRIBUTE_PREFIX = '@';
 const MAX_INDENTED_DEPTH = 32;
 const TEXT_KEY = '#text';
-const NEEDS_ESCAPE_OR_CHECK = /[&<>"\t\n\r\x00-\x08\x0B\x0C\x0E-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/;
+// Control characters as a Unicode category (the C0 ones XML refuses, and C1 ones it allows, which the
+// careful path below lets through): n8n's lint for Cloud refuses control characters in a pattern.
+const NEEDS_ESCAPE_OR_CHECK = /[&<>"\p{Cc}\uD800-\uDFFF\uFFFE\uFFFF]/u;
 const TEXT_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\r': '&#13;' };
 // In attribute values a parser turns raw tab, line feed and carriage return into spaces.
 const ATTRIBUTE_ESCAPES: Record<string, string> = { ...TEXT_ESCAPES, '"': '&quot;', '\t': '&#9;', '\n': '&#10;' };

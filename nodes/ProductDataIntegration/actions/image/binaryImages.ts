@@ -1,7 +1,8 @@
-import { createHash, type Hash } from 'crypto';
-import { Readable } from 'stream';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
+
+import { digestOf } from './multipart';
+import type { FilePart } from './multipartParts';
 
 /** One image of an input item: a binary property and what is known about its bytes. */
 export interface BinaryImage {
@@ -74,97 +75,33 @@ function partMimeType(context: IExecuteFunctions, itemIndex: number, binaryPrope
 
 /** The file name goes into the part's header between quotes: quotes, backslashes and control characters are replaced. */
 function partFileName(fileName: string): string {
-	return fileName.replace(/["\\\x00-\x1f\x7f]/g, '_');
+	return fileName.replace(/["\\\p{Cc}]/gu, '_');
 }
 
 function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
 	return binary.fileExtension ? `${binaryProperty}.${binary.fileExtension}` : binaryProperty;
 }
 
+/** An image as a part of a multipart body: a stored image is streamed from n8n's binary store when sent. */
+export function imagePart(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): FilePart {
+	const part: FilePart = {
+		name: 'file',
+		filename: image.fileName,
+		contentType: image.mimeType,
+		size: image.bytes,
+		read: async () => await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty),
+	};
+	const id = image.binaryDataId;
+	if (id !== undefined) part.open = async () => await context.helpers.getBinaryStream(id);
+	return part;
+}
+
 /**
  * Reads an image once to learn its md5 and length: a stored image as a stream, so that no image is
  * held in memory whole; inline data (in the item already) is decoded and let go.
  */
-export async function measureImage(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	image: BinaryImage,
-): Promise<void> {
-	if (image.binaryDataId === undefined) {
-		const data = await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty);
-		image.md5 = createHash('md5').update(data).digest('hex');
-		image.bytes = data.length;
-		return;
-	}
-	const id = image.binaryDataId;
-	const meter = new MeteredStream(async () => await context.helpers.getBinaryStream(id));
-	meter.resume();
-	await new Promise<void>((resolve, reject) => {
-		meter.once('end', resolve);
-		meter.once('error', reject);
-	});
-	image.md5 = meter.md5();
-	image.bytes = meter.bytes;
-}
-
-/**
- * A stored image as a stream that opens n8n's binary stream only when it is first read (a
- * multipart body with many parts does not hold all files open at once) and hashes what passes.
- */
-export class MeteredStream extends Readable {
-	bytes = 0;
-
-	private complete = false;
-
-	private readonly hash: Hash = createHash('md5');
-
-	private source?: Readable;
-
-	private opening = false;
-
-	constructor(private readonly open: () => Promise<Readable>) {
-		super();
-	}
-
-	/** The md5 of the whole image, or undefined while it has not been read to its end. */
-	md5(): string | undefined {
-		return this.complete ? this.hash.copy().digest('hex') : undefined;
-	}
-
-	override _read(): void {
-		if (this.source) {
-			this.source.resume();
-			return;
-		}
-		if (this.opening) return;
-		this.opening = true;
-		this.open().then(
-			(source) => this.attach(source),
-			(error: Error) => this.destroy(error),
-		);
-	}
-
-	override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-		this.source?.destroy();
-		callback(error);
-	}
-
-	private attach(source: Readable): void {
-		if (this.destroyed) {
-			source.destroy();
-			return;
-		}
-		this.source = source;
-		source.on('data', (chunk: Buffer | string) => {
-			const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-			this.hash.update(data);
-			this.bytes += data.length;
-			if (!this.push(data)) source.pause();
-		});
-		source.once('end', () => {
-			this.complete = true;
-			this.push(null);
-		});
-		source.once('error', (error) => this.destroy(error));
-	}
+export async function measureImage(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): Promise<void> {
+	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
+	image.md5 = md5;
+	image.bytes = bytes;
 }

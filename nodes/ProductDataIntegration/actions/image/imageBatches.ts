@@ -1,10 +1,9 @@
-import { Readable } from 'stream';
-import FormData from 'form-data';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { MeteredStream, type BinaryImage } from './binaryImages';
+import { imagePart, type BinaryImage } from './binaryImages';
+import { encodeMultipart } from './multipart';
 import { parseUploadAnswer } from './responses';
 
 /** An image waiting for its upload, with the input item it belongs to. */
@@ -116,29 +115,9 @@ function tooLargeError(context: IExecuteFunctions, { itemIndex, image }: Pending
 
 /** One POST for the batch: the answer's text, or undefined when the service refused it as too large. */
 async function postImages(context: IExecuteFunctions, batch: PendingImage[], target: BatchTarget): Promise<string | undefined> {
-	let streams: MeteredStream[] = [];
-	const closeStreams = () => {
-		for (const stream of streams) stream.destroy();
-		streams = [];
-	};
-	// Called for every attempt: a stream that was sent once cannot be sent again after a 429. Each
-	// part opens its image only when the body reaches it, so a request holds one image at a time.
-	const createBody = (): FormData => {
-		closeStreams();
-		const form = new FormData();
-		for (const { itemIndex, image } of batch) {
-			const id = image.binaryDataId;
-			const stream = new MeteredStream(async () =>
-				id !== undefined
-					? await context.helpers.getBinaryStream(id)
-					: Readable.from([await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty)]),
-			);
-			streams.push(stream);
-			form.append('file', stream, { filename: image.fileName, contentType: image.mimeType, knownLength: image.bytes });
-		}
-		return form;
-	};
-
+	// A body for every attempt (one that was sent cannot be sent again after a 429); each part is
+	// read only when the body reaches it.
+	const multipart = encodeMultipart(batch.map(({ itemIndex, image }) => imagePart(context, itemIndex, image)));
 	const qs: IDataObject = {};
 	if (target.invert) qs.invert = 'true';
 	if (target.clippingPath !== '') qs.clippingpath = target.clippingPath;
@@ -147,7 +126,8 @@ async function postImages(context: IExecuteFunctions, batch: PendingImage[], tar
 			method: 'POST',
 			path: '/api/images',
 			qs,
-			body: createBody,
+			headers: multipart.headers,
+			body: multipart.body,
 			customer: target.customer,
 			itemIndex: batch[0].itemIndex,
 			responseType: 'text',
@@ -155,7 +135,7 @@ async function postImages(context: IExecuteFunctions, batch: PendingImage[], tar
 		});
 		return response.statusCode === 413 ? undefined : (response.body as string);
 	} finally {
-		closeStreams();
+		multipart.close();
 	}
 }
 

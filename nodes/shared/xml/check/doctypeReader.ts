@@ -11,7 +11,7 @@ export class DoctypeProblem extends Error {
 	}
 }
 
-const PUBID_CHARS = /^[\x20\x0D\x0Aa-zA-Z0-9\-'()+,./:=?;!*#@$_%]*$/;
+const PUBID_CHARS = /^[ \r\na-zA-Z0-9\-'()+,./:=?;!*#@$_%]*$/;
 
 /** How deep content model groups and parameter entity references may nest. */
 export const MAX_NESTING = 64;
