@@ -90,10 +90,15 @@ function requests(route: string): number {
 	return n8n.emulator.stats().requests[route] ?? 0;
 }
 
+/** The trigger's state as n8n keeps it in static data (nodes/ProductDataIntegrationTrigger/state.ts). */
 interface TriggerState {
 	scope: string;
 	listedAt: number;
-	seen: Record<string, string[]>;
+	seen: Array<{ day: string; ids: string[] }>;
+}
+
+function seenIds(state: TriggerState | undefined): string[] {
+	return (state?.seen ?? []).flatMap((entry) => entry.ids);
 }
 
 async function triggerState(): Promise<TriggerState | undefined> {
@@ -124,7 +129,7 @@ afterAll(async () => {
 test('a re-sync on the other worker sends no image request, and the trigger state stays intact', async () => {
 	// An upload for the trigger to remember, and a poll that saved it.
 	const session = (await putXml(n8n.emulator, '<Products><Product><Sku>T-1</Sku></Product></Products>')).text;
-	await until('the trigger to save its state', async () => Object.values((await triggerState())?.seen ?? {}).flat().includes(session), 120_000);
+	await until('the trigger to save its state', async () => seenIds(await triggerState()).includes(session), 120_000);
 	const before = (await triggerState()) as TriggerState;
 
 	const first = await sync();
@@ -145,6 +150,6 @@ test('a re-sync on the other worker sends no image request, and the trigger stat
 
 	const after = (await triggerState()) as TriggerState;
 	expect(after.scope).toBe(before.scope);
-	expect(Object.values(after.seen).flat()).toContain(session);
+	expect(seenIds(after)).toContain(session);
 	expect(after.listedAt).toBeGreaterThanOrEqual(before.listedAt);
 });
