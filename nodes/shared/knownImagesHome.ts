@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { KnownImages, SharedKnownImages } from './knownImages';
+import { HASHCODE, type KnownImages, type SharedKnownImages } from './knownImages';
 import type { RedisConnection, SharedBucketStore } from './throttle/redisBucket';
 import { storeFor } from './throttle/sharedRegistry';
 import { sharingFor } from './transport/sharing';
@@ -12,7 +12,7 @@ import { sharingFor } from './transport/sharing';
  */
 
 /** Entries per account and customer node in Redis; beyond it the entries that expire first are dropped. */
-export const REDIS_MAX_ENTRIES = 200_000;
+const REDIS_MAX_ENTRIES = 200_000;
 
 const KEY_PREFIX = 'n8n-nodes-product-data-integration:images:';
 
@@ -66,8 +66,6 @@ function readCount(reply: unknown): number | undefined {
 	return typeof reply === 'number' && Number.isInteger(reply) && reply >= 0 ? reply : undefined;
 }
 
-/** What a remembered hashcode can be: a short text without control characters ('' is an unknown md5). */
-const HASHCODE = /^[^\x00-\x1f\x7f]{1,256}$/;
 
 export class RedisKnownImages implements KnownImages {
 	readonly shared = true;

@@ -5,7 +5,6 @@ export {
 	type AcquireOptions,
 	type BucketTerms,
 	type LimiterGrant,
-	type LimiterLogger,
 	type RateLimiter,
 	type ScheduleHandOver,
 } from './limiter';

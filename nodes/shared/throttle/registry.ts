@@ -34,7 +34,7 @@ const TERMS_MEMORY_MS = 60 * 60_000;
 const declared = new Map<string, Map<string, { terms: BucketTerms; lastUsed: number }>>();
 
 /** The strictest of the terms: the smallest burst and the slowest leak any of them allows. */
-export function strictestTerms(terms: BucketTerms[]): BucketTerms {
+function strictestTerms(terms: BucketTerms[]): BucketTerms {
 	return {
 		capacity: Math.min(...terms.map((t) => t.capacity)),
 		intervalMs: Math.max(...terms.map((t) => t.intervalMs)),

@@ -9,7 +9,7 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
  * Longest single timer: Node fires a timer of 2^31 ms or more after 1 ms instead (with a
  * warning), which turns a long wait into a busy loop. Longer waits are chained.
  */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Waits `ms` with `sleep`, however long, in timers Node can hold; an aborted signal ends it by rejecting. */
 export async function waitWith(sleep: Sleep, ms: number, signal?: AbortSignal): Promise<void> {

@@ -5,7 +5,7 @@ import { oncePerRun } from './runCache';
 import type { ServiceContext } from './types';
 
 /** A trigger's poll: n8n keeps its context for as long as the trigger is active. */
-export function isPollContext(context: ServiceContext): context is IPollFunctions {
+function isPollContext(context: ServiceContext): context is IPollFunctions {
 	return typeof (context as Partial<Pick<IPollFunctions, '__emit'>>).__emit === 'function';
 }
 

@@ -26,7 +26,7 @@ import {
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
 import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
 import { oncePerNodeRun } from './context';
-import { oncePerRun } from './runCache';
+import { hintOncePerRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
 
@@ -59,12 +59,6 @@ interface Attempt {
 }
 
 /** Shown once per node run in its output, e.g. when the shared rate limit had to fall back. */
-function hintOnce(context: ServiceContext, message: string): void {
-	if (!('addExecutionHints' in context)) return;
-	void oncePerRun(context, `limiter-notice:${message}`, async () => {
-		context.addExecutionHints({ message, type: 'warning', location: 'outputPane' });
-	});
-}
 
 async function acquire(attempt: Attempt): Promise<LimiterGrant> {
 	const { context } = attempt;
@@ -72,7 +66,7 @@ async function acquire(attempt: Attempt): Promise<LimiterGrant> {
 		return await attempt.limiter.acquire({
 			signal: attempt.signal,
 			logger: context.logger,
-			notice: (message) => hintOnce(context, message),
+			notice: (message) => hintOncePerRun(context, message),
 		});
 	} catch (error) {
 		if (error instanceof LimiterCancelledError) {

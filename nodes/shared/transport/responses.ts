@@ -64,7 +64,7 @@ export function describeBytes(bytes: number): string {
  * deep; JSON nested far deeper (500,000 levels fit in 1 MiB) parses, but overflows the stack of
  * whatever walks it later: JSON.stringify, n8n's copies of an item, its database.
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** JSON text nested deeper than MAX_JSON_DEPTH: a SyntaxError, as any text that is not JSON. */
 class JsonTooDeepError extends SyntaxError {
@@ -108,10 +108,10 @@ export function parseBody(text: string, responseType: Exchange['responseType']):
 	if (responseType === 'none') return undefined;
 	if (responseType === 'text') return text;
 	if (text.trim() === '') return undefined;
-	if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
 	try {
-		return JSON.parse(text);
-	} catch {
+		return parseServiceJson(text);
+	} catch (error) {
+		if (error instanceof JsonTooDeepError) throw error;
 		return text;
 	}
 }

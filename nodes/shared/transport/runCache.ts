@@ -1,3 +1,5 @@
+import type { ServiceContext } from './types';
+
 // n8n creates the execute context per node run, so whatever is keyed by it lives exactly as long as
 // the run: one cache for everything a node run reads once.
 const runs = new WeakMap<object, Map<string, Promise<unknown>>>();
@@ -20,4 +22,12 @@ export async function oncePerRun<T>(run: object, key: string, read: () => Promis
 		answer.catch(() => kept.delete(key));
 	}
 	return await answer;
+}
+
+/** A warning in the node's output, said once per node run however often it is met (a poll or a list in the editor has no output). */
+export function hintOncePerRun(context: ServiceContext, message: string): void {
+	if (!('addExecutionHints' in context)) return;
+	void oncePerRun(context, `hint:${message}`, async () => {
+		context.addExecutionHints({ message, type: 'warning', location: 'outputPane' });
+	});
 }

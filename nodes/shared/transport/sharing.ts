@@ -12,7 +12,7 @@ import { isLoopbackHost } from './loopback';
  * - redis: in the Redis server the credential names;
  * - process: in this process only.
  */
-export type RateLimitSharing = 'automatic' | 'redis' | 'process';
+type RateLimitSharing = 'automatic' | 'redis' | 'process';
 
 type Environment = Record<string, string | undefined>;
 
@@ -71,7 +71,7 @@ function databaseNumber(value: number): boolean {
 }
 
 /** The Redis of n8n's queue mode, as its QUEUE_BULL_REDIS_* settings describe it. */
-export function queueModeRedis(env: Environment, command?: string): SharingDecision {
+function queueModeRedis(env: Environment, command?: string): SharingDecision {
 	const queue = queueMode(env, command);
 	if (queue === undefined) {
 		return {

@@ -1,22 +1,16 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
 import { KnownImagesWithFallback, type KnownImages } from '../../../shared/imageMemory';
-import { oncePerRun } from '../../../shared/transport/runCache';
 import { getServiceCredentials, type CustomerOverride } from '../../../shared/transport';
+import { hintOncePerRun } from '../../../shared/transport/runCache';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
 /** Ten years: beyond it an age no longer means "in case the service removed it", and Redis refuses such lifetimes. */
 export const MAX_LOOK_UP_AGAIN_DAYS = 3650;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-export const PROCESS_ONLY_HINT =
+const PROCESS_ONLY_HINT =
 	'Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them. With Redis (queue mode, or Rate Limit Sharing set to Redis in the credential) they are kept there for every process.';
-
-function hint(context: IExecuteFunctions, message: string): void {
-	void oncePerRun(context, `known-images:${message}`, async () => {
-		context.addExecutionHints({ message, type: 'warning', location: 'outputPane' });
-	});
-}
 
 /**
  * The known images of the account's customer node that a run works with: in the Redis the account
@@ -38,8 +32,8 @@ export async function knownImagesOf(
 	const credentials = await getServiceCredentials.call(context, itemIndex);
 	const known = new KnownImagesWithFallback(credentials, customer, lookUpAgainAfterDays * DAY_MS, (reason) => {
 		context.logger.warn('The known images in Redis are unavailable; this process remembers them meanwhile', { reason });
-		hint(context, `Redis could not be asked for the known images (${reason}). ${PROCESS_ONLY_HINT}`);
+		hintOncePerRun(context, `Redis could not be asked for the known images (${reason}). ${PROCESS_ONLY_HINT}`);
 	});
-	if (!known.shared) hint(context, PROCESS_ONLY_HINT);
+	if (!known.shared) hintOncePerRun(context, PROCESS_ONLY_HINT);
 	return known;
 }

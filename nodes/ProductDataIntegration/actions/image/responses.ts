@@ -4,6 +4,7 @@
  * and anything else is handed back raw instead of failing an upload that did succeed.
  */
 
+import { HASHCODE } from '../../../shared/knownImages';
 import { parseServiceJson } from '../../../shared/transport';
 
 /** One hashcode the upload answer names, with the md5 the service reports for it when it does. */
@@ -16,8 +17,6 @@ const HASHCODE_KEYS = ['hashcode', 'hashCode', 'HashCode', 'Hashcode', 'hash', '
 const LIST_KEYS = ['hashcodes', 'hashCodes', 'HashCodes', 'images', 'Images', 'files', 'Files'];
 const MD5_KEYS = ['md5', 'MD5', 'Md5'];
 
-// A hashcode is one token: a message such as "Image uploaded" or an HTML page is not one.
-const TOKEN = /^[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -27,7 +26,7 @@ function asToken(value: unknown): string | undefined {
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
 	if (typeof value !== 'string') return undefined;
 	const trimmed = value.trim();
-	return TOKEN.test(trimmed) ? trimmed : undefined;
+	return HASHCODE.test(trimmed) ? trimmed : undefined;
 }
 
 function pick(record: Record<string, unknown>, keys: string[]): unknown {
@@ -86,7 +85,7 @@ function fromText(text: string, depth: number): ReturnedHashcode[] | undefined {
 		.split(/[\r\n,;]+/)
 		.map((token) => token.trim())
 		.filter((token) => token !== '');
-	if (!tokens.every((token) => TOKEN.test(token))) return undefined;
+	if (!tokens.every((token) => HASHCODE.test(token))) return undefined;
 	return tokens.map((hashcode) => ({ hashcode }));
 }
 
