@@ -10,7 +10,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const VERIFIED = fileURLToPath(new URL('../verified', import.meta.url));
 
-const nodeCliConfig = createRequire(import.meta.url).resolve('@n8n/node-cli/eslint');
+// Installed by scripts/lint-verified.sh, which names its folder.
+const nodeCliConfig = createRequire(join(process.env.NODE_CLI_HOME ?? '', 'package.json')).resolve('@n8n/node-cli/eslint');
 const nodeCli = dirname(dirname(dirname(nodeCliConfig)));
 const { ESLint } = await import(pathToFileURL(createRequire(nodeCliConfig).resolve('eslint')).href);
 
@@ -22,7 +23,10 @@ if (manifest.n8n?.strict !== true || normalized(readFileSync(join(VERIFIED, 'esl
 	process.exit(1);
 }
 
-const eslint = new ESLint({ cwd: VERIFIED });
+// The configuration eslint.config.mjs names (checked above to be the template's), taken from the
+// node tooling's own folder: verified/ resolves packages from the project's, which does not hold it.
+const { config } = await import(pathToFileURL(nodeCliConfig).href);
+const eslint = new ESLint({ cwd: VERIFIED, overrideConfigFile: true, overrideConfig: config });
 const results = await eslint.lintFiles(['.']);
 const report = await (await eslint.loadFormatter('stylish')).format(results);
 if (report) console.log(report);
