@@ -94,9 +94,14 @@ function nestsDeeperThan(text: string, limit: number): boolean {
 	return false;
 }
 
+/** Throws a JsonTooDeepError for text from the service nested deeper than MAX_JSON_DEPTH. */
+function checkJsonDepth(text: string): void {
+	if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
+}
+
 /** JSON.parse for text from the service: nesting deeper than MAX_JSON_DEPTH throws a JsonTooDeepError. */
 export function parseServiceJson(text: string): unknown {
-	if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
+	checkJsonDepth(text);
 	return JSON.parse(text);
 }
 
@@ -108,10 +113,10 @@ export function parseBody(text: string, responseType: Exchange['responseType']):
 	if (responseType === 'none') return undefined;
 	if (responseType === 'text') return text;
 	if (text.trim() === '') return undefined;
+	checkJsonDepth(text);
 	try {
-		return parseServiceJson(text);
-	} catch (error) {
-		if (error instanceof JsonTooDeepError) throw error;
+		return JSON.parse(text);
+	} catch {
 		return text;
 	}
 }
