@@ -48,8 +48,13 @@ const NOTHING_RECEIVED_MESSAGE =
 	'No upload found today or yesterday - upload a document and try again';
 
 // Polls of one trigger can overlap when one takes longer than the poll interval (e.g. while the
-// rate limit holds its requests back); two polls working on the same state would emit twice.
-const running = new Set<string>();
+// rate limit holds its requests back); two polls working on the same state would emit twice. A poll
+// ends at its deadline; one still marked running well past it (a wait that did not end with it) no
+// longer holds the next polls back.
+const running = new Map<string, { until: number }>();
+
+/** How long past its deadline a poll may still hold the next ones back. */
+const STUCK_POLL_MARGIN_MS = 60_000;
 
 export async function pollUploads(
 	this: IPollFunctions,
@@ -57,16 +62,20 @@ export async function pollUploads(
 ): Promise<INodeExecutionData[][] | null> {
 	if (this.getMode() === 'manual') return await sampleEvent.call(this, settings);
 	const key = `${this.getWorkflow().id ?? ''}\n${this.getNode().id || this.getNode().name}`;
-	if (running.has(key)) {
+	const previous = running.get(key);
+	if (previous && previous.until > Date.now()) {
 		this.logger.debug('Skipping a poll: the previous poll of this trigger is still running');
 		return null;
 	}
-	running.add(key);
+	if (previous) this.logger.warn('The previous poll of this trigger has not ended long after its deadline: polling goes on without it');
+	const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
+	const mark = { until: Date.now() + deadlineMs + STUCK_POLL_MARGIN_MS };
+	running.set(key, mark);
 	try {
-		const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
 		return await withPollDeadline(this, deadlineMs, async () => await pollOnce.call(this, settings, deadlineMs));
 	} finally {
-		running.delete(key);
+		// A later poll may have taken over from this one: its mark stays.
+		if (running.get(key) === mark) running.delete(key);
 	}
 }
 

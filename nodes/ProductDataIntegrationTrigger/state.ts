@@ -244,7 +244,8 @@ export function takeListing(
 	for (const record of records) {
 		const pending = state.pending.get(record.id);
 		if (pending) setErrorHint(pending, record);
-		if (known.has(record.id)) continue;
+		// A session still followed is known, even when its day's ids have been pruned meanwhile.
+		if (known.has(record.id) || pending) continue;
 		known.add(record.id);
 		seenThatDay.push(record.id);
 		fresh.push(record);

@@ -122,6 +122,16 @@ describe('trigger state: records', () => {
 		expect(takeListing(state, '2025-03-11', [record(B, '2025-03-10T11:30:00Z')], now, true)).toEqual([]);
 	});
 
+	it('takes a session it still follows for known, also once the ids of its day are pruned', () => {
+		const now = at('2025-03-10T12:00:00Z');
+		const state = newState('scope', now);
+		takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now, true);
+		state.seen.delete('2025-03-10');
+
+		expect(takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now + 2 * MINUTE, true)).toEqual([]);
+		expect(state.pending.get(A)).toEqual({ id: A, day: '2025-03-10', firstSeen: now });
+	});
+
 	it('does not follow sessions when finished uploads are not wanted', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope', now);

@@ -23,7 +23,7 @@ export interface PartDigest {
 	bytes: number;
 }
 
-/** A multipart body for one request, made anew for every attempt, e.g. after a refusal (429). */
+/** A multipart body for one request, handed to every attempt (e.g. after a refusal, 429) as a body that can be sent. */
 export interface MultipartUpload {
 	/** Headers the request needs for this body. */
 	headers: IDataObject;
