@@ -58,8 +58,6 @@ interface Attempt {
 	failures: number;
 }
 
-/** Shown once per node run in its output, e.g. when the shared rate limit had to fall back. */
-
 async function acquire(attempt: Attempt): Promise<LimiterGrant> {
 	const { context } = attempt;
 	try {
