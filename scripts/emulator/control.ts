@@ -133,6 +133,14 @@ export async function handleControl(
 				});
 				return json(200, { pending: store.faults.reduce((sum, f) => sum + f.remaining, 0) });
 			}
+			case 'POST failing': {
+				const body = await readJson(req);
+				if (!Array.isArray(body.texts) || !body.texts.every((entry) => typeof entry === 'string' && entry !== '')) {
+					throw new ControlError('"texts" must be a list of non-empty strings ([] stops failing documents).');
+				}
+				store.failingTexts = body.texts as string[];
+				return json(200, { texts: store.failingTexts });
+			}
 			case 'POST limits': {
 				const body = await readJson(req);
 				for (const name of ['maxImageRequestBytes', 'maxImagesPerRequest'] as const) {

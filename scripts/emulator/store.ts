@@ -76,6 +76,8 @@ export class EmulatorStore {
 	private readonly uriIndex = new Map<string, string>();
 	readonly buckets: LeakyBuckets;
 	faults: FaultRule[] = [];
+	/** Documents received whose text contains one of these finish processing with errors. */
+	failingTexts: string[] = [];
 	private manualClock: number | null = null;
 	private statistics: EmulatorStats = EmulatorStore.emptyStats();
 	readonly fileDirectory: string;
@@ -245,6 +247,7 @@ export class EmulatorStore {
 		this.uriIndex.clear();
 		this.buckets.clear();
 		this.faults = [];
+		this.failingTexts = [];
 		this.statistics = EmulatorStore.emptyStats();
 		rmSync(this.fileDirectory, { recursive: true, force: true });
 		mkdirSync(this.fileDirectory, { recursive: true });

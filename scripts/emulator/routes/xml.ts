@@ -51,7 +51,7 @@ async function receiveDocument(
 			await rm(filePath, { force: true });
 			return invalid();
 		}
-		if (analysis.failMarker) {
+		if (analysis.failMarker || store.failingTexts.some((failing) => decoded?.text.includes(failing))) {
 			errors.push({
 				code: 'ProcessingFailed',
 				message: 'The integration rejected the document: processing ended with an error.',

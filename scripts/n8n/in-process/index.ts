@@ -11,7 +11,8 @@
  *     own Retry On Fail, which re-runs the node with all its items within one execution),
  *     executionId (default: a fresh one per run; reuse it to simulate a re-run within one
  *     execution), abortSignal (aborting cancels the execution as the Stop button does),
- *     mode (default 'manual').
+ *     mode (default 'manual'), nodeId (default: a fresh one per run; n8n keys a node's
+ *     deduplication store by it: give the same id to runs of the same node).
  *     Result: output (items of each output of the node; [] where it produced none), error
  *     (what the node threw, as n8n records it: a plain copy of the error's fields; also set
  *     when continueOnFail let the run go on with the input items), run (n8n's full IRun).
@@ -34,6 +35,9 @@
  *   emulatorCredentials(emulator, overrides?): credential data for the emulator's default account.
  *   registerCredentialType(type): makes a credential type known to the credentials helper
  *     (the package's own credential is registered already).
+ *   deduplicator: n8n's deduplication store (helpers.checkProcessedAndRecord and the rest) as
+ *     n8n keeps it in its database, mode 'entries'; sizes() and forgetAll() for tests. With
+ *     N8N_HARNESS_DEDUPLICATION_FILE set it lives in that file, to be read back by another process.
  *   getLoggedLines(): string[] / clearLoggedLines(): every line n8n or a node logged, metadata
  *     rendered in depth, so tests can assert that no secret was logged.
  *   NODE_NAME: the name of the node under test in the workflow.
@@ -41,7 +45,8 @@
  * One file per part: run.ts (runNode, runPoll), editor.ts (runLoadOptions, runListSearch),
  * fixtures.ts (binaryItem, emulatorCredentials), execute.ts (the workflow, its additional data and
  * WorkflowExecute), nodeTypes.ts (the node under test, the Manual Trigger), credentials.ts (n8n's
- * CredentialsHelper for tests), services.ts (n8n's process-wide services), logging.ts (the recorder).
+ * CredentialsHelper for tests), services.ts (n8n's process-wide services), deduplication.ts (its
+ * deduplication store), logging.ts (the recorder).
  */
 
 export { clearLoggedLines, getLoggedLines } from './logging';
@@ -51,3 +56,4 @@ export { setBinaryDataMode } from './services';
 export { runNode, runPoll, type RunNodeOptions, type RunNodeResult, type RunPollResult } from './run';
 export { runListSearch, runLoadOptions } from './editor';
 export { binaryItem, emulatorCredentials } from './fixtures';
+export { deduplicator } from './deduplication';

@@ -30,6 +30,8 @@ export interface RunNodeOptions {
 	executionId?: string;
 	abortSignal?: AbortSignal;
 	mode?: WorkflowExecuteMode;
+	/** The node's id (default: a fresh one per run); n8n keys a node's deduplication store by it. */
+	nodeId?: string;
 }
 
 export interface RunNodeResult {
@@ -52,6 +54,7 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	};
 	const node: INode = {
 		...nodeUnderTest(nodeType, options.parameters),
+		...(options.nodeId && { id: options.nodeId }),
 		onError: options.continueOnFail ? 'continueRegularOutput' : 'stopWorkflow',
 		// n8n reads a wait of 0 as "unset" and waits 1 s; 1 ms keeps retries fast.
 		...(retryOnFail && {

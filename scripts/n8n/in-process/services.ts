@@ -5,9 +5,10 @@ import { join } from 'node:path';
 
 import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
-import { BinaryDataConfig, BinaryDataService } from 'n8n-core';
+import { BinaryDataConfig, BinaryDataService, DataDeduplicationService } from 'n8n-core';
 import { LoggerProxy } from 'n8n-workflow';
 
+import { deduplicator } from './deduplication';
 import { RecordingLogger } from './logging';
 
 let userFolder: string | undefined;
@@ -33,6 +34,7 @@ export function setUp(): Promise<void> {
 		LoggerProxy.init(logger);
 		Container.get(BinaryDataConfig).mode = 'default';
 		await Container.get(BinaryDataService).init();
+		await DataDeduplicationService.init(deduplicator);
 	})();
 	return ready;
 }

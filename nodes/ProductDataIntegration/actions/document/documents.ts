@@ -32,10 +32,14 @@ export type PreparedDocument =
 	| { document: XmlDocument; error?: undefined }
 	| { document?: undefined; error: NodeOperationError; itemIndexes: number[] };
 
-/** "item 3" or "items 0-9" (groups are consecutive items). */
+/** "item 3", "items 0-9", or for a group with gaps (Only Changed Products) "items 2, 5, 9 and 4 more". */
 export function describeItems(itemIndexes: number[]): string {
 	if (itemIndexes.length === 1) return `item ${itemIndexes[0]}`;
-	return `items ${itemIndexes[0]}-${itemIndexes[itemIndexes.length - 1]}`;
+	const first = itemIndexes[0];
+	const last = itemIndexes[itemIndexes.length - 1];
+	if (last - first === itemIndexes.length - 1) return `items ${first}-${last}`;
+	const named = itemIndexes.slice(0, 3).join(', ');
+	return itemIndexes.length > 3 ? `items ${named} and ${itemIndexes.length - 3} more` : `items ${named}`;
 }
 
 function capitalized(text: string): string {
@@ -43,18 +47,20 @@ function capitalized(text: string): string {
 }
 
 /**
- * Reads every document the input items describe, checks it and hashes it, before anything is
- * sent: a document that would fail costs no request. Documents in n8n's binary store are read as
- * a stream (one pass for both the check and the hash); nothing is held in memory twice.
+ * Reads every document the input items (or those of `itemIndexes`) describe, checks it and hashes
+ * it, before anything is sent: a document that would fail costs no request. Documents in n8n's
+ * binary store are read as a stream (one pass for both the check and the hash); nothing is held in
+ * memory twice.
  */
 export async function prepareDocuments(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
+	itemIndexes: number[] = items.map((_, index) => index),
 ): Promise<PreparedDocument[]> {
-	if (items.length === 0) return [];
+	if (itemIndexes.length === 0) return [];
 	const source = context.getNodeParameter('source', 0) as XmlSource;
 	const prepared: PreparedDocument[] = [];
-	const groups = source === 'items' ? groupItems(context, items.length) : items.map((_, index) => [index]);
+	const groups = source === 'items' ? groupItems(context, itemIndexes) : itemIndexes.map((index) => [index]);
 
 	for (const itemIndexes of groups) {
 		const position = prepared.length;
@@ -92,7 +98,7 @@ export async function prepareDocuments(
 	return prepared;
 }
 
-function groupItems(context: IExecuteFunctions, count: number): number[][] {
+function groupItems(context: IExecuteFunctions, itemIndexes: number[]): number[][] {
 	const perDocument = Number(context.getNodeParameter('itemsPerDocument', 0, 0));
 	if (!Number.isInteger(perDocument) || perDocument < 0) {
 		throw new NodeOperationError(context.getNode(), 'Items per Document must be a whole number of 0 or more', {
@@ -100,11 +106,9 @@ function groupItems(context: IExecuteFunctions, count: number): number[][] {
 			description: '0 puts all items into one document; N builds one document from every N items',
 		});
 	}
-	const size = perDocument === 0 ? count : perDocument;
+	const size = perDocument === 0 ? itemIndexes.length : perDocument;
 	const groups: number[][] = [];
-	for (let start = 0; start < count; start += size) {
-		groups.push(Array.from({ length: Math.min(size, count - start) }, (_, offset) => start + offset));
-	}
+	for (let start = 0; start < itemIndexes.length; start += size) groups.push(itemIndexes.slice(start, start + size));
 	return groups;
 }
 

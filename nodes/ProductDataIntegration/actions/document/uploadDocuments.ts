@@ -28,6 +28,17 @@ import {
 	type XmlDocument,
 } from './documents';
 import { isAmbiguousUpload, sessionsOf, uploadedDocuments, type AmbiguousUpload, type RememberedUpload } from './uploadMemory';
+import {
+	bucketSecondsFor,
+	changedProductsSettings,
+	itemContent,
+	productEntry,
+	readProducts,
+	reasonOf,
+	type ChangedProductsSettings,
+	type ProductReason,
+} from './changedProducts';
+import { recallProducts, rememberRun, type ProductEntry } from './productMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
@@ -50,11 +61,13 @@ interface Uploaded extends PlannedUpload {
 	json: IDataObject;
 }
 
-type Slot = { uploaded: Uploaded } | { failure: INodeExecutionData };
+/** What became of one document: uploaded (and perhaps awaited), or failed for the items it stands for. */
+type Slot = { uploaded: Uploaded } | { failure: INodeExecutionData; itemIndexes: number[] };
 
 type Plan = { upload: PlannedUpload } | { error: Error; itemIndexes: number[] };
 
-function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
+/** `alwaysWait`: Only Changed Products confirms its products in the same run. */
+function planUpload(context: IExecuteFunctions, document: XmlDocument, alwaysWait = false): Plan {
 	const itemIndex = document.itemIndexes[0];
 	try {
 		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
@@ -63,7 +76,7 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
 				document,
 				options,
 				customer: getCustomerOverride.call(context, itemIndex),
-				wait: options.waitForCompletion ? waitSettings(context, itemIndex) : undefined,
+				wait: options.waitForCompletion || alwaysWait ? waitSettings(context, itemIndex) : undefined,
 			},
 		};
 	} catch (error) {
@@ -101,9 +114,29 @@ export async function uploadDocuments(
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 ): Promise<INodeExecutionData[]> {
+	const onlyChanged = changedProductsSettings(this);
+	if (onlyChanged) return await uploadChangedProducts(this, items, failures, endpoint, onlyChanged);
+
 	const plans = (await prepareDocuments(this, items)).map(
 		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
 	);
+	const slots = await uploadPlans(this, plans, failures, endpoint);
+	return slots.map(slotOutput);
+}
+
+function slotOutput(slot: Slot): INodeExecutionData {
+	if ('failure' in slot) return slot.failure;
+	const { document, json } = slot.uploaded;
+	return { json, pairedItem: pairedItems(document.itemIndexes) };
+}
+
+/** Uploads the planned documents one by one, then awaits the sessions that are to be awaited. */
+async function uploadPlans(
+	context: IExecuteFunctions,
+	plans: Plan[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+): Promise<Slot[]> {
 	// Without Continue On Fail, an invalid item ends the run before any document is sent.
 	for (const plan of failures.continueOnFail ? [] : plans) {
 		if ('error' in plan) failures.output(plan.error, plan.itemIndexes);
@@ -113,33 +146,33 @@ export async function uploadDocuments(
 
 	for (const plan of plans) {
 		if ('error' in plan) {
-			slots.push({ failure: failures.output(plan.error, plan.itemIndexes) });
+			slots.push({ failure: failures.output(plan.error, plan.itemIndexes), itemIndexes: plan.itemIndexes });
 			continue;
 		}
 		const { document, options, customer } = plan.upload;
 		const itemIndex = document.itemIndexes[0];
 		try {
 			const contentType = options.contentType || 'application/xml';
-			const credentials = await getServiceCredentials.call(this, itemIndex);
+			const credentials = await getServiceCredentials.call(context, itemIndex);
 			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 			const key = [document.position, document.sha256, endpoint, `${customerIdType}:${customerId}`];
-			const remembered = uploadedDocuments.recall(this, key);
+			const remembered = uploadedDocuments.recall(context, key);
 			let upload = isAmbiguousUpload(remembered) ? undefined : remembered;
 			if (isAmbiguousUpload(remembered)) {
-				upload = await recoverUpload(this, document, remembered, customer, sessionsOf(this));
-				if (upload) uploadedDocuments.remember(this, key, upload);
+				upload = await recoverUpload(context, document, remembered, customer, sessionsOf(context));
+				if (upload) uploadedDocuments.remember(context, key, upload);
 			}
 			const reused = upload !== undefined;
 			if (!upload) {
 				const attempt = { sentAt: Date.now(), bytes: document.bytes };
 				try {
-					upload = await sendDocument(this, document, endpoint, contentType, customer);
+					upload = await sendDocument(context, document, endpoint, contentType, customer);
 				} catch (error) {
 					// The next try (Retry On Fail) looks for it before sending it again.
-					if (error instanceof AmbiguousUploadError) uploadedDocuments.remember(this, key, attempt);
-					throw asNodeError(this, error, itemIndex);
+					if (error instanceof AmbiguousUploadError) uploadedDocuments.remember(context, key, attempt);
+					throw asNodeError(context, error, itemIndex);
 				}
-				uploadedDocuments.remember(this, key, upload);
+				uploadedDocuments.remember(context, key, upload);
 			}
 			const json: IDataObject = {
 				sessionId: upload.sessionId,
@@ -152,17 +185,15 @@ export async function uploadDocuments(
 			if (reused) json.reused = true;
 			slots.push({ uploaded: { ...plan.upload, json } });
 		} catch (error) {
-			slots.push({ failure: failures.output(error, document.itemIndexes, {}, listingUploaded(slots)) });
+			slots.push({
+				failure: failures.output(error, document.itemIndexes, {}, listingUploaded(slots)),
+				itemIndexes: document.itemIndexes,
+			});
 		}
 	}
 
-	await addWaitedOutcomes(this, slots, failures);
-
-	return slots.map((slot) => {
-		if ('failure' in slot) return slot.failure;
-		const { document, json } = slot.uploaded;
-		return { json, pairedItem: pairedItems(document.itemIndexes) };
-	});
+	await addWaitedOutcomes(context, slots, failures);
+	return slots;
 }
 
 /**
@@ -275,6 +306,193 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 				description: outcome.errorMessage ?? (outcome.errorUrl ? `Error message: ${outcome.errorUrl}` : undefined),
 			},
 		);
-		slots[index] = { failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)) };
+		slots[index] = {
+			failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)),
+			itemIndexes: document.itemIndexes,
+		};
 	}
+}
+
+/** The entries of one run's products, by input item. */
+type Entries = Map<number, ProductEntry & { reason: ProductReason }>;
+
+/**
+ * Only Changed Products: every product is checked and its content digested before the memory is
+ * consulted; only the products the service has not confirmed as they are now are sent, the node
+ * waits for their sessions, and then remembers the products of the sessions that finished without
+ * errors (and, to say so next time, those that finished with errors). One output item per input
+ * item says what became of its product; the first also carries the run's summary.
+ */
+async function uploadChangedProducts(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	settings: ChangedProductsSettings,
+): Promise<INodeExecutionData[]> {
+	const source = context.getNodeParameter('source', 0) as string;
+	const products = new Map<number, string>();
+	const itemErrors = new Map<number, Error>();
+	const fail = (itemIndex: number, error: Error) => {
+		// Without Continue On Fail, bad input ends the run before anything is sent.
+		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
+		itemErrors.set(itemIndex, error);
+	};
+	readProducts(context, items, settings.productField).forEach((read, itemIndex) => {
+		if ('error' in read) fail(itemIndex, read.error);
+		else products.set(itemIndex, read.product);
+	});
+
+	// One document per item is read and checked first: its digest is the content of its product.
+	const documentOf = new Map<number, XmlDocument>();
+	const contents = new Map<number, string>();
+	if (source === 'items') {
+		for (const itemIndex of products.keys()) contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
+	} else {
+		for (const entry of await prepareDocuments(context, items, [...products.keys()])) {
+			if (entry.document) {
+				documentOf.set(entry.document.itemIndexes[0], entry.document);
+				contents.set(entry.document.itemIndexes[0], entry.document.sha256);
+			} else {
+				fail(entry.itemIndexes[0], entry.error);
+			}
+		}
+	}
+
+	const entries: Entries = new Map();
+	const checked: Array<[number, ProductEntry]> = [];
+	for (const [itemIndex, content] of contents) {
+		try {
+			checked.push([itemIndex, await productEntry(context, itemIndex, endpoint, products.get(itemIndex) as string, content)]);
+		} catch (error) {
+			fail(itemIndex, asNodeError(context, error, itemIndex));
+		}
+	}
+	// Send All Products forgets only once the run has proven the password (see rememberRun).
+	const recalled = settings.sendAll
+		? checked.map(() => ({ unchanged: false, failedBefore: false }))
+		: await recallProducts(context, checked.map(([, entry]) => entry));
+	checked.forEach(([itemIndex, entry], index) => entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }));
+
+	const toSend = [...entries].filter(([, entry]) => entry.reason !== 'unchanged').map(([itemIndex]) => itemIndex);
+	const plans: Plan[] =
+		source === 'items'
+			? (await prepareDocuments(context, items, toSend)).map((entry) =>
+					entry.document ? planUpload(context, entry.document, true) : entry,
+				)
+			: toSend.map((itemIndex) => planUpload(context, documentOf.get(itemIndex) as XmlDocument, true));
+
+	if (settings.validateOnly) return await validatedOutput(context, items, failures, entries, itemErrors, plans);
+
+	const slots = await uploadPlans(context, plans, failures, endpoint);
+	const confirmed: ProductEntry[] = [];
+	const refused: ProductEntry[] = [];
+	const outcomeOf = new Map<number, { json: IDataObject; status?: string }>();
+	for (const slot of slots) {
+		const json = 'failure' in slot ? slot.failure.json : slot.uploaded.json;
+		const itemIndexes = 'failure' in slot ? slot.itemIndexes : slot.uploaded.document.itemIndexes;
+		const status = typeof json.status === 'string' && json.waitError === undefined ? json.status : undefined;
+		for (const itemIndex of itemIndexes) {
+			outcomeOf.set(itemIndex, { json, status });
+			const entry = entries.get(itemIndex);
+			if (entry && status === 'succeeded') confirmed.push(entry);
+			if (entry && status === 'failed') refused.push(entry);
+		}
+	}
+	const sessions = slots.flatMap((slot) => ('uploaded' in slot ? [slot.uploaded.json] : []));
+	// An upload the service took proves the credential's password: only then is the memory written.
+	if (sessions.length > 0) {
+		const unchanged = [...entries.values()].filter((entry) => entry.reason === 'unchanged');
+		await rememberRun(context, [...unchanged, ...confirmed], refused);
+	}
+
+	const summary: IDataObject = {
+		products: items.length,
+		sent: [...outcomeOf.keys()].length,
+		unchanged: entries.size - toSend.length,
+		sentAgainAfterFailure: toSend.filter((itemIndex) => entries.get(itemIndex)?.reason === 'sentAgainAfterFailure').length,
+		invalid: itemErrors.size,
+		sessions: sessions.length,
+		sessionsConfirmed: sessions.filter((json) => json.status === 'succeeded').length,
+		sessionsFailed: sessions.filter((json) => json.status === 'failed').length,
+		sessionsUnconfirmed: sessions.filter((json) => json.status !== 'succeeded' && json.status !== 'failed').length,
+	};
+	if (toSend.length === 0) summary.message = nothingToSend(entries.size);
+	return items.map((_, itemIndex) => {
+		const entry = entries.get(itemIndex);
+		const outcome = outcomeOf.get(itemIndex);
+		let output: INodeExecutionData;
+		if (!entry || (itemErrors.has(itemIndex) && !outcome)) {
+			output = failures.output(itemErrors.get(itemIndex), [itemIndex], productJson(products.get(itemIndex)));
+		} else if (!outcome) {
+			output = { json: { product: entry.product, sent: false, reason: entry.reason }, pairedItem: { item: itemIndex } };
+		} else {
+			output = {
+				json: {
+					product: entry.product,
+					sent: outcome.json.sessionId !== undefined,
+					reason: entry.reason,
+					...outcome.json,
+					confirmed: outcome.status === 'succeeded',
+				},
+				pairedItem: { item: itemIndex },
+			};
+		}
+		if (itemIndex === 0) output.json = { ...output.json, run: summary };
+		return output;
+	});
+}
+
+function productJson(product: string | undefined): IDataObject {
+	return product === undefined ? {} : { product };
+}
+
+function nothingToSend(unchanged: number): string {
+	return `Nothing to send: the service has confirmed all ${unchanged} products as they are now. No request was made.`;
+}
+
+/** Validate Only: what a real run would send and spend, with nothing sent. */
+async function validatedOutput(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	entries: Entries,
+	itemErrors: Map<number, Error>,
+	plans: Plan[],
+): Promise<INodeExecutionData[]> {
+	const failedPlans = plans.flatMap((plan) => ('error' in plan ? [plan] : []));
+	// Without Continue On Fail, a document that cannot be built fails the run, as a real run would.
+	for (const plan of failures.continueOnFail ? [] : failedPlans) failures.output(plan.error, plan.itemIndexes);
+	for (const plan of failedPlans) for (const itemIndex of plan.itemIndexes) itemErrors.set(itemIndex, plan.error);
+
+	const documents = plans.length - failedPlans.length;
+	// Each upload is one request, and each session is read at least once before it is confirmed.
+	const requests = 2 * documents;
+	const credentials = await getServiceCredentials.call(context, 0);
+	const wouldSend = [...entries].filter(([itemIndex, entry]) => entry.reason !== 'unchanged' && !itemErrors.has(itemIndex));
+	const summary: IDataObject = {
+		validateOnly: true,
+		products: items.length,
+		wouldSend: wouldSend.length,
+		unchanged: [...entries.values()].filter((entry) => entry.reason === 'unchanged').length,
+		sentAgainAfterFailure: wouldSend.filter(([, entry]) => entry.reason === 'sentAgainAfterFailure').length,
+		invalid: itemErrors.size,
+		documents,
+		requests,
+		bucketSeconds: bucketSecondsFor(credentials, requests),
+	};
+	if (documents === 0) summary.message = nothingToSend(summary.unchanged as number);
+	return items.map((_, itemIndex) => {
+		const entry = entries.get(itemIndex);
+		const error = itemErrors.get(itemIndex);
+		const output: INodeExecutionData =
+			error || !entry
+				? failures.output(error, [itemIndex], productJson(entry?.product))
+				: {
+						json: { product: entry.product, wouldSend: entry.reason !== 'unchanged', reason: entry.reason },
+						pairedItem: { item: itemIndex },
+					};
+		if (itemIndex === 0) output.json = { ...output.json, run: summary };
+		return output;
+	});
 }

@@ -3,6 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
 import { waitTimeoutOption } from '../waiting';
+import { changedProductsFields } from './changedProducts';
 
 /**
  * The fields of Upload and Upload Custom XML, which differ only in what the XML they take is.
@@ -92,6 +93,7 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 			description: 'Whether the document starts with an XML declaration (version 1.0, encoding UTF-8)',
 			displayOptions: { show: { source: ['items'] } },
 		},
+		...changedProductsFields,
 		{
 			displayName: 'Options',
 			name: 'options',

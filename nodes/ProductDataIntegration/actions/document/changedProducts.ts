@@ -1,0 +1,165 @@
+import { createHash } from 'crypto';
+import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { getCustomerOverride } from '../../../shared/customer';
+import { bucketTerms, checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../../../shared/transport';
+import { keyedAccountDigest, MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './productMemory';
+
+/** The fields of Only Changed Products, shown with every XML source. */
+export const changedProductsFields: INodeProperties[] = [
+	{
+		displayName: 'Only Changed Products',
+		name: 'onlyChangedProducts',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to leave out every product whose content the service has confirmed (its session finished without errors). Waits for completion itself. Only for formats in which a document is a set of product updates, never for one that replaces the whole catalogue.',
+	},
+	{
+		displayName: 'Product Field',
+		name: 'productField',
+		type: 'string',
+		default: 'sku',
+		required: true,
+		description: 'The field of each input item that identifies its product, e.g. sku. Each product may come once per run.',
+		displayOptions: { show: { onlyChangedProducts: [true] } },
+	},
+	{
+		displayName: 'Validate Only',
+		name: 'validateOnly',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to run every check and consult the memory but send nothing: outputs what a real run would send, the requests it would spend and how long the rate limit would take',
+		displayOptions: { show: { onlyChangedProducts: [true] } },
+	},
+	{
+		displayName: 'Send All Products',
+		name: 'sendAllProducts',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to forget what the service confirmed and send every product in this run (then remember again what it confirms)',
+		displayOptions: { show: { onlyChangedProducts: [true] } },
+	},
+];
+
+export interface ChangedProductsSettings {
+	productField: string;
+	validateOnly: boolean;
+	sendAll: boolean;
+}
+
+/** The settings of Only Changed Products, or undefined when it is off. */
+export function changedProductsSettings(context: IExecuteFunctions): ChangedProductsSettings | undefined {
+	if (context.getNodeParameter('onlyChangedProducts', 0, false) !== true) return undefined;
+	const productField = String(context.getNodeParameter('productField', 0, '')).trim();
+	if (productField === '') {
+		throw new NodeOperationError(context.getNode(), 'Product Field is empty', {
+			itemIndex: 0,
+			description: 'Name the field of each input item that identifies its product, e.g. sku',
+		});
+	}
+	return {
+		productField,
+		validateOnly: context.getNodeParameter('validateOnly', 0, false) === true,
+		sendAll: context.getNodeParameter('sendAllProducts', 0, false) === true,
+	};
+}
+
+/**
+ * The product of each item, checked before anything is read or sent: a missing field, a value that
+ * is not a string or number, or a product that an earlier item already named is an error of that
+ * item that names the field.
+ */
+export function readProducts(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	productField: string,
+): Array<{ product: string } | { error: NodeOperationError }> {
+	if (items.length > MAX_PRODUCTS_PER_RUN) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Only Changed Products remembers at most ${MAX_PRODUCTS_PER_RUN} products per node; this run has ${items.length} items`,
+			{
+				itemIndex: 0,
+				description: 'Nothing was sent. Split the catalogue over several Upload nodes, or turn off Only Changed Products.',
+			},
+		);
+	}
+	const firstItemOf = new Map<string, number>();
+	return items.map((item, itemIndex) => {
+		const fail = (message: string, description: string) => ({
+			error: new NodeOperationError(context.getNode(), message, { itemIndex, description }),
+		});
+		const value = item.json[productField];
+		if (value === undefined || value === null) {
+			return fail(
+				`Item ${itemIndex} has no product field "${productField}" (Product Field)`,
+				`Fields of this item: ${Object.keys(item.json).slice(0, 20).join(', ') || '(none)'}. Nothing was sent for it.`,
+			);
+		}
+		if (!(typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)))) {
+			return fail(
+				`The product field "${productField}" of item ${itemIndex} is ${Array.isArray(value) ? 'a list' : `a ${typeof value}`}, not a string or number`,
+				'A product is identified by text or a number, e.g. an SKU. Nothing was sent for it.',
+			);
+		}
+		const product = String(value);
+		if (product.trim() === '') {
+			return fail(`The product field "${productField}" of item ${itemIndex} is empty`, 'Nothing was sent for it.');
+		}
+		const earlier = firstItemOf.get(product);
+		if (earlier !== undefined) {
+			return fail(
+				`Item ${itemIndex} names the same product as item ${earlier} in the field "${productField}": "${product.slice(0, 100)}"`,
+				'Each product may come once per run: which of the two the service would keep is not known. Nothing was sent for it.',
+			);
+		}
+		firstItemOf.set(product, itemIndex);
+		return { product };
+	});
+}
+
+/**
+ * The memory's entry of one item: its product, the keyed digest of the account and customer node
+ * it goes to, and a digest of what is sent for it (`content`).
+ */
+export async function productEntry(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	endpoint: string,
+	product: string,
+	content: string,
+): Promise<ProductEntry> {
+	const credentials = await getServiceCredentials.call(context, itemIndex);
+	const { customerIdType, customerId } = effectiveCustomer(credentials, getCustomerOverride.call(context, itemIndex));
+	const account = keyedAccountDigest({
+		origin: new URL(checkBaseUrl(credentials.baseUrl)).origin,
+		username: typeof credentials.username === 'string' ? credentials.username : '',
+		password: typeof credentials.password === 'string' ? credentials.password : '',
+		customer: `${customerIdType}:${customerId}`,
+		endpoint,
+	});
+	return { account, product, content };
+}
+
+/** What Build From Items makes of an item: its element name and its fields, in their order. */
+export function itemContent(context: IExecuteFunctions, item: INodeExecutionData, itemIndex: number): string {
+	const itemElement = String(context.getNodeParameter('itemElement', itemIndex, ''));
+	return createHash('sha256').update(`${itemElement}\n${JSON.stringify(item.json)}`).digest('hex');
+}
+
+export type ProductReason = 'unchanged' | 'changed' | 'sentAgainAfterFailure';
+
+export function reasonOf(recalled: Recalled): ProductReason {
+	if (recalled.unchanged) return 'unchanged';
+	return recalled.failedBefore ? 'sentAgainAfterFailure' : 'changed';
+}
+
+/** How long the account's bucket takes for `requests` requests, from an empty bucket. */
+export function bucketSecondsFor(credentials: ICredentialDataDecryptedObject, requests: number): number {
+	const { capacity, intervalMs } = bucketTerms(credentials);
+	return (Math.max(0, requests - capacity) * intervalMs) / 1000;
+}

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { deduplicator, emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
+import { postControl } from '../helpers/service';
+
+const node = new ProductDataIntegration();
+const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
+
+function catalogue(count: number, price = 10): IDataObject[] {
+	return Array.from({ length: count }, (_, index) => ({ sku: `P-${index}`, name: `Product ${index}`, price }));
+}
+
+function asItems(products: IDataObject[]): INodeExecutionData[] {
+	return products.map((json) => ({ json }));
+}
+
+function buildFromItems(extra: IDataObject = {}): INodeParameters {
+	return {
+		resource: 'document',
+		operation: 'upload',
+		source: 'items',
+		rootElement: 'Products',
+		itemElement: 'Product',
+		onlyChangedProducts: true,
+		productField: 'sku',
+		...extra,
+	} as INodeParameters;
+}
+
+jest.setTimeout(30_000);
+
+describe('Document Upload: Only Changed Products', () => {
+	let emulator: Emulator;
+	let nodeId: string;
+	const credentials = (overrides: IDataObject = {}) => emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+
+	function requests(): number {
+		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+	}
+
+	async function skusUploaded(): Promise<string[]> {
+		const uploads = (await (await fetch(`${emulator.url}/__emulator/uploads`)).json()) as Array<{ id: string }>;
+		const skus: string[] = [];
+		for (const { id } of uploads) {
+			const response = await fetch(`${emulator.url}/api/files/${id}`, {
+				headers: {
+					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
+					customerId: '1001',
+					customerIdType: 'ServiceID',
+				},
+			});
+			skus.push(...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]));
+		}
+		emulator.reset();
+		return skus.sort();
+	}
+
+	async function run(items: INodeExecutionData[], parameters: INodeParameters = buildFromItems(), extra: IDataObject = {}) {
+		return await runNode({ node, nodeId, parameters, items, credentials: credentials(), ...extra });
+	}
+
+	beforeAll(async () => {
+		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+	});
+
+	afterAll(async () => {
+		await emulator.close();
+	});
+
+	beforeEach(() => {
+		emulator.reset();
+		nodeId = randomUUID();
+	});
+
+	it('sends every product first, then nothing when nothing changed, then only what changed', async () => {
+		const first = await run(asItems(catalogue(20)));
+		expect(first.error).toBeUndefined();
+		expect(await skusUploaded()).toHaveLength(20);
+		expect(first.output[0]).toHaveLength(20);
+		expect(first.output[0][3]).toMatchObject({ json: { product: 'P-3', sent: true, reason: 'changed', status: 'succeeded', confirmed: true }, pairedItem: { item: 3 } });
+		expect(first.output[0][0].json.run).toMatchObject({ products: 20, sent: 20, unchanged: 0, sessions: 1, sessionsConfirmed: 1, sessionsUnconfirmed: 0 });
+
+		const second = await run(asItems(catalogue(20)));
+		expect(second.error).toBeUndefined();
+		expect(requests()).toBe(0);
+		expect(second.output[0][5]).toMatchObject({ json: { product: 'P-5', sent: false, reason: 'unchanged' }, pairedItem: { item: 5 } });
+		expect(second.output[0][0].json.run).toMatchObject({ products: 20, sent: 0, unchanged: 20, sessions: 0 });
+		expect(String((second.output[0][0].json.run as IDataObject).message)).toMatch(/^Nothing to send: .* No request was made\.$/);
+
+		const changed = catalogue(20);
+		changed[7].price = 11;
+		changed[12].name = 'Renamed';
+		const third = await run(asItems(changed));
+		expect(third.error).toBeUndefined();
+		// One upload and one status read.
+		expect(requests()).toBe(2);
+		expect(await skusUploaded()).toEqual(['P-12', 'P-7']);
+		expect(third.output[0][0].json.run).toMatchObject({ sent: 2, unchanged: 18 });
+	});
+
+	it('puts back exactly the products of a session that finished with errors', async () => {
+		await postControl(emulator.url, 'failing', { texts: ['<sku>P-2</sku>'] });
+		const first = await run(asItems(catalogue(6)), buildFromItems({ itemsPerDocument: 2 }));
+		expect(first.error).toBeUndefined();
+		expect(first.output[0][2].json).toMatchObject({ product: 'P-2', status: 'failed', confirmed: false });
+		expect(first.output[0][3].json).toMatchObject({ product: 'P-3', status: 'failed', confirmed: false });
+		expect(first.output[0][0].json.run).toMatchObject({ sessions: 3, sessionsConfirmed: 2, sessionsFailed: 1 });
+		await postControl(emulator.url, 'failing', { texts: [] });
+		emulator.reset();
+
+		const changed = catalogue(6);
+		changed[5].price = 12;
+		const second = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		expect(second.error).toBeUndefined();
+		expect(await skusUploaded()).toEqual(['P-2', 'P-3', 'P-5']);
+		expect(second.output[0].map(({ json }) => json.reason)).toEqual([
+			'unchanged',
+			'unchanged',
+			'sentAgainAfterFailure',
+			'sentAgainAfterFailure',
+			'unchanged',
+			'changed',
+		]);
+		expect(second.output[0][0].json.run).toMatchObject({ sent: 3, sentAgainAfterFailure: 2, unchanged: 3 });
+
+		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		expect(requests()).toBe(0);
+	});
+
+	it('sends a product again whose content changed back to one the service confirmed before', async () => {
+		await run(asItems(catalogue(3, 10)));
+		await run(asItems(catalogue(3, 9)));
+		emulator.reset();
+		await run(asItems(catalogue(3, 10)));
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
+	});
+
+	it('confirms nothing the service has not finished: a session still processing at the timeout is sent again', async () => {
+		const parameters = {
+			resource: 'document',
+			operation: 'upload',
+			source: 'text',
+			xml: '={{ $json.xml }}',
+			onlyChangedProducts: true,
+			productField: 'sku',
+			options: { timeout: 0 },
+		} as INodeParameters;
+		const items = [{ json: { sku: 'S-1', xml: '<Products><!--emulator:processing-ms=600000--><Product><sku>S-1</sku></Product></Products>' } }];
+		const pending = await run(items, parameters);
+		expect(pending.error).toBeUndefined();
+		expect(pending.output[0][0].json).toMatchObject({ product: 'S-1', sent: true, status: 'processing', confirmed: false });
+		expect(pending.output[0][0].json.run).toMatchObject({ sessions: 1, sessionsConfirmed: 0, sessionsUnconfirmed: 1 });
+		emulator.reset();
+
+		await run(items, parameters);
+		expect(emulator.stats().uploads).toBe(1);
+	});
+
+	it('leaves unconfirmed the products of a run that ends before their sessions are read', async () => {
+		await postControl(emulator.url, 'faults', { count: 1, kind: 'hang', path: '/api/status' });
+		const stop = new AbortController();
+		setTimeout(() => stop.abort(), 500);
+		const broken = await run(asItems(catalogue(3)), buildFromItems(), { abortSignal: stop.signal });
+		expect(emulator.stats().uploads).toBe(1);
+		expect(broken.output[0] ?? []).toEqual([]);
+		emulator.reset();
+
+		await run(asItems(catalogue(3)));
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
+	});
+
+	it('answers only to the password: another password or another case of the username sees an empty memory and cannot change it', async () => {
+		await run(asItems(catalogue(4)));
+		emulator.reset();
+		const before = deduplicator.sizes();
+		const stranger = await runNode({
+			node,
+			nodeId,
+			parameters: buildFromItems({ sendAllProducts: true }),
+			items: asItems(catalogue(4)),
+			credentials: credentials({ password: 'not-the-password' }),
+		});
+		// The stranger's memory is empty: it sends everything, the service refuses it, and the memory stays.
+		expect(stranger.error).toBeDefined();
+		expect(emulator.stats().uploads).toBe(0);
+		expect(deduplicator.sizes()).toEqual(before);
+
+		const shouting = await runNode({
+			node,
+			nodeId,
+			parameters: buildFromItems({ validateOnly: true }),
+			items: asItems(catalogue(4)),
+			credentials: credentials({ username: DEFAULT_ACCOUNT.username.toUpperCase() }),
+		});
+		expect(shouting.output[0][0].json.run).toMatchObject({ wouldSend: 4, unchanged: 0 });
+		emulator.reset();
+
+		const owner = await run(asItems(catalogue(4)), buildFromItems({ validateOnly: true }));
+		expect(owner.output[0][0].json.run).toMatchObject({ wouldSend: 0, unchanged: 4 });
+		expect(requests()).toBe(0);
+	});
+
+	it('Send All Products sends every product once, then remembers again', async () => {
+		await run(asItems(catalogue(5)));
+		emulator.reset();
+		const all = await run(asItems(catalogue(5)), buildFromItems({ sendAllProducts: true }));
+		expect(all.output[0][0].json.run).toMatchObject({ sent: 5, unchanged: 0 });
+		expect(await skusUploaded()).toHaveLength(5);
+		await run(asItems(catalogue(5)));
+		expect(requests()).toBe(0);
+	});
+
+	it('Validate Only sends nothing, says what a real run would send and spend, and leaves the memory as it was', async () => {
+		await run(asItems(catalogue(10)), buildFromItems({ itemsPerDocument: 4 }));
+		emulator.reset();
+		const changed = catalogue(10);
+		for (const index of [1, 2, 8]) changed[index].price = 99;
+		const before = deduplicator.sizes();
+
+		const validated = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2, validateOnly: true }), {
+			credentials: credentials({ customRateLimit: true, bucketCapacity: 1, leakIntervalSeconds: 0.02 }),
+		});
+		expect(validated.error).toBeUndefined();
+		expect(requests()).toBe(0);
+		expect(deduplicator.sizes()).toEqual(before);
+		expect(validated.output[0].map(({ json }) => json.wouldSend)).toEqual([false, true, true, false, false, false, false, false, true, false]);
+		// Two documents (P-1 and P-2, then P-8): two uploads and two status reads; 1 at once, then one per 0.02 s.
+		expect(validated.output[0][0].json.run).toMatchObject({ validateOnly: true, wouldSend: 3, unchanged: 7, documents: 2, requests: 4, bucketSeconds: 0.06 });
+
+		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		expect(await skusUploaded()).toEqual(['P-1', 'P-2', 'P-8']);
+	});
+
+	it('one document per item: its digest is the document, its product a field of the item', async () => {
+		const parameters = {
+			resource: 'document',
+			operation: 'upload',
+			source: 'text',
+			xml: '={{ $json.xml }}',
+			onlyChangedProducts: true,
+			productField: 'sku',
+		} as INodeParameters;
+		const documents = (price: number) =>
+			catalogue(3).map((json) => ({ json: { sku: json.sku, xml: `<Products><Product><sku>${String(json.sku)}</sku><price>${json.sku === 'P-1' ? price : 1}</price></Product></Products>` } }));
+		await run(documents(5), parameters);
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
+		const second = await run(documents(6), parameters);
+		expect(await skusUploaded()).toEqual(['P-1']);
+		expect(second.output[0][1].json).toMatchObject({ product: 'P-1', sent: true, reason: 'changed', confirmed: true });
+	});
+
+	describe('bad input fails before any request, naming the item and the field', () => {
+		it.each([
+			['a missing product field', [{ sku: 'A' }, { name: 'no sku' }], /^Item 1 has no product field "sku" \(Product Field\)$/],
+			['the same product twice', [{ sku: 'A' }, { sku: 'B' }, { sku: 'A' }], /^Item 2 names the same product as item 0 in the field "sku": "A"$/],
+			['a product that is an object', [{ sku: { id: 1 } }], /^The product field "sku" of item 0 is a object, not a string or number$/],
+			['a product that is a list', [{ sku: 'A' }, { sku: ['B'] }], /^The product field "sku" of item 1 is a list, not a string or number$/],
+			['a product that is a boolean', [{ sku: true }], /^The product field "sku" of item 0 is a boolean, not a string or number$/],
+		])('%s', async (_, products, message) => {
+			const { error } = await run(asItems(products as IDataObject[]));
+			expect(error?.message).toMatch(message);
+			expect(requests()).toBe(0);
+			expect(Object.keys(deduplicator.sizes()).filter((key) => key.includes(nodeId))).toEqual([]);
+		});
+
+		it('with Continue On Fail, the bad item fails alone and the others are sent', async () => {
+			const { output, error } = await run(asItems([{ sku: 'A' }, { name: 'x' }, { sku: 'A' }, { sku: 7 }]), buildFromItems(), { continueOnFail: true });
+			expect(error).toBeUndefined();
+			expect(output[0].map(({ json }) => json.error ?? json.reason)).toEqual([
+				'changed',
+				'Item 1 has no product field "sku" (Product Field)',
+				'Item 2 names the same product as item 0 in the field "sku": "A"',
+				'changed',
+			]);
+			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }, { item: 3 }]);
+			expect(await skusUploaded()).toEqual(['7', 'A']);
+		});
+	});
+});
