@@ -1,11 +1,9 @@
 // n8n's deduplication store as n8n's own DeduplicationHelper (packages/cli/src/deduplication)
 // keeps it, in the mode 'entries': per workflow and context ('' for the workflow, 'n:<node id>' for a
-// node) one list of md5 hashes (base64), read and written whole on every call, oldest first,
-// trimmed to maxEntries from the front. The rows live in this process, or, when
-// N8N_HARNESS_DEDUPLICATION_FILE names a file, in that file (read and written on every call, as
-// n8n reads and writes its database row), so that another process can read them back.
+// node) one list of md5 hashes (base64), oldest first, trimmed to maxEntries from the front; the
+// rows live in this process. use(backend) hands every call to another store instead, e.g. n8n's own
+// helper on its database (bench/catalogue-sync.ts).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 import type {
 	DeduplicationItemTypes,
@@ -18,21 +16,8 @@ import type {
 
 type Rows = Record<string, { mode: string; data: string[] }>;
 
-const FILE_VARIABLE = 'N8N_HARNESS_DEDUPLICATION_FILE';
-
-export class HarnessDeduplicator implements IDataDeduplicator {
+class ProcessDeduplicator implements IDataDeduplicator {
 	private rows: Rows = {};
-
-	private load(): Rows {
-		const file = process.env[FILE_VARIABLE];
-		if (file) this.rows = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Rows) : {};
-		return this.rows;
-	}
-
-	private save(): void {
-		const file = process.env[FILE_VARIABLE];
-		if (file) writeFileSync(file, JSON.stringify(this.rows));
-	}
 
 	private static key(scope: DeduplicationScope, contextData: ICheckProcessedContextData): string {
 		if (scope === 'node' && !contextData.node) throw new Error("No node information has been provided and so cannot use scope 'node'");
@@ -53,15 +38,14 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 		options: ICheckProcessedOptions,
 	): Promise<IDeduplicationOutput> {
-		HarnessDeduplicator.assertEntries(options);
-		const rows = this.load();
-		const key = HarnessDeduplicator.key(scope, contextData);
-		const hashed = items.map(HarnessDeduplicator.hash);
+		ProcessDeduplicator.assertEntries(options);
+		const rows = this.rows;
+		const key = ProcessDeduplicator.key(scope, contextData);
+		const hashed = items.map(ProcessDeduplicator.hash);
 		const row = rows[key];
 		if (!row) {
 			if (options.maxEntries) hashed.splice(0, hashed.length - options.maxEntries);
 			rows[key] = { mode: options.mode, data: hashed };
-			this.save();
 			return { new: items, processed: [] };
 		}
 		const known = new Set(row.data);
@@ -75,7 +59,6 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 			}
 		});
 		if (options.maxEntries) row.data.splice(0, row.data.length - options.maxEntries);
-		this.save();
 		return result;
 	}
 
@@ -85,19 +68,17 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 		options: ICheckProcessedOptions,
 	): Promise<void> {
-		HarnessDeduplicator.assertEntries(options);
-		const row = this.load()[HarnessDeduplicator.key(scope, contextData)];
+		ProcessDeduplicator.assertEntries(options);
+		const row = this.rows[ProcessDeduplicator.key(scope, contextData)];
 		if (!row) return;
-		for (const hash of items.map(HarnessDeduplicator.hash)) {
+		for (const hash of items.map(ProcessDeduplicator.hash)) {
 			const index = row.data.indexOf(hash);
 			if (index !== -1) row.data.splice(index, 1);
 		}
-		this.save();
 	}
 
 	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
-		delete this.load()[HarnessDeduplicator.key(scope, contextData)];
-		this.save();
+		delete this.rows[ProcessDeduplicator.key(scope, contextData)];
 	}
 
 	async getProcessedDataCount(
@@ -105,18 +86,45 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 		options: ICheckProcessedOptions,
 	): Promise<number> {
-		const row = this.load()[HarnessDeduplicator.key(scope, contextData)];
+		const row = this.rows[ProcessDeduplicator.key(scope, contextData)];
 		return options.mode === 'entries' && row ? row.data.length : 0;
 	}
 
 	/** Every row's number of entries, by 'workflow id|context'. */
 	sizes(): Record<string, number> {
-		return Object.fromEntries(Object.entries(this.load()).map(([key, row]) => [key, row.data.length]));
+		return Object.fromEntries(Object.entries(this.rows).map(([key, row]) => [key, row.data.length]));
 	}
 
-	forgetAll(): void {
-		this.rows = {};
-		this.save();
+}
+
+/** The store the harness gives n8n-core: this process's rows, or the backend handed to use(). */
+export class HarnessDeduplicator implements IDataDeduplicator {
+	private readonly own = new ProcessDeduplicator();
+	private backend: IDataDeduplicator = this.own;
+
+	use(backend: IDataDeduplicator): void {
+		this.backend = backend;
+	}
+
+	/** Every row's number of entries in this process, by 'workflow id|context'. */
+	sizes(): Record<string, number> {
+		return this.own.sizes();
+	}
+
+	async checkProcessedAndRecord(...args: Parameters<IDataDeduplicator['checkProcessedAndRecord']>): Promise<IDeduplicationOutput> {
+		return await this.backend.checkProcessedAndRecord(...args);
+	}
+
+	async removeProcessed(...args: Parameters<IDataDeduplicator['removeProcessed']>): Promise<void> {
+		await this.backend.removeProcessed(...args);
+	}
+
+	async clearAllProcessedItems(...args: Parameters<IDataDeduplicator['clearAllProcessedItems']>): Promise<void> {
+		await this.backend.clearAllProcessedItems(...args);
+	}
+
+	async getProcessedDataCount(...args: Parameters<IDataDeduplicator['getProcessedDataCount']>): Promise<number> {
+		return await this.backend.getProcessedDataCount(...args);
 	}
 }
 

@@ -36,8 +36,8 @@
  *   registerCredentialType(type): makes a credential type known to the credentials helper
  *     (the package's own credential is registered already).
  *   deduplicator: n8n's deduplication store (helpers.checkProcessedAndRecord and the rest) as
- *     n8n keeps it in its database, mode 'entries'; sizes() and forgetAll() for tests. With
- *     N8N_HARNESS_DEDUPLICATION_FILE set it lives in that file, to be read back by another process.
+ *     n8n keeps it, mode 'entries', in this process; sizes() for tests; use(backend) hands it to
+ *     another store (n8n's own helper on its database, for a benchmark).
  *   getLoggedLines(): string[] / clearLoggedLines(): every line n8n or a node logged, metadata
  *     rendered in depth, so tests can assert that no secret was logged.
  *   NODE_NAME: the name of the node under test in the workflow.

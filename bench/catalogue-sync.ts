@@ -1,0 +1,247 @@
+/**
+ * A nightly catalogue sync of 100,000 products over five nights, two ways side by side:
+ * - `incremental`: Document Upload, Build From Items, Only Changed Products on;
+ * - `today`: the same node without it, the whole catalogue every night.
+ *
+ * The node runs in n8n-core's engine (the in-process harness) against the emulator (fast time: a
+ * 20 ms leak interval, documents processed at once). Its memory is n8n's own deduplication store:
+ * n8n's DeduplicationHelper and its ProcessedData table from the installed n8n (scripts/install-n8n.sh),
+ * on an SQLite file, as a regular n8n keeps it; no Redis anywhere. The nights:
+ *   1 first          every product is new
+ *   2 changed        1 % of the products changed; the incremental way's session finishes with errors
+ *                    (the emulator fails documents that contain the night's mark)
+ *   3 after-failure  night 2's products go again, with night 3's own 1 %
+ *   4 after-restart  a new process: the memory read back from the SQLite file
+ *   5 verified       another new process running the verified edition (verified/dist), like night 2
+ * Nights 1-3 run in one child process, 4 and 5 each in their own. One JSON line per night and way:
+ *   {"part":"products","way","night","scenario","products","changedProducts","productsSent",
+ *    "requests","bucketSeconds","ms","storeMs","sessionsFailed","memoryEntries","memoryBytes"}
+ * requests: what the emulator counted; bucketSeconds: how long the service's own terms (50 at once,
+ * then one per 5 s) take for them from an empty bucket; storeMs: time spent in the store's calls;
+ * memoryEntries/memoryBytes: the node's row in the store after the night.
+ * BENCH_PRODUCTS sets the catalogue's size (default 100000).
+ */
+import { execFileSync, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import type { IDataDeduplicator, IDataObject, INodeExecutionData, INodeType, ICredentialType } from 'n8n-workflow';
+
+// The explicit .js keeps tsx from resolving the node's codex file (ProductDataIntegration.node.json).
+import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
+import { DEFAULT_ACCOUNT, startEmulator } from '../scripts/emulator';
+import { installN8n, PROJECT_ROOT } from '../scripts/n8n/instance';
+import { deduplicator, emulatorCredentials, registerCredentialType, runNode } from '../scripts/n8n/in-process';
+
+const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? 100_000);
+const CHANGED = Math.max(1, Math.round(PRODUCTS / 100));
+const SERVICE_CAPACITY = 50;
+const SERVICE_INTERVAL_SECONDS = 5;
+const SCENARIOS = ['first', 'changed', 'after-failure', 'after-restart', 'verified'];
+const FAILING_NIGHT = 2;
+
+interface ChildTask {
+	nights: number[];
+	emulatorUrl: string;
+	database: string;
+	n8nModules: string;
+	edition: 'full' | 'verified';
+}
+
+/** Product `index` as it is on `night`: each night from the second changes its own 1 %. */
+function product(index: number, night: number): IDataObject {
+	const changedOn = Math.floor(index / CHANGED) + 2;
+	const version = changedOn <= night ? changedOn : 1;
+	return {
+		sku: `SKU-${index}`,
+		name: version === 1 ? `Product ${index}` : `Product ${index} (night ${version})`,
+		price: 10 + (index % 90) + (version === 1 ? 0 : 1),
+		stock: index % 7,
+	};
+}
+
+function catalogue(night: number): INodeExecutionData[] {
+	return Array.from({ length: PRODUCTS }, (_, index) => ({ json: product(index, night) }));
+}
+
+function parameters(incremental: boolean): IDataObject {
+	return {
+		resource: 'document',
+		operation: 'upload',
+		source: 'items',
+		rootElement: 'Products',
+		itemElement: 'Product',
+		onlyChangedProducts: incremental,
+		productField: 'sku',
+		options: { waitForCompletion: true },
+	};
+}
+
+async function control(url: string, route: string, body?: unknown): Promise<unknown> {
+	const response = await fetch(`${url}/__emulator/${route}`, body === undefined ? {} : {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	if (!response.ok) throw new Error(`emulator ${route}: ${response.status}`);
+	return await response.json();
+}
+
+async function requestCount(url: string): Promise<number> {
+	const { requests } = (await control(url, 'stats')) as { requests: Record<string, number> };
+	return Object.values(requests).reduce((sum, count) => sum + count, 0);
+}
+
+/** Products in the documents uploaded since `known` (ids), read back from the emulator. */
+async function productsUploaded(url: string, known: Set<string>): Promise<number> {
+	const uploads = (await control(url, 'uploads')) as Array<{ id: string }>;
+	let products = 0;
+	for (const { id } of uploads.filter((upload) => !known.has(upload.id))) {
+		known.add(id);
+		const response = await fetch(`${url}/api/files/${id}`, {
+			headers: {
+				authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
+				customerId: '1001',
+				customerIdType: 'ServiceID',
+			},
+		});
+		products += (await response.text()).split('<Product>').length - 1;
+	}
+	return products;
+}
+
+/** n8n's own deduplication store on an SQLite file, from the installed n8n. */
+async function n8nStore(n8nModules: string, database: string) {
+	const load = createRequire(join(n8nModules, 'n8n', 'package.json'));
+	load('reflect-metadata');
+	const { Container } = load('@n8n/di') as { Container: { set(type: unknown, value: unknown): void } };
+	const db = load('@n8n/db') as { ProcessedData: new () => unknown; ProcessedDataRepository: new (source: unknown) => unknown };
+	const { DataSource } = load('@n8n/typeorm') as {
+		DataSource: new (options: object) => { initialize(): Promise<void>; query(sql: string): Promise<Array<Record<string, number>>>; getMetadata(entity: unknown): { tableName: string } };
+	};
+	const { DeduplicationHelper } = load('n8n/dist/deduplication/deduplication-helper') as { DeduplicationHelper: new () => IDataDeduplicator };
+	const source = new DataSource({ type: 'sqlite', database, entities: [db.ProcessedData], synchronize: true });
+	await source.initialize();
+	Container.set(db.ProcessedDataRepository, new db.ProcessedDataRepository(source));
+	const helper = new DeduplicationHelper();
+	let storeMs = 0;
+	const timed =
+		<A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+		async (...args: A): Promise<R> => {
+			const start = performance.now();
+			try {
+				return await call(...args);
+			} finally {
+				storeMs += performance.now() - start;
+			}
+		};
+	const table = source.getMetadata(db.ProcessedData).tableName;
+	return {
+		store: {
+			checkProcessedAndRecord: timed(helper.checkProcessedAndRecord.bind(helper)),
+			removeProcessed: timed(helper.removeProcessed.bind(helper)),
+			clearAllProcessedItems: timed(helper.clearAllProcessedItems.bind(helper)),
+			getProcessedDataCount: timed(helper.getProcessedDataCount.bind(helper)),
+		} satisfies IDataDeduplicator,
+		takeStoreMs: () => {
+			const taken = Math.round(storeMs);
+			storeMs = 0;
+			return taken;
+		},
+		/** The row of `nodeId`: its entries and the bytes of its stored value. */
+		row: async (nodeId: string) => {
+			const [row] = await source.query(
+				`SELECT length(value) AS bytes, json_array_length(json_extract(value, '$.data')) AS entries FROM ${table} WHERE context = 'n:${nodeId}'`,
+			);
+			return { memoryEntries: row?.entries ?? 0, memoryBytes: row?.bytes ?? 0 };
+		},
+	};
+}
+
+function nodeOf(edition: ChildTask['edition']): INodeType {
+	if (edition === 'full') return new ProductDataIntegration();
+	const dist = join(PROJECT_ROOT, 'verified', 'dist');
+	const load = createRequire(join(dist, 'package.json'));
+	const { ProductDataIntegrationApi } = load('./credentials/ProductDataIntegrationApi.credentials.js') as { ProductDataIntegrationApi: new () => ICredentialType };
+	registerCredentialType(new ProductDataIntegrationApi());
+	const { ProductDataIntegration: VerifiedNode } = load('./nodes/ProductDataIntegration/ProductDataIntegration.node.js') as {
+		ProductDataIntegration: new () => INodeType;
+	};
+	return new VerifiedNode();
+}
+
+async function runNights(task: ChildTask): Promise<void> {
+	const { store, takeStoreMs, row } = await n8nStore(task.n8nModules, task.database);
+	deduplicator.use(store);
+	const node = nodeOf(task.edition);
+	const known = new Set(((await control(task.emulatorUrl, 'uploads')) as Array<{ id: string }>).map(({ id }) => id));
+	for (const night of task.nights) {
+		for (const way of ['incremental', 'today'] as const) {
+			const failing = night === FAILING_NIGHT && way === 'incremental';
+			if (failing) await control(task.emulatorUrl, 'failing', { texts: [`(night ${night})`] });
+			const before = await requestCount(task.emulatorUrl);
+			const nodeId = `catalogue-${way}`;
+			const start = performance.now();
+			const { error, output } = await runNode({
+				node,
+				nodeId,
+				parameters: parameters(way === 'incremental'),
+				items: catalogue(night),
+				credentials: emulatorCredentials({ url: task.emulatorUrl }, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 }),
+			});
+			const ms = Math.round(performance.now() - start);
+			if (failing) await control(task.emulatorUrl, 'failing', { texts: [] });
+			if (error) throw new Error(`night ${night}, ${way}: ${error.message}`);
+			const requests = (await requestCount(task.emulatorUrl)) - before;
+			console.log(
+				JSON.stringify({
+					part: 'products',
+					way,
+					night,
+					scenario: SCENARIOS[night - 1],
+					products: PRODUCTS,
+					changedProducts: night === 1 ? PRODUCTS : CHANGED,
+					productsSent: await productsUploaded(task.emulatorUrl, known),
+					requests,
+					bucketSeconds: Math.max(0, requests - SERVICE_CAPACITY) * SERVICE_INTERVAL_SECONDS,
+					ms,
+					storeMs: takeStoreMs(),
+					...(way === 'incremental' ? { sessionsFailed: (output[0][0].json.run as IDataObject).sessionsFailed, ...(await row(nodeId)) } : {}),
+				}),
+			);
+		}
+	}
+}
+
+async function inChild(task: ChildTask): Promise<void> {
+	const child = fork(__filename, ['child', JSON.stringify(task)], { stdio: 'inherit' });
+	const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+	if (code !== 0) throw new Error(`nights ${task.nights.join(', ')} ended with exit code ${code}`);
+}
+
+async function main(): Promise<void> {
+	const n8nModules = dirname(dirname(await installN8n()));
+	execFileSync(process.execPath, [join(PROJECT_ROOT, 'scripts', 'verified.mjs'), 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+	const emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+	const folder = mkdtempSync(join(tmpdir(), 'catalogue-sync-'));
+	const base = { emulatorUrl: emulator.url, database: join(folder, 'database.sqlite'), n8nModules };
+	try {
+		await inChild({ ...base, nights: [1, 2, 3], edition: 'full' });
+		await inChild({ ...base, nights: [4], edition: 'full' });
+		await inChild({ ...base, nights: [5], edition: 'verified' });
+	} finally {
+		await emulator.close();
+		rmSync(folder, { recursive: true, force: true });
+	}
+}
+
+const [mode, task] = process.argv.slice(2);
+(mode === 'child' ? runNights(JSON.parse(task) as ChildTask) : main()).then(
+	() => process.exit(0),
+	(error: unknown) => {
+		console.error(error);
+		process.exit(1);
+	},
+);
