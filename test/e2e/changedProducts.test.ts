@@ -1,0 +1,110 @@
+/**
+ * Only Changed Products in a real n8n (regular mode, SQLite, no Redis): the memory is n8n's own
+ * deduplication store in its database, so it outlives a restart of n8n; a session that finished
+ * with errors puts its products back. The catalogue comes from a local HTTP server, as a shop's or
+ * PIM's export would, so the workflow (and the node's memory, which n8n keys by workflow and node)
+ * stays the same while the products change.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { listenLocal, type LocalServer } from '../helpers/server';
+import { postControl } from '../helpers/service';
+import { actionNode, chainWorkflow, nodeItems, OWNER, prepareN8n, type N8nHarness, type N8nServer } from './harness';
+
+function catalogue(count: number): IDataObject[] {
+	return Array.from({ length: count }, (_, index) => ({ sku: `P-${index}`, name: `Product ${index}`, price: 10 }));
+}
+
+describe('Only Changed Products in a real n8n', () => {
+	let n8n: N8nHarness;
+	let shop: LocalServer;
+	let products = catalogue(30);
+	const servers: N8nServer[] = [];
+
+	async function skusUploaded(): Promise<string[]> {
+		const uploads = (await (await fetch(`${n8n.emulator.url}/__emulator/uploads`)).json()) as Array<{ id: string }>;
+		const skus: string[] = [];
+		for (const { id } of uploads) {
+			const response = await fetch(`${n8n.emulator.url}/api/files/${id}`, {
+				headers: {
+					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
+					customerId: '1001',
+					customerIdType: 'ServiceID',
+				},
+			});
+			skus.push(...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]));
+		}
+		n8n.emulator.reset();
+		return skus.sort();
+	}
+
+	beforeAll(async () => {
+		shop = await listenLocal((_, response) => {
+			response.setHeader('content-type', 'application/json');
+			response.end(JSON.stringify(products));
+		});
+		// An n8n of its own: the test restarts it.
+		n8n = await prepareN8n({ env: {} });
+		servers.push(n8n.server);
+	});
+
+	afterAll(async () => {
+		await Promise.all(servers.map(async (server) => await server.stop()));
+		await n8n?.stop();
+		await shop?.close();
+	});
+
+	test('sends only what changed after a restart, and the products of a failed session again', async () => {
+		const workflowId = await n8n.importWorkflow(
+			chainWorkflow('Nightly catalogue', [{ json: {} }], [
+				{ name: 'Shop', type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: shop.url } },
+				actionNode('Upload', {
+					resource: 'document',
+					operation: 'upload',
+					source: 'items',
+					rootElement: 'Products',
+					itemElement: 'Product',
+					onlyChangedProducts: true,
+					productField: 'sku',
+				}),
+			]),
+		);
+		const run = async () => await servers[servers.length - 1].runWorkflow(workflowId);
+
+		const first = await run();
+		expect(nodeItems(first, 'Upload')).toHaveLength(30);
+		expect(await skusUploaded()).toHaveLength(30);
+
+		await servers[servers.length - 1].stop();
+		const restarted = await n8n.folder.start({ env: {} });
+		servers.push(restarted);
+		await restarted.ensureOwner(OWNER);
+
+		products = catalogue(30);
+		products[3].price = 11;
+		products[17].name = 'Renamed';
+		const second = await run();
+		expect(await skusUploaded()).toEqual(['P-17', 'P-3']);
+		expect(nodeItems(second, 'Upload')[0].run).toMatchObject({ products: 30, sent: 2, unchanged: 28, sessionsConfirmed: 1 });
+
+		await postControl(n8n.emulator.url, 'failing', { texts: ['<sku>P-5</sku>'] });
+		products[5].price = 12;
+		products[6].price = 12;
+		const failing = await run();
+		expect(nodeItems(failing, 'Upload')[0].run).toMatchObject({ sent: 2, sessionsFailed: 1 });
+		await postControl(n8n.emulator.url, 'failing', { texts: [] });
+		expect(await skusUploaded()).toEqual(['P-5', 'P-6']);
+
+		const again = await run();
+		expect(await skusUploaded()).toEqual(['P-5', 'P-6']);
+		expect(nodeItems(again, 'Upload').filter((item) => item.sent).map((item) => item.reason)).toEqual([
+			'sentAgainAfterFailure',
+			'sentAgainAfterFailure',
+		]);
+
+		const quiet = await run();
+		expect(n8n.emulator.stats().requests).toEqual({});
+		expect(String((nodeItems(quiet, 'Upload')[0].run as IDataObject).message)).toMatch(/^Nothing to send/);
+	});
+});
