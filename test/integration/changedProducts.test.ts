@@ -253,6 +253,18 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(second.output[0][1].json).toMatchObject({ product: 'P-1', sent: true, reason: 'changed', confirmed: true });
 	});
 
+	it('takes at most 250,000 products in one run: one more fails before anything is read or sent', async () => {
+		const many = (count: number) => Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));
+		const tooMany = await run(many(250_001));
+		expect(tooMany.error?.message).toBe('Only Changed Products remembers at most 250000 products per node; this run has 250001 items');
+		expect(Object.keys(deduplicator.sizes()).filter((key) => key.includes(nodeId))).toEqual([]);
+
+		const atTheBound = await run(many(250_000), buildFromItems({ validateOnly: true }));
+		expect(atTheBound.error).toBeUndefined();
+		expect(atTheBound.output[0][0].json.run).toMatchObject({ products: 250_000, wouldSend: 250_000 });
+		expect(requests()).toBe(0);
+	}, 180_000);
+
 	describe('bad input fails before any request, naming the item and the field', () => {
 		it.each([
 			['a missing product field', [{ sku: 'A' }, { name: 'no sku' }], /^Item 1 has no product field "sku" \(Product Field\)$/],
