@@ -253,6 +253,22 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(second.output[0][1].json).toMatchObject({ product: 'P-1', sent: true, reason: 'changed', confirmed: true });
 	});
 
+	it('an upload that fails leaves its products unconfirmed: with Continue On Fail they say so, and go again next run', async () => {
+		await run(asItems(catalogue(4)), buildFromItems({ itemsPerDocument: 2 }));
+		emulator.reset();
+		const changed = catalogue(4);
+		for (const product of changed) product.price = 20;
+		await postControl(emulator.url, 'faults', { count: 10, kind: '500', path: '/api/xml' });
+		const broken = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }), { continueOnFail: true });
+		expect(broken.error).toBeUndefined();
+		expect(broken.output[0].every(({ json }) => json.sent === false && typeof json.error === 'string')).toBe(true);
+		expect(broken.output[0][0].json.run).toMatchObject({ sent: 0, sessions: 0 });
+		emulator.reset();
+
+		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
+	});
+
 	it('takes at most 250,000 products in one run: one more fails before anything is read or sent', async () => {
 		const many = (count: number) => Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));
 		const tooMany = await run(many(250_001));

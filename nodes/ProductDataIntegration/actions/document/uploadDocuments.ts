@@ -408,7 +408,7 @@ async function uploadChangedProducts(
 
 	const summary: IDataObject = {
 		products: items.length,
-		sent: [...outcomeOf.keys()].length,
+		sent: [...outcomeOf.values()].filter(({ json }) => json.sessionId !== undefined).length,
 		unchanged: entries.size - toSend.length,
 		sentAgainAfterFailure: toSend.filter((itemIndex) => entries.get(itemIndex)?.reason === 'sentAgainAfterFailure').length,
 		invalid: itemErrors.size,
@@ -422,7 +422,7 @@ async function uploadChangedProducts(
 		const entry = entries.get(itemIndex);
 		const outcome = outcomeOf.get(itemIndex);
 		let output: INodeExecutionData;
-		if (!entry || (itemErrors.has(itemIndex) && !outcome)) {
+		if (!entry) {
 			output = failures.output(itemErrors.get(itemIndex), [itemIndex], productJson(products.get(itemIndex)));
 		} else if (!outcome) {
 			output = { json: { product: entry.product, sent: false, reason: entry.reason }, pairedItem: { item: itemIndex } };
