@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { listenLocal, type LocalServer } from '../helpers/server';
-import { nodeType, OWNER, prepareN8n, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
+import { CREDENTIAL_TYPE, nodeType, OWNER, prepareN8n, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
 
 const PATH = 'catalogue-sync';
 const WORKERS = 2;
@@ -56,7 +56,7 @@ function syncWorkflow(credential: { id: string; name: string }): WorkflowDefinit
 					onlyChangedProducts: true,
 					productField: 'sku',
 				},
-				credentials: { productDataIntegrationApi: credential },
+				credentials: { [CREDENTIAL_TYPE]: credential },
 			},
 		],
 		connections: {
