@@ -198,3 +198,27 @@ describe('control routes', () => {
 		await expect(request(`${url}/__emulator/stats`)).rejects.toThrow();
 	});
 });
+
+describe('failing documents', () => {
+	const state = async (id: string) => (await call(emulator, 'GET', `/api/status/${id}/result`)).status;
+
+	it('makes documents that contain one of the texts end with errors, until told to stop or reset', async () => {
+		expect((await control('failing', { texts: ['<sku>B</sku>'] })).json()).toEqual({ texts: ['<sku>B</sku>'] });
+		const failing = (await putXml(emulator, '<Products><Product><sku>B</sku></Product></Products>')).text;
+		const passing = (await putXml(emulator, '<Products><Product><sku>A</sku></Product></Products>')).text;
+		expect(await state(failing)).toBe(301);
+		expect(await state(passing)).toBe(200);
+
+		await control('failing', { texts: [] });
+		expect(await state((await putXml(emulator, '<Products><Product><sku>B</sku></Product></Products>')).text)).toBe(200);
+
+		await control('failing', { texts: ['<sku>B</sku>'] });
+		await control('reset', {});
+		expect(await state((await putXml(emulator, '<Products><Product><sku>B</sku></Product></Products>')).text)).toBe(200);
+	});
+
+	it.each([{}, { texts: 'B' }, { texts: [''] }, { texts: [1] }])('rejects %j', async (body) => {
+		const response = await control('failing', body);
+		expect(response.status).toBe(400);
+	});
+});
