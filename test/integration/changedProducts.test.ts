@@ -269,6 +269,22 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
 	});
 
+	it('refuses a second run of the same node while the first is still syncing, sending nothing', async () => {
+		await postControl(emulator.url, 'faults', { count: 1, kind: 'slow', delayMs: 1500, path: '/api/status' });
+		const first = run(asItems(catalogue(3)));
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		const uploadsBefore = emulator.stats().uploads;
+		const second = await run(asItems(catalogue(3)));
+		expect(second.error?.message).toBe('Another run of this node is still syncing its changed products');
+		expect(emulator.stats().uploads).toBe(uploadsBefore);
+		expect((await first).error).toBeUndefined();
+		emulator.reset();
+
+		// Once it has finished, the node runs again: nothing changed, nothing sent.
+		await run(asItems(catalogue(3)));
+		expect(requests()).toBe(0);
+	});
+
 	it('takes at most 250,000 products in one run: one more fails before anything is read or sent', async () => {
 		const many = (count: number) => Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));
 		const tooMany = await run(many(250_001));

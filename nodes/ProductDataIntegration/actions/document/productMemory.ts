@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'crypto';
 import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 /**
  * Only Changed Products: which product, as it is now, the service has confirmed, kept in n8n's
@@ -26,6 +27,31 @@ import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
 /** Products one run may hold: the list then holds at most twice as many values (confirmed and failed). */
 export const MAX_PRODUCTS_PER_RUN = 250_000;
 const STORE_OPTIONS: ICheckProcessedOptions = { mode: 'entries', maxEntries: 2 * MAX_PRODUCTS_PER_RUN };
+
+/** The node runs of this process using their node's memory now, by workflow and node. */
+const nodesInUse = new Set<string>();
+
+/**
+ * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory.
+ * n8n's store lets concurrent writers overwrite each other, and a run that read another run's check
+ * in flight could count as synced a product the other has not yet had confirmed. Other processes
+ * (queue mode's workers) are not seen: there the schedule must keep runs apart.
+ */
+export async function aloneInMemory<T>(context: IExecuteFunctions, run: () => Promise<T>): Promise<T> {
+	const key = `${context.getWorkflow().id ?? ''}\n${context.getNode().id}`;
+	if (nodesInUse.has(key)) {
+		throw new NodeOperationError(context.getNode(), 'Another run of this node is still syncing its changed products', {
+			description:
+				'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
+		});
+	}
+	nodesInUse.add(key);
+	try {
+		return await run();
+	} finally {
+		nodesInUse.delete(key);
+	}
+}
 
 /** What scopes the memory: the account as only its password's holder can name it, and where it sends. */
 export interface ProductMemoryScope {

@@ -38,7 +38,7 @@ import {
 	type ChangedProductsSettings,
 	type ProductReason,
 } from './changedProducts';
-import { recallProducts, rememberRun, type ProductEntry } from './productMemory';
+import { aloneInMemory, recallProducts, rememberRun, type ProductEntry } from './productMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
@@ -115,7 +115,9 @@ export async function uploadDocuments(
 	endpoint: UploadEndpoint,
 ): Promise<INodeExecutionData[]> {
 	const onlyChanged = changedProductsSettings(this);
-	if (onlyChanged) return await uploadChangedProducts(this, items, failures, endpoint, onlyChanged);
+	if (onlyChanged) {
+		return await aloneInMemory(this, async () => await uploadChangedProducts(this, items, failures, endpoint, onlyChanged));
+	}
 
 	const plans = (await prepareDocuments(this, items)).map(
 		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
