@@ -4,7 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { getCustomerOverride } from '../../../shared/customer';
 import { bucketTerms, checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../../../shared/transport';
-import { keyedAccountDigest, MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './productMemory';
+import { destinationDigest, keyedAccountDigest, MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './productMemory';
 
 /** The fields of Only Changed Products, shown with every XML source. */
 export const changedProductsFields: INodeProperties[] = [
@@ -122,12 +122,23 @@ export function readProducts(
 	});
 }
 
+/** The keyed digest of the node run's account (one credential per node run): computed once. */
+export async function accountDigestOf(context: IExecuteFunctions): Promise<string> {
+	const credentials = await getServiceCredentials.call(context, 0);
+	return keyedAccountDigest({
+		origin: new URL(checkBaseUrl(credentials.baseUrl)).origin,
+		username: typeof credentials.username === 'string' ? credentials.username : '',
+		password: typeof credentials.password === 'string' ? credentials.password : '',
+	});
+}
+
 /**
- * The memory's entry of one item: its product, the keyed digest of the account and customer node
- * it goes to, and a digest of what is sent for it (`content`).
+ * The memory's entry of one item: its product, where it goes (the account, the item's customer node
+ * and the route), and a digest of what is sent for it (`content`).
  */
 export async function productEntry(
 	context: IExecuteFunctions,
+	accountDigest: string,
 	itemIndex: number,
 	endpoint: string,
 	product: string,
@@ -135,14 +146,7 @@ export async function productEntry(
 ): Promise<ProductEntry> {
 	const credentials = await getServiceCredentials.call(context, itemIndex);
 	const { customerIdType, customerId } = effectiveCustomer(credentials, getCustomerOverride.call(context, itemIndex));
-	const account = keyedAccountDigest({
-		origin: new URL(checkBaseUrl(credentials.baseUrl)).origin,
-		username: typeof credentials.username === 'string' ? credentials.username : '',
-		password: typeof credentials.password === 'string' ? credentials.password : '',
-		customer: `${customerIdType}:${customerId}`,
-		endpoint,
-	});
-	return { account, product, content };
+	return { destination: destinationDigest(accountDigest, `${customerIdType}:${customerId}`, endpoint), product, content };
 }
 
 /** What Build From Items makes of an item: its element name and its fields, in their order. */

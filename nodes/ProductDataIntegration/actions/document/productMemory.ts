@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'crypto';
+import { createHash, scryptSync } from 'crypto';
 import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -53,24 +53,24 @@ export async function aloneInMemory<T>(context: IExecuteFunctions, run: () => Pr
 	}
 }
 
-/** What scopes the memory: the account as only its password's holder can name it, and where it sends. */
-export interface ProductMemoryScope {
+/** The account as the credential names it. */
+export interface AccountIdentity {
+	/** The Base URL's origin. */
 	origin: string;
+	/** Exactly as the credential has it: usernames are not case-folded. */
 	username: string;
 	password: string;
-	customer: string;
-	endpoint: string;
 }
 
 /**
- * A keyed digest of the account (HMAC with the password as key over the Base URL's origin, the
- * exact username and the customer node): a credential with another password, or another username
- * (case counts), computes another digest and so sees none of this account's memory.
+ * A keyed digest of the account that only the holder of its password can compute: scrypt of the
+ * password, salted with the Base URL's origin and the exact username. A credential with another
+ * password, or another username (case counts), gets another digest and so sees none of this
+ * account's memory. Slow on purpose (about 50 ms, once per node run): the memory's values are
+ * derived from it, and must not let whoever reads n8n's database test guessed passwords quickly.
  */
-export function keyedAccountDigest(scope: ProductMemoryScope): string {
-	return createHmac('sha256', scope.password)
-		.update(['product-memory', scope.origin, scope.username, scope.customer, scope.endpoint].join('\n'))
-		.digest('hex');
+export function keyedAccountDigest({ origin, username, password }: AccountIdentity): string {
+	return scryptSync(password, `product-memory\n${origin}\n${username}`, 32, { N: 2 ** 14, r: 8, p: 1 }).toString('hex');
 }
 
 function digest(...parts: string[]): string {
@@ -79,19 +79,24 @@ function digest(...parts: string[]): string {
 
 /** One product of a run as the memory knows it. */
 export interface ProductEntry {
-	/** The keyed account digest of the customer node and route the product goes to. */
-	account: string;
+	/** Where the product goes: the keyed account digest with the customer node and the route. */
+	destination: string;
 	product: string;
 	/** A digest of what is sent for the product. */
 	content: string;
 }
 
-export function confirmedValue(entry: ProductEntry): string {
-	return `c:${digest(entry.account, entry.product, entry.content)}`;
+/** Where a product goes, as the memory knows it: the account (keyedAccountDigest), customer node and route. */
+export function destinationDigest(accountDigest: string, customer: string, endpoint: string): string {
+	return digest(accountDigest, customer, endpoint);
+}
+
+function confirmedValue(entry: ProductEntry): string {
+	return `c:${digest(entry.destination, entry.product, entry.content)}`;
 }
 
 function failedValue(entry: ProductEntry): string {
-	return `f:${digest(entry.account, entry.product)}`;
+	return `f:${digest(entry.destination, entry.product)}`;
 }
 
 /** What the memory says about one product at the start of a run. */

@@ -29,6 +29,7 @@ import {
 } from './documents';
 import { isAmbiguousUpload, sessionsOf, uploadedDocuments, type AmbiguousUpload, type RememberedUpload } from './uploadMemory';
 import {
+	accountDigestOf,
 	bucketSecondsFor,
 	changedProductsSettings,
 	itemContent,
@@ -363,9 +364,11 @@ async function uploadChangedProducts(
 
 	const entries: Entries = new Map();
 	const checked: Array<[number, ProductEntry]> = [];
+	const accountDigest = contents.size > 0 ? await accountDigestOf(context) : '';
 	for (const [itemIndex, content] of contents) {
 		try {
-			checked.push([itemIndex, await productEntry(context, itemIndex, endpoint, products.get(itemIndex) as string, content)]);
+			const product = products.get(itemIndex) as string;
+			checked.push([itemIndex, await productEntry(context, accountDigest, itemIndex, endpoint, product, content)]);
 		} catch (error) {
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
