@@ -6,9 +6,9 @@ import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/Produ
 import {
 	PROCESS_MAX_ENTRIES,
 	ProcessKnownImages,
-} from '../../nodes/shared/imageMemory';
-import { RedisKnownImages } from '../../nodes/shared/knownImagesHome';
-import { closeStores, storeFor } from '../../nodes/shared/throttle/sharedRegistry';
+} from '../../nodes/shared/knownImages/memory';
+import { RedisKnownImages } from '../../nodes/shared/knownImages/home';
+import { closeStores, storeFor } from '../../nodes/shared/redis/sharedRegistry';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';

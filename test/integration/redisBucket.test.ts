@@ -6,7 +6,7 @@ import {
 	SharedBucketUnavailableError,
 	sharedBucketKey,
 	type RedisConnection,
-} from '../../nodes/shared/throttle/redisBucket';
+} from '../../nodes/shared/redis/redisBucket';
 import { LimiterCancelledError, SAFETY_MARGIN } from '../../nodes/shared/throttle';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';

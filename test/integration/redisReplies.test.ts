@@ -7,7 +7,7 @@ import Redis from 'ioredis';
 import { sleep } from 'n8n-workflow';
 
 import { LimiterCancelledError, SAFETY_MARGIN } from '../../nodes/shared/throttle';
-import { SharedBucketStore, SharedBucketUnavailableError, sharedBucketKey, type RedisConnection } from '../../nodes/shared/throttle/redisBucket';
+import { SharedBucketStore, SharedBucketUnavailableError, sharedBucketKey, type RedisConnection } from '../../nodes/shared/redis/redisBucket';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { startMuteRedis, startScriptedRedis, startSilencingProxy, type Reply, type WireServer } from '../helpers/redisWire';

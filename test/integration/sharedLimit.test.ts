@@ -3,9 +3,9 @@ import { sleep } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { GcraLimiter, LimiterCancelledError, SAFETY_MARGIN, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
-import { SharedBucketStore } from '../../nodes/shared/throttle/redisBucket';
-import { storeFor } from '../../nodes/shared/throttle/sharedRegistry';
-import { SharedLimiter } from '../../nodes/shared/throttle/shared';
+import { SharedBucketStore } from '../../nodes/shared/redis/redisBucket';
+import { storeFor } from '../../nodes/shared/redis/sharedRegistry';
+import { SharedLimiter } from '../../nodes/shared/redis/sharedLimiter';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runNode } from '../../scripts/n8n/in-process';

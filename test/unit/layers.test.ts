@@ -31,21 +31,23 @@ function importsOf(file: string): string[] {
 const files = [...sourceFiles('nodes'), ...sourceFiles('credentials')];
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 
-type Layer = 'node' | 'shared' | 'transport' | 'throttle' | 'xml';
+type Layer = 'node' | 'shared' | 'redis' | 'transport' | 'throttle' | 'xml';
 
 function layerOf(file: string): Layer {
 	if (file.startsWith('nodes/shared/transport/')) return 'transport';
 	if (file.startsWith('nodes/shared/throttle/')) return 'throttle';
 	if (file.startsWith('nodes/shared/xml/')) return 'xml';
+	if (file.startsWith('nodes/shared/redis/')) return 'redis';
 	if (file.startsWith('nodes/shared/')) return 'shared';
 	return 'node';
 }
 
 /** The layers each layer may import from (besides itself). */
 const allowed: Record<Layer, Layer[]> = {
-	node: ['shared', 'transport', 'throttle', 'xml'],
-	shared: ['transport', 'throttle', 'xml'],
-	transport: ['throttle'],
+	node: ['shared', 'redis', 'transport', 'throttle', 'xml'],
+	shared: ['redis', 'transport', 'throttle', 'xml'],
+	redis: ['transport', 'throttle'],
+	transport: ['redis', 'throttle'],
 	throttle: [],
 	xml: [],
 };

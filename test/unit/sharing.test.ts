@@ -1,4 +1,4 @@
-import { sharingDecision, sharingFor } from '../../nodes/shared/transport/sharing';
+import { sharingDecision, sharingFor } from '../../nodes/shared/redis/sharing';
 
 const QUEUE = { EXECUTIONS_MODE: 'queue' };
 

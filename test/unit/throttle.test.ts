@@ -10,7 +10,7 @@ import {
 	type BucketTerms,
 	type Sleep,
 } from '../../nodes/shared/throttle';
-import { limiterFor } from '../../nodes/shared/throttle/sharedRegistry';
+import { limiterFor } from '../../nodes/shared/redis/sharedRegistry';
 import { accountKey } from '../../nodes/shared/transport';
 import { FakeClock, flush } from '../helpers/clock';
 

@@ -1,8 +1,8 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { BucketTerms, RateLimiter, Sleep } from '../throttle';
-import { limiterFor } from '../throttle/sharedRegistry';
-import { sharingFor } from './sharing';
+import { limiterFor } from '../redis/sharedRegistry';
+import { sharingFor } from '../redis/sharing';
 
 /*
  * Where an account's bucket can live, for the full edition: in this process, or in Redis shared by

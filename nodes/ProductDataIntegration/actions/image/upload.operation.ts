@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, MAX_LOOK_UP_AGAIN_DAYS } from './knownImageStore';
+import { DEFAULT_LOOK_UP_AGAIN_DAYS, MAX_LOOK_UP_AGAIN_DAYS } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
 import { DEFAULT_IMAGES_PER_REQUEST, DEFAULT_MAX_REQUEST_MEGABYTES, uploadItems } from './uploadItems';
 

@@ -1,12 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
-import type { KnownImages } from '../../../shared/imageMemory';
 import { getCustomerOverride } from '../../../shared/customer';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import { describeImage, uploadInBatches, type BatchLimits, type BatchTarget, type PendingImage } from './imageBatches';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from './knownImageStore';
+import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf, type KnownImages } from '../../../shared/knownImages';
 import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
 
 export const DEFAULT_IMAGES_PER_REQUEST = 50;

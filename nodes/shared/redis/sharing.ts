@@ -1,8 +1,8 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { RedisConnection } from '../throttle/redisBucket';
-import type { SharingDecision } from '../throttle/sharedRegistry';
-import { isLoopbackHost } from './loopback';
+import type { RedisConnection } from './redisBucket';
+import type { SharingDecision } from './sharedRegistry';
+import { isLoopbackHost } from '../transport/loopback';
 
 /**
  * Where the account's bucket lives, from the credential's Rate Limit Sharing:

@@ -1,8 +1,8 @@
-import type { BucketTerms, RateLimiter } from './limiter';
+import type { BucketTerms, RateLimiter } from '../throttle/limiter';
 import { connectionId, SharedBucketStore, type RedisConnection } from './redisBucket';
-import { MAX_ACCOUNTS, processLimiterFor, touch } from './registry';
-import { SharedLimiter, UnsharedLimiter } from './shared';
-import type { Sleep } from './time';
+import { MAX_ACCOUNTS, processLimiterFor, touch } from '../throttle/registry';
+import { SharedLimiter, UnsharedLimiter } from './sharedLimiter';
+import type { Sleep } from '../throttle/time';
 
 // The bucket an account's processes share through Redis, on top of each process's own limiter
 // (./registry.ts). Only the full edition has it: the verified one is built without this module.

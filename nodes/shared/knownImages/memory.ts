@@ -2,8 +2,8 @@ import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { KnownImages } from './knownImages';
-import { sharedKnownImages } from './knownImagesHome';
-import { accountKey, effectiveCustomer, type CustomerOverride } from './transport';
+import { sharedKnownImages } from './home';
+import { accountKey, effectiveCustomer, type CustomerOverride } from '../transport';
 
 export type { KnownImages } from './knownImages';
 

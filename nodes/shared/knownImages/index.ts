@@ -1,8 +1,10 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
-import { KnownImagesWithFallback, type KnownImages } from '../../../shared/imageMemory';
-import { getServiceCredentials, type CustomerOverride } from '../../../shared/transport';
-import { hintOncePerRun } from '../../../shared/transport/runCache';
+import { KnownImagesWithFallback, type KnownImages } from './memory';
+import { getServiceCredentials, type CustomerOverride } from '../transport';
+import { hintOncePerRun } from '../transport/runCache';
+
+export type { KnownImages } from './knownImages';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
 /** Ten years: beyond it an age no longer means "in case the service removed it", and Redis refuses such lifetimes. */

@@ -1,9 +1,9 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { HASHCODE, type KnownImages, type SharedKnownImages } from './knownImages';
-import type { RedisConnection, SharedBucketStore } from './throttle/redisBucket';
-import { storeFor } from './throttle/sharedRegistry';
-import { sharingFor } from './transport/sharing';
+import type { RedisConnection, SharedBucketStore } from '../redis/redisBucket';
+import { storeFor } from '../redis/sharedRegistry';
+import { sharingFor } from '../redis/sharing';
 
 /*
  * Where the known images can be shared, for the full edition: the Redis the account shares its
