@@ -7,7 +7,7 @@ import {
 	PROCESS_MAX_ENTRIES,
 	ProcessKnownImages,
 } from '../../nodes/shared/knownImages/memory';
-import { RedisKnownImages } from '../../nodes/shared/knownImages/home';
+import { RedisKnownImages } from '../../nodes/shared/redis/knownImages';
 import { closeStores, storeFor } from '../../nodes/shared/redis/sharedRegistry';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';

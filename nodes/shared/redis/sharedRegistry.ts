@@ -5,7 +5,7 @@ import { SharedLimiter, UnsharedLimiter } from './sharedLimiter';
 import type { Sleep } from '../throttle/time';
 
 // The bucket an account's processes share through Redis, on top of each process's own limiter
-// (./registry.ts). Only the full edition has it: the verified one is built without this module.
+// (../throttle/registry.ts). Only the full edition has it: the verified one is built without this folder.
 
 const stores = new Map<string, SharedBucketStore>();
 

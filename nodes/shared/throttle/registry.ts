@@ -3,8 +3,8 @@ import { GcraLimiter, realClock } from './gcra';
 import type { BucketTerms } from './limiter';
 import type { Sleep } from './time';
 
-// The limiters of this process. A bucket shared between processes (./sharedRegistry.ts) builds on
-// them; this module imports nothing of it, so an edition without Redis is made of it alone.
+// The limiters of this process, in both editions. The full edition's bucket shared between
+// processes (../redis/sharedRegistry.ts) builds on them; the verified edition has them alone.
 
 /**
  * How many accounts this process keeps limiters for: the ones handed out least recently go

@@ -97,8 +97,10 @@ export function imagePart(context: IExecuteFunctions, itemIndex: number, image: 
 }
 
 /**
- * Reads an image once to learn its md5 and length: a stored image as a stream, so that no image is
- * held in memory whole; inline data (in the item already) is decoded and let go.
+ * Reads an image once to learn its md5 and length: a stored image as a stream, so that measuring
+ * holds no image in memory whole; inline data (in the item already) is decoded and let go. Sending
+ * differs by edition: the full edition streams each image again, the verified one holds a request's
+ * images in memory while it sends them (./multipart.verified.ts).
  */
 export async function measureImage(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): Promise<void> {
 	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
