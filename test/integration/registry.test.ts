@@ -6,7 +6,7 @@ import { limiterFor, storeFor } from '../../nodes/shared/redis/sharedRegistry';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 
-const TERMS = { capacity: 5, intervalMs: 100 };
+const TERMS = { holder: 'holder', terms: { capacity: 5, intervalMs: 100 } };
 let accounts = 0;
 
 function freshAccount(): string {

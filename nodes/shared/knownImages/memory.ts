@@ -3,19 +3,20 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { KnownImages } from './knownImages';
 import { sharedKnownImages } from './home';
-import { accountKey, effectiveCustomer, type CustomerOverride } from '../transport';
+import { effectiveCustomer, holderOf, type CustomerOverride } from '../transport';
 
 export type { KnownImages } from './knownImages';
 
 /** Entries in this process for all accounts together; beyond it the oldest are dropped. */
 export const PROCESS_MAX_ENTRIES = 100_000;
 
-/** Names an account's customer node by a digest: never the account's name, nor the customer id. */
+/**
+ * Names the customer node of whoever holds the credential's password (see holderOf) by a digest:
+ * never the account's name, nor the customer id; another password names another memory.
+ */
 function knownImagesScope(credentials: ICredentialDataDecryptedObject, customer: CustomerOverride | undefined): string {
 	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
-	const username = typeof credentials.username === 'string' ? credentials.username : '';
-	const account = accountKey(String(credentials.baseUrl), username);
-	return createHash('sha256').update(`${account}\n${customerIdType}:${customerId}`).digest('hex');
+	return createHash('sha256').update(`${holderOf(credentials)}\n${customerIdType}:${customerId}`).digest('hex');
 }
 
 // Process memory: one map for every scope, in insertion order, so the oldest entries go first.

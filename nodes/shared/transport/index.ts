@@ -4,7 +4,7 @@
  */
 export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, effectiveCustomer, getServiceCredentials } from './account';
+export { accountKey, effectiveCustomer, getServiceCredentials, holderOf } from './account';
 export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError } from './errors';

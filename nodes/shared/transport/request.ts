@@ -280,6 +280,7 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		}
 
 		const { statusCode: status, headers, text, truncated } = result.answer;
+		account.answered(status);
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
 		const refused = isRefusal(status, retryAfterMs);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
