@@ -7,8 +7,10 @@ import { hintOncePerRun } from '../transport/runCache';
 export type { KnownImages } from './knownImages';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
-/** Ten years: beyond it an age no longer means "in case the service removed it", and Redis refuses such lifetimes. */
-export const MAX_LOOK_UP_AGAIN_DAYS = 3650;
+/** A quarter of an hour: a shorter age would remember nothing worth a write. */
+export const MIN_LOOK_UP_AGAIN_DAYS = 0.01;
+/** A year: beyond it an age no longer means "in case the service removed it", and the memory would only grow. */
+export const MAX_LOOK_UP_AGAIN_DAYS = 365;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const PROCESS_ONLY_HINT =
@@ -24,10 +26,11 @@ export async function knownImagesOf(
 	customer: CustomerOverride | undefined,
 	lookUpAgainAfterDays: number,
 ): Promise<KnownImages> {
-	if (!(lookUpAgainAfterDays > 0 && lookUpAgainAfterDays <= MAX_LOOK_UP_AGAIN_DAYS)) {
+	// The field's bounds bind typed values only: an expression can give any number.
+	if (!(lookUpAgainAfterDays >= MIN_LOOK_UP_AGAIN_DAYS && lookUpAgainAfterDays <= MAX_LOOK_UP_AGAIN_DAYS)) {
 		throw new NodeOperationError(
 			context.getNode(),
-			`Look Up Again After (Days) of item ${itemIndex} must be a number above 0 and at most ${MAX_LOOK_UP_AGAIN_DAYS}, not ${JSON.stringify(lookUpAgainAfterDays)}`,
+			`Look Up Again After (Days) of item ${itemIndex} must be a number from ${MIN_LOOK_UP_AGAIN_DAYS} to ${MAX_LOOK_UP_AGAIN_DAYS}, not ${JSON.stringify(lookUpAgainAfterDays)}`,
 			{ itemIndex },
 		);
 	}

@@ -41,12 +41,14 @@ export class ProcessKnownImages implements KnownImages {
 		return known;
 	}
 
+	/** An entry's expiry only grows: a writer with a short age never cuts what others remembered for longer. */
 	async remember(entries: Array<{ md5: string; hashcode: string }>): Promise<void> {
 		const expiresAt = this.now() + this.ageMs;
 		for (const { md5, hashcode } of entries) {
 			const key = `${this.scope}\n${md5}`;
+			const kept = processEntries.get(key)?.expiresAt ?? 0;
 			processEntries.delete(key);
-			processEntries.set(key, { hashcode, expiresAt });
+			processEntries.set(key, { hashcode, expiresAt: Math.max(kept, expiresAt) });
 		}
 		for (const key of processEntries.keys()) {
 			if (processEntries.size <= PROCESS_MAX_ENTRIES) break;
