@@ -66,20 +66,22 @@ function declarationsOf(accountKey: string): AccountDeclarations {
 	return account;
 }
 
-/** The loosest of the terms: the largest burst and the fastest leak any of them allows. */
+/**
+ * The terms that hold requests back least in the long run: the fastest leak, then the largest burst.
+ * One declaration whole, never one made of the fields of several.
+ */
 function loosestTerms(terms: BucketTerms[]): BucketTerms {
-	return {
-		capacity: Math.max(...terms.map((t) => t.capacity)),
-		intervalMs: Math.min(...terms.map((t) => t.intervalMs)),
-	};
+	return terms.reduce((loosest, t) =>
+		t.intervalMs < loosest.intervalMs || (t.intervalMs === loosest.intervalMs && t.capacity > loosest.capacity) ? t : loosest,
+	);
 }
 
 /**
  * Two credentials of one account may declare different terms: the account works with the strictest
  * that any credential used within the last hour declares, counting only those whose password the
  * service has accepted. Until it has accepted one, no declaration may hold another credential back:
- * the account then goes by the loosest of the standard terms and those declared, and the service's
- * refusals (429) slow it down if they are too loose.
+ * the account then goes by the loosest of the standard terms and those declared (see loosestTerms),
+ * and the service's refusals (429) slow it down if they are too loose.
  */
 function termsInForce(account: AccountDeclarations, now: number): BucketTerms {
 	for (const [key, { lastUsed }] of account.declared) {
@@ -89,7 +91,7 @@ function termsInForce(account: AccountDeclarations, now: number): BucketTerms {
 	const holders = new Set(declared.map((entry) => entry.holder));
 	for (const holder of account.proven) if (!holders.has(holder)) account.proven.delete(holder);
 	const counted = declared.filter((entry) => account.proven.has(entry.holder)).map((entry) => entry.terms);
-	return counted.length > 0 ? strictestTerms(counted) : loosestTerms([DEFAULT_TERMS, ...declared.map((entry) => entry.terms)]);
+	return { ...(counted.length > 0 ? strictestTerms(counted) : loosestTerms([DEFAULT_TERMS, ...declared.map((entry) => entry.terms)])) };
 }
 
 // One module instance per n8n process: n8n loads the node and the trigger from the same package
