@@ -142,6 +142,10 @@ describe.each([
 	it('nowhere for a credential whose bucket lives in the process: the process remembers them', () => {
 		expect(home.sharedKnownImages?.({ rateLimitSharing: 'process' }, 'scope', 60_000)).toBeUndefined();
 	});
+
+	it('advises only what the edition offers: a sentence of its own, or nothing', () => {
+		expect(home.SHARING_ADVICE).toMatch(home.sharedKnownImages ? /^ With Redis .*\.$/ : /^$/);
+	});
 });
 
 describe.each([

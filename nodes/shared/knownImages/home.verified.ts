@@ -6,4 +6,7 @@ import type { SharedKnownImages } from './knownImages';
  * They are kept in this process, and the node's output says so.
  */
 
+/** Nothing to advise: this edition has no shared store. */
+export const SHARING_ADVICE = '';
+
 export const sharedKnownImages: SharedKnownImages | undefined = undefined;

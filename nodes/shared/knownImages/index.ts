@@ -1,5 +1,6 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
+import { SHARING_ADVICE } from './home';
 import { KnownImagesWithFallback, type KnownImages } from './memory';
 import { getServiceCredentials, type CustomerOverride } from '../transport';
 import { hintOncePerRun } from '../transport/runCache';
@@ -7,14 +8,13 @@ import { hintOncePerRun } from '../transport/runCache';
 export type { KnownImages } from './knownImages';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
-/** A quarter of an hour: a shorter age would remember nothing worth a write. */
+/** About a quarter of an hour: a shorter age would remember nothing worth a write. */
 export const MIN_LOOK_UP_AGAIN_DAYS = 0.01;
 /** A year: beyond it an age no longer means "in case the service removed it", and the memory would only grow. */
 export const MAX_LOOK_UP_AGAIN_DAYS = 365;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-const PROCESS_ONLY_HINT =
-	'Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them. With Redis (queue mode, or Rate Limit Sharing set to Redis in the credential) they are kept there for every process.';
+const PROCESS_ONLY_HINT = `Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them.${SHARING_ADVICE}`;
 
 /**
  * The known images of the account's customer node that a run works with: in the Redis the account

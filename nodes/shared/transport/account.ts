@@ -30,8 +30,6 @@ export interface Account {
 	limiter: RateLimiter;
 	/** How long one exchange may take to connect and to answer. */
 	timeoutMs: number;
-	/** Whoever holds the credential's password (see holderKey): what the nodes keep for them is keyed by it. */
-	holder: string;
 	/** Tells the account the service answered one of its requests with `status` (see provesPassword). */
 	answered(status: number): void;
 }
@@ -105,7 +103,6 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 		credentials,
 		limiter,
 		timeoutMs,
-		holder,
 		answered: (status) => {
 			if (proven || !provesPassword(status)) return;
 			proven = true;
