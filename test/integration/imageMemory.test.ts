@@ -49,7 +49,8 @@ describe('known images in this process', () => {
 		expect(await north.recall([md5(1)])).toEqual(new Map());
 
 		await north.remember([{ md5: md5(3), hashcode: 'h3' }]);
-		expect(await north.forget()).toBe(2);
+		// The expired image went with that write.
+		expect(await north.forget()).toBe(1);
 		expect(await north.recall([md5(3)])).toEqual(new Map());
 	});
 
@@ -70,7 +71,19 @@ describe('known images in this process', () => {
 		await new ProcessKnownImages(scope, 60_000, () => now).remember([{ md5: md5(1), hashcode: 'h1' }]);
 
 		now += DAY;
-		expect(await new ProcessKnownImages(scope, 7 * DAY, () => now).recall([md5(1)])).toEqual(new Map([[md5(1), 'h1']]));
+		const reader = new ProcessKnownImages(scope, 7 * DAY, () => now);
+		expect(await reader.recall([md5(1)])).toEqual(new Map([[md5(1), 'h1']]));
+		expect(await reader.forget()).toBe(1);
+	});
+
+	it('removes expired entries, the oldest 1000 per write, while it keeps being written', async () => {
+		let now = 1_000_000;
+		const memory = new ProcessKnownImages(randomBytes(8).toString('hex'), DAY, () => now);
+		await memory.remember(Array.from({ length: 1500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })));
+		now += 2 * DAY;
+
+		await memory.remember([{ md5: md5(10_000), hashcode: 'new' }]);
+		expect(await memory.forget()).toBe(501);
 	});
 });
 

@@ -10,6 +10,9 @@ export type { KnownImages } from './knownImages';
 /** Entries in this process for all accounts together; beyond it the oldest are dropped. */
 export const PROCESS_MAX_ENTRIES = 100_000;
 
+/** Entries looked at for expiry per write, oldest written first. */
+const PRUNED_PER_WRITE = 1000;
+
 /**
  * Names the customer node of whoever holds the credential's password (see holderOf) by a digest:
  * never the account's name, nor the customer id; another password names another memory.
@@ -43,7 +46,8 @@ export class ProcessKnownImages implements KnownImages {
 
 	/** An entry's expiry only grows: a writer with a short age never cuts what others remembered for longer. */
 	async remember(entries: Array<{ md5: string; hashcode: string }>): Promise<void> {
-		const expiresAt = this.now() + this.ageMs;
+		const now = this.now();
+		const expiresAt = now + this.ageMs;
 		for (const { md5, hashcode } of entries) {
 			const key = `${this.scope}\n${md5}`;
 			const kept = processEntries.get(key)?.expiresAt ?? 0;
@@ -53,6 +57,12 @@ export class ProcessKnownImages implements KnownImages {
 		for (const key of processEntries.keys()) {
 			if (processEntries.size <= PROCESS_MAX_ENTRIES) break;
 			processEntries.delete(key);
+		}
+		// A memory that keeps being written does not keep what expired: the oldest written, a slice per write.
+		let looked = 0;
+		for (const [key, entry] of processEntries) {
+			if (looked++ >= PRUNED_PER_WRITE) break;
+			if (entry.expiresAt <= now) processEntries.delete(key);
 		}
 	}
 
