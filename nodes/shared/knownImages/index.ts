@@ -17,8 +17,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const PROCESS_ONLY_HINT = `Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them.${SHARING_ADVICE}`;
 
 /**
- * The known images of the account's customer node that a run works with: in the Redis the account
- * shares its rate limit through, or in this process, which the run's output then says.
+ * The known images of the account's customer node that a run works with: in the full edition, in
+ * the Redis the account shares its rate limit through where it has one; otherwise (and always in the
+ * verified edition) in this process, which the run's output then says.
  */
 export async function knownImagesOf(
 	context: IExecuteFunctions,

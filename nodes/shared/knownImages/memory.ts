@@ -79,7 +79,7 @@ export class ProcessKnownImages implements KnownImages {
 
 /**
  * The known images of the credential's account and customer node (or `customer`) in the Redis the
- * account shares its rate limit through (see ./home.ts), or in this process when there is none; when Redis
+ * account shares its rate limit through (the full edition, see ./home.ts), or in this process when there is none; when Redis
  * cannot be asked, this process's memory stands in (and `unavailable` says why, once).
  */
 export class KnownImagesWithFallback implements KnownImages {
