@@ -101,7 +101,7 @@ function compile(folder) {
 
 /** package.json of the verified edition: the full edition's, without dependencies or development fields. */
 function packageManifest() {
-	const { name, description, keywords, license, author, homepage, repository, engines, files, peerDependencies, version, n8n } = manifest;
+	const { description, keywords, license, author, homepage, repository, engines, files, peerDependencies, version, n8n } = manifest;
 	return {
 		name: VERIFIED_NAME,
 		version,
