@@ -2,6 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../shared/sessions';
 import { serviceDay } from '../shared/uploads';
+import type { UploadRecord } from './records';
+import { reportsErrors } from './records';
 
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
@@ -36,11 +38,6 @@ export const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 const RECHECK_AGE_FRACTION = 0.25;
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-
-/** One uploaded-file record as the list-by-date operation returns it, with its session id. */
-export interface UploadRecord extends IDataObject {
-	id: string;
-}
 
 /**
  * A session waiting to finish. Its record is not kept: the poll that sees it finish reads it from
@@ -84,40 +81,6 @@ interface StoredState extends IDataObject {
 	listedAt: number;
 	seen: Array<{ day: string; ids: string[] }>;
 	pending: PendingSession[];
-}
-
-/** The session id of a listed record, or undefined when its id is not one (see normalizeSessionId). */
-export function sessionIdOf(record: IDataObject): string | undefined {
-	return normalizeSessionId(record.id);
-}
-
-/**
- * The records of a date's listing that the trigger can follow (those whose id is a session id,
- * normalized), oldest first, and the ids of those it cannot.
- */
-export function followableRecords(listing: IDataObject[]): { records: UploadRecord[]; skippedIds: unknown[] } {
-	const records: UploadRecord[] = [];
-	const skippedIds: unknown[] = [];
-	for (const record of listing) {
-		const id = sessionIdOf(record);
-		if (id === undefined) skippedIds.push(record.id);
-		else records.push({ ...record, id });
-	}
-	const ordered = records
-		.map((record, index) => ({ record, index, at: receivedAtMs(record) }))
-		.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || a.index - b.index)
-		.map(({ record }) => record);
-	return { records: ordered, skippedIds };
-}
-
-export function receivedAtMs(record: IDataObject): number | undefined {
-	const value = typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : NaN;
-	return Number.isNaN(value) ? undefined : value;
-}
-
-/** Whether the record itself already reports errors: a hint that checking it will find it finished. */
-export function reportsErrors(record: IDataObject): boolean {
-	return Array.isArray(record.errors) && record.errors.length > 0;
 }
 
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);

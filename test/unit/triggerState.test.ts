@@ -1,7 +1,6 @@
 import {
 	DAY_MS,
 	dueSessions,
-	followableRecords,
 	MAX_RECHECK_INTERVAL_MS,
 	newState,
 	PENDING_MAX_AGE_MS,
@@ -12,8 +11,8 @@ import {
 	takeListing,
 	writeState,
 	type PendingSession,
-	type UploadRecord,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
+import { followableRecords, type UploadRecord } from '../../nodes/ProductDataIntegrationTrigger/records';
 import type { IDataObject } from 'n8n-workflow';
 
 import { serviceDay } from '../../nodes/shared/uploads';

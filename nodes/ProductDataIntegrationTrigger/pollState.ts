@@ -1,0 +1,136 @@
+import { createHash } from 'crypto';
+import type { IDataObject, IPollFunctions } from 'n8n-workflow';
+
+import type { CustomerOverride } from '../shared/transport';
+import { checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../shared/transport';
+import { pollIntervalMs } from './pollTimes';
+import type { UploadRecord } from './records';
+import type { PendingSession, TriggerState } from './state';
+import {
+	DAY_MS,
+	dueSessions,
+	newState,
+	PENDING_MAX_AGE_MS,
+	planListing,
+	prune,
+	readState,
+	takeListing,
+	writeState,
+} from './state';
+import { dropStartingPoint, findStartingPoint, leaveStartingPoint } from './startingPoint';
+
+/** What a status check of a pending session found. */
+export type CheckResult = 'finished' | 'processing' | 'unknown' | 'failed';
+
+/**
+ * The trigger's state as one poll works on it: loaded from static data (or the starting point of
+ * the activation), changed by the poll's listings and status checks, saved at the end. A poll that
+ * fails before saving leaves the stored state as it was.
+ */
+export class PollState {
+	private constructor(
+		private readonly context: IPollFunctions,
+		private readonly state: TriggerState,
+		/** When the poll started (ms since epoch). */
+		private readonly now: number,
+		/** Start of the last complete listing, undefined on the trigger's first poll. */
+		private readonly listedBefore: number | undefined,
+	) {}
+
+	/** The state the last stored poll left, or a new one: then this is the trigger's first poll. */
+	static async load(context: IPollFunctions, customer: CustomerOverride | undefined, now: number): Promise<PollState> {
+		const scope = await scopeOf(context, customer);
+		const previous = previousState(context, scope, now);
+		return new PollState(context, previous ?? newState(scope, now), now, previous?.listedAt);
+	}
+
+	/** Whether no earlier poll left a state: what this poll lists is history, remembered, never emitted. */
+	get isFirst(): boolean {
+		return this.listedBefore === undefined;
+	}
+
+	/** The dates this poll lists, oldest first. */
+	plan(timeZone: string): string[] {
+		const plan = planListing(this.listedBefore, this.now, timeZone);
+		if (!this.isFirst && plan.skippedFrom) {
+			this.context.logger.warn(
+				`Uploads of ${plan.skippedFrom} up to the day before yesterday were not looked at: polling paused for more than a day`,
+			);
+		}
+		return plan.days;
+	}
+
+	/** Takes one date's listing in; returns its records not seen before, oldest first. */
+	take(day: string, records: UploadRecord[], followFinished: boolean): UploadRecord[] {
+		return takeListing(this.state, day, records, this.now, !this.isFirst && followFinished);
+	}
+
+	/** Forgets what later polls no longer need and gives up sessions beyond the bounds. */
+	prune(timeZone: string): void {
+		for (const { id, reason } of prune(this.state, this.now, timeZone).dropped) {
+			this.context.logger.warn(
+				reason === 'age'
+					? `Upload session ${id} is still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`
+					: `Too many unfinished upload sessions: ${id}, the oldest, is no longer followed`,
+			);
+		}
+	}
+
+	/** The pending sessions to check now, in the order to check them. */
+	due(): PendingSession[] {
+		return dueSessions(this.state, this.now);
+	}
+
+	/** Records what a status check of a pending session found. */
+	checked(session: PendingSession, result: CheckResult): void {
+		if (result === 'processing' || result === 'failed') {
+			session.lastChecked = this.now;
+			return;
+		}
+		this.state.pending.delete(session.id);
+		if (result === 'unknown') this.context.logger.warn(`Upload session ${session.id} is unknown to the service: no longer followed`);
+	}
+
+	/** Stores the state as of this poll's listings; the first poll also leaves it as the starting point. */
+	save(): void {
+		this.state.listedAt = this.now;
+		writeState(this.context.getWorkflowStaticData('node'), this.state);
+		if (!this.isFirst) return;
+		leaveStartingPoint(this.context.getWorkflowStaticData('global'), this.context.getNode().id, this.state);
+		this.context.logger.debug('Trigger started: uploads listed so far are taken as already known');
+	}
+}
+
+/**
+ * The state the last stored poll left, or the starting point of an activation whose own state n8n
+ * did not keep (see startingPoint.ts), or undefined: this is the trigger's first poll.
+ */
+function previousState(context: IPollFunctions, scope: string, now: number): TriggerState | undefined {
+	const workflowData: IDataObject = context.getWorkflowStaticData('global');
+	const nodeId = context.getNode().id;
+	const stored = readState(context.getWorkflowStaticData('node'), scope);
+	if (stored) {
+		dropStartingPoint(workflowData, nodeId);
+		return stored;
+	}
+	const interval = pollIntervalMs(context.getNodeParameter('pollTimes', {})) ?? DAY_MS;
+	const start = findStartingPoint(workflowData, nodeId, scope, now, 2 * interval);
+	if (start) context.logger.debug('Continuing from the uploads listed when the trigger was activated');
+	return start;
+}
+
+/**
+ * Identifies the account and customer node the stored ids belong to: when either changes, the
+ * trigger starts afresh instead of taking another node's uploads for new ones.
+ */
+async function scopeOf(context: IPollFunctions, customer: CustomerOverride | undefined): Promise<string> {
+	const credentials = await getServiceCredentials.call(context);
+	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
+	const parts = [
+		checkBaseUrl(credentials.baseUrl),
+		String(credentials.username ?? ''),
+		customerIdType,
+		customerId,
+	];
+	return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
+}
