@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { normalizeSessionId } from '../shared/sessions';
 import { serviceDay } from '../shared/uploads';
 import type { UploadRecord } from './records';
-import { reportsErrors } from './records';
+import { receivedAtMs, reportsErrors } from './records';
 
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
@@ -32,6 +32,12 @@ export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
  * record), so the pending sessions stay under 300 KB.
  */
 export const PENDING_MAX_COUNT = 2000;
+/**
+ * At most this many ids of one date are kept (the oldest dropped first): 5,000 ids cost about
+ * 195 KB of static data. The date's records received up to the newest dropped one are known
+ * without their ids.
+ */
+export const SEEN_MAX_PER_DAY = 5000;
 /** A session that keeps processing is checked less often as it ages, but at least this often. */
 export const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 /** ... and at most every this fraction of its age, so long runs cost few tokens. */
@@ -67,6 +73,8 @@ export interface TriggerState {
 	listedAt: number;
 	/** Session ids listed per date, for the dates that may still be listed (today, and yesterday just after midnight). */
 	seen: Map<string, string[]>;
+	/** Per date whose ids reached the bound: records received up to this time (ms) are known without their ids. */
+	seenUntil: Map<string, number>;
 	/** Sessions waiting to finish, by session id. */
 	pending: Map<string, PendingSession>;
 }
@@ -79,7 +87,7 @@ interface StoredState extends IDataObject {
 	version: typeof STATE_VERSION;
 	scope: string;
 	listedAt: number;
-	seen: Array<{ day: string; ids: string[] }>;
+	seen: Array<{ day: string; ids: string[]; until?: number }>;
 	pending: PendingSession[];
 }
 
@@ -110,8 +118,10 @@ export function readState(staticData: IDataObject, scope: string): TriggerState 
 	const state = newState(scope, listedAt);
 	for (const entry of seen as unknown[]) {
 		if (typeof entry !== 'object' || entry === null) continue;
-		const { day, ids } = entry as IDataObject;
-		if (isDay(day) && Array.isArray(ids)) state.seen.set(day, (ids as unknown[]).filter(isSessionId));
+		const { day, ids, until } = entry as IDataObject;
+		if (!isDay(day) || !Array.isArray(ids)) continue;
+		state.seen.set(day, (ids as unknown[]).filter(isSessionId));
+		if (isTime(until)) state.seenUntil.set(day, until);
 	}
 	for (const entry of pending as unknown[]) {
 		const session = readPending(entry);
@@ -145,7 +155,10 @@ export function storedState(state: TriggerState): StoredState {
 		version: state.version,
 		scope: state.scope,
 		listedAt: state.listedAt,
-		seen: [...state.seen].map(([day, ids]) => ({ day, ids: [...ids] })),
+		seen: [...state.seen].map(([day, ids]) => {
+			const until = state.seenUntil.get(day);
+			return until === undefined ? { day, ids: [...ids] } : { day, ids: [...ids], until };
+		}),
 		pending: [...state.pending.values()].map((session) => ({ ...session })),
 	};
 }
@@ -184,7 +197,7 @@ export function planListing(listedAt: number | undefined, now: number, timeZone:
 }
 
 export function newState(scope: string, now: number): TriggerState {
-	return { version: STATE_VERSION, scope, listedAt: now, seen: new Map(), pending: new Map() };
+	return { version: STATE_VERSION, scope, listedAt: now, seen: new Map(), seenUntil: new Map(), pending: new Map() };
 }
 
 /**
@@ -201,6 +214,7 @@ export function takeListing(
 ): UploadRecord[] {
 	const known = new Set<string>();
 	for (const ids of state.seen.values()) for (const id of ids) known.add(id);
+	const until = state.seenUntil.get(day);
 	const seenThatDay = state.seen.get(day) ?? [];
 	state.seen.set(day, seenThatDay);
 	const fresh: UploadRecord[] = [];
@@ -208,13 +222,40 @@ export function takeListing(
 		const pending = state.pending.get(record.id);
 		if (pending) setErrorHint(pending, record);
 		// A session still followed is known, even when its day's ids have been pruned meanwhile.
-		if (known.has(record.id) || pending) continue;
+		if (known.has(record.id) || pending || (until !== undefined && receivedAt(record) <= until)) continue;
 		known.add(record.id);
 		seenThatDay.push(record.id);
 		fresh.push(record);
 		if (follow) state.pending.set(record.id, setErrorHint({ id: record.id, day, firstSeen: now }, record));
 	}
+	if (seenThatDay.length > SEEN_MAX_PER_DAY) dropOldestSeen(state, day, records);
 	return fresh;
+}
+
+/** A record's place in time as the listing orders it (see followableRecords): no time is the oldest. */
+function receivedAt(record: UploadRecord): number {
+	return receivedAtMs(record) ?? 0;
+}
+
+/**
+ * Keeps the SEEN_MAX_PER_DAY newest ids of the date and remembers up to when the dropped ones were
+ * received, so they stay known. Ids the listing no longer holds go first: their time is unknown.
+ */
+function dropOldestSeen(state: TriggerState, day: string, records: UploadRecord[]): void {
+	const times = new Map(records.map((record) => [record.id, receivedAt(record)]));
+	const oldestFirst = [...(state.seen.get(day) ?? [])]
+		.map((id, index) => ({ id, index, at: times.get(id) }))
+		.sort((a, b) => (a.at ?? -Infinity) - (b.at ?? -Infinity) || a.index - b.index);
+	const dropped = oldestFirst.slice(0, oldestFirst.length - SEEN_MAX_PER_DAY);
+	const droppedUntil = dropped.reduce((latest, { at }) => Math.max(latest, at ?? -Infinity), state.seenUntil.get(day) ?? -Infinity);
+	if (droppedUntil > -Infinity) state.seenUntil.set(day, droppedUntil);
+	state.seen.set(
+		day,
+		oldestFirst
+			.slice(dropped.length)
+			.sort((a, b) => a.index - b.index)
+			.map(({ id }) => id),
+	);
 }
 
 function setErrorHint(session: PendingSession, record: UploadRecord): PendingSession {
@@ -237,7 +278,9 @@ export function prune(state: TriggerState, now: number, timeZone: string): Prune
 	// The next poll lists from this date on (see planListing, with listedAt = now).
 	const oldestListed = serviceDay(now - MIDNIGHT_GRACE_MS, timeZone);
 	for (const day of [...state.seen.keys()]) {
-		if (day < oldestListed) state.seen.delete(day);
+		if (day >= oldestListed) continue;
+		state.seen.delete(day);
+		state.seenUntil.delete(day);
 	}
 	const dropped: PruneResult['dropped'] = [];
 	for (const [id, session] of [...state.pending]) {

@@ -173,6 +173,28 @@ describe('trigger state: bounds', () => {
 		writeState(staticData, state);
 		expect(JSON.stringify(staticData.pending).length).toBeLessThan(PENDING_MAX_COUNT * 150);
 	});
+
+	it('keeps at most 5,000 ids of a date, the oldest dropped first, and still takes the dropped ones for known', () => {
+		const now = at('2025-03-10T12:00:00Z');
+		const state = newState('scope', now);
+		const listing = (count: number) =>
+			Array.from({ length: count }, (_, i) => record(sessionId(i), new Date(at('2025-03-10T00:00:00Z') + i * 1000).toISOString()));
+		expect(takeListing(state, '2025-03-10', listing(20_000), now, false)).toHaveLength(20_000);
+		const ids = state.seen.get('2025-03-10') ?? [];
+		expect(ids).toHaveLength(5_000);
+		expect([ids[0], ids.at(-1)]).toEqual([sessionId(15_000), sessionId(19_999)]);
+		expect(takeListing(state, '2025-03-10', listing(20_001), now + MINUTE, false).map((r) => r.id)).toEqual([sessionId(20_000)]);
+		// Another date's listing is not taken for known by this date's bound.
+		expect(takeListing(state, '2025-03-11', [record(sessionId(30_000), '2025-03-10T00:00:00Z')], now, false)).toHaveLength(1);
+
+		const staticData: IDataObject = {};
+		writeState(staticData, state);
+		const stored = JSON.parse(JSON.stringify(staticData)) as IDataObject;
+		expect(JSON.stringify(stored.seen).length).toBeLessThan(200_000);
+		const reread = readState(stored, 'scope');
+		expect(reread).toEqual(state);
+		expect(reread && takeListing(reread, '2025-03-10', listing(20_001), now + 2 * MINUTE, false)).toEqual([]);
+	});
 });
 
 describe('trigger state: checks', () => {
