@@ -5,12 +5,12 @@ import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../shared/transport';
 import { pollIntervalMs } from './pollTimes';
 import type { UploadRecord } from './records';
-import type { PendingSession, TriggerState } from './state';
+import type { DroppedSession, PendingSession, TriggerState } from './state';
 import {
 	DAY_MS,
+	droppedSummary,
 	dueSessions,
 	newState,
-	PENDING_MAX_AGE_MS,
 	planListing,
 	prune,
 	readState,
@@ -28,6 +28,9 @@ export type CheckResult = 'finished' | 'processing' | 'unknown' | 'failed';
  * fails before saving leaves the stored state as it was.
  */
 export class PollState {
+	/** Sessions this poll gave up or did not follow: told in one log line when it saves. */
+	private readonly dropped: DroppedSession[] = [];
+
 	private constructor(
 		private readonly context: IPollFunctions,
 		private readonly state: TriggerState,
@@ -62,18 +65,17 @@ export class PollState {
 
 	/** Takes one date's listing in; returns its records not seen before, oldest first. */
 	take(day: string, records: UploadRecord[], followFinished: boolean): UploadRecord[] {
-		return takeListing(this.state, day, records, this.now, !this.isFirst && followFinished);
+		const follow = !this.isFirst && followFinished;
+		const fresh = takeListing(this.state, day, records, this.now, follow);
+		if (follow) {
+			for (const { id } of fresh) if (!this.state.pending.has(id)) this.dropped.push({ id, reason: 'limit' });
+		}
+		return fresh;
 	}
 
-	/** Forgets what later polls no longer need and gives up sessions beyond the bounds. */
+	/** Forgets the ids later polls no longer list and gives up sessions unfinished for too long. */
 	prune(timeZone: string): void {
-		for (const { id, reason } of prune(this.state, this.now, timeZone).dropped) {
-			this.context.logger.warn(
-				reason === 'age'
-					? `Upload session ${id} is still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`
-					: `Too many unfinished upload sessions: ${id}, the oldest, is no longer followed`,
-			);
-		}
+		this.dropped.push(...prune(this.state, this.now, timeZone).dropped);
 	}
 
 	/** The pending sessions to check now, in the order to check them. */
@@ -88,13 +90,18 @@ export class PollState {
 			return;
 		}
 		this.state.pending.delete(session.id);
-		if (result === 'unknown') this.context.logger.warn(`Upload session ${session.id} is unknown to the service: no longer followed`);
+		if (result === 'unknown') this.dropped.push({ id: session.id, reason: 'unknown' });
 	}
 
-	/** Stores the state as of this poll's listings; the first poll also leaves it as the starting point. */
+	/**
+	 * Stores the state as of this poll's listings, and tells in one line what the poll gave up; the
+	 * first poll also leaves its state as the starting point.
+	 */
 	save(): void {
 		this.state.listedAt = this.now;
 		writeState(this.context.getWorkflowStaticData('node'), this.state);
+		const summary = droppedSummary(this.dropped);
+		if (summary !== undefined) this.context.logger.warn(summary);
 		if (!this.isFirst) return;
 		leaveStartingPoint(this.context.getWorkflowStaticData('global'), this.context.getNode().id, this.state);
 		this.context.logger.debug('Trigger started: uploads listed so far are taken as already known');

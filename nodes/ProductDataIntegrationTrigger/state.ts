@@ -27,9 +27,10 @@ const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
 /** A session still unfinished this long after it was first seen is given up. */
 export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
 /**
- * At most this many unfinished sessions are followed; the oldest beyond are given up. A followed
- * session costs at most 150 bytes of static data (its id, date, times and error hint, not its
- * record), so the pending sessions stay under 300 KB.
+ * At most this many unfinished sessions are followed: new sessions beyond are not followed, so a
+ * large listing never pushes out the sessions followed already. A followed session costs at most
+ * 150 bytes of static data (its id, date, times and error hint, not its record), so
+ * the pending sessions stay under 300 KB.
  */
 export const PENDING_MAX_COUNT = 2000;
 /**
@@ -202,8 +203,8 @@ export function newState(scope: string, now: number): TriggerState {
 
 /**
  * Takes one date's listing into the state. Returns the records not seen before (oldest first);
- * with `follow`, they become pending sessions. Pending sessions take the error hint of their
- * freshest record.
+ * with `follow`, they become pending sessions while fewer than PENDING_MAX_COUNT are. Pending
+ * sessions take the error hint of their freshest record.
  */
 export function takeListing(
 	state: TriggerState,
@@ -226,7 +227,9 @@ export function takeListing(
 		known.add(record.id);
 		seenThatDay.push(record.id);
 		fresh.push(record);
-		if (follow) state.pending.set(record.id, setErrorHint({ id: record.id, day, firstSeen: now }, record));
+		if (follow && state.pending.size < PENDING_MAX_COUNT) {
+			state.pending.set(record.id, setErrorHint({ id: record.id, day, firstSeen: now }, record));
+		}
 	}
 	if (seenThatDay.length > SEEN_MAX_PER_DAY) dropOldestSeen(state, day, records);
 	return fresh;
@@ -264,15 +267,23 @@ function setErrorHint(session: PendingSession, record: UploadRecord): PendingSes
 	return session;
 }
 
+/** Why a session is no longer followed, or was never followed. */
+export type DropReason = 'age' | 'limit' | 'unknown';
+
+export interface DroppedSession {
+	id: string;
+	reason: DropReason;
+}
+
 export interface PruneResult {
 	/** Pending sessions given up, with why. */
-	dropped: Array<{ id: string; reason: 'age' | 'count' }>;
+	dropped: DroppedSession[];
 }
 
 /**
  * Keeps the state bounded: ids of dates that will not be listed again are forgotten, and sessions
- * that have been processing for too long (or too many of them) are given up. Call it after the
- * listings of a poll, with `now` the poll's time (then also its `listedAt`).
+ * that have been processing for too long are given up. Call it after the listings of a poll, with
+ * `now` the poll's time (then also its `listedAt`).
  */
 export function prune(state: TriggerState, now: number, timeZone: string): PruneResult {
 	// The next poll lists from this date on (see planListing, with listedAt = now).
@@ -282,24 +293,38 @@ export function prune(state: TriggerState, now: number, timeZone: string): Prune
 		state.seen.delete(day);
 		state.seenUntil.delete(day);
 	}
-	const dropped: PruneResult['dropped'] = [];
+	const dropped: DroppedSession[] = [];
 	for (const [id, session] of [...state.pending]) {
 		if (now - session.firstSeen > PENDING_MAX_AGE_MS) {
 			state.pending.delete(id);
 			dropped.push({ id, reason: 'age' });
 		}
 	}
-	const excess = state.pending.size - PENDING_MAX_COUNT;
-	if (excess > 0) {
-		[...state.pending.values()]
-			.sort((a, b) => a.firstSeen - b.firstSeen)
-			.slice(0, excess)
-			.forEach(({ id }) => {
-				state.pending.delete(id);
-				dropped.push({ id, reason: 'count' });
-			});
-	}
 	return { dropped };
+}
+
+/** Ids named in a summary line per reason; the rest are counted. */
+const NAMED_DROPPED = 3;
+
+/**
+ * One log line for all the sessions a poll gave up or did not follow, naming a few of each reason,
+ * or undefined when there are none.
+ */
+export function droppedSummary(dropped: DroppedSession[]): string | undefined {
+	const why: Record<DropReason, string> = {
+		age: `still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`,
+		limit: `not followed: ${PENDING_MAX_COUNT} unfinished sessions are followed at most`,
+		unknown: 'unknown to the service: no longer followed',
+	};
+	const parts = (Object.keys(why) as DropReason[]).flatMap((reason) => {
+		const ids = dropped.filter((entry) => entry.reason === reason).map(({ id }) => id);
+		if (ids.length === 0) return [];
+		if (ids.length === 1) return [`Upload session ${ids[0]} is ${why[reason]}`];
+		const sessions = reason === 'limit' ? 'new upload sessions' : 'upload sessions';
+		const more = ids.length > NAMED_DROPPED ? ` and ${ids.length - NAMED_DROPPED} more` : '';
+		return [`${ids.length} ${sessions} are ${why[reason]} (${ids.slice(0, NAMED_DROPPED).join(', ')}${more})`];
+	});
+	return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
 function isDue(session: PendingSession, now: number): boolean {

@@ -1,19 +1,21 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { clearLoggedLines, emulatorCredentials, runPoll } from '../../scripts/n8n/in-process';
+import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 /**
  * What the trigger keeps and logs stays bounded however much a date's listing holds: a service that
- * lists tens of thousands of uploads a day.
+ * lists tens of thousands of uploads a day, or thousands of new ones in one poll.
  */
 
 const trigger = new ProductDataIntegrationTrigger();
 const RECEIVED: INodeParameters = { events: ['uploadReceived'] };
+const FINISHED: INodeParameters = { events: ['uploadFinished'], status: 'any' };
 
 let server: LocalServer;
 let listed: IDataObject[];
+let statusChecks: number;
 /** When the first upload of a test was received. */
 let start: number;
 
@@ -34,6 +36,7 @@ function uploads(from: number, to: number): IDataObject[] {
 
 beforeEach(async () => {
 	listed = [];
+	statusChecks = 0;
 	start = Date.now() - 60_000;
 	server = await listenLocal((req, res) => {
 		const path = req.url ?? '';
@@ -41,6 +44,7 @@ beforeEach(async () => {
 			res.writeHead(200, { 'Content-Type': 'application/json' });
 			res.end(JSON.stringify(listed));
 		} else if (path.endsWith('/result')) {
+			statusChecks++;
 			res.writeHead(202, { 'Content-Type': 'text/plain' }).end('Still processing');
 		} else {
 			res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"message":"Not found"}');
@@ -57,6 +61,11 @@ async function poll(parameters: INodeParameters, staticData: IDataObject): Promi
 	const result = await runPoll(trigger, parameters, emulatorCredentials(server), staticData);
 	if (result.error) throw result.error;
 	return { ids: (result.output?.[0] ?? []).map((item) => item.json.id as string), staticData: result.staticData };
+}
+
+function pendingIds(staticData: IDataObject): string[] {
+	const state = staticData[`node:${NODE_NAME}`] as IDataObject;
+	return (state.pending as Array<{ id: string }>).map(({ id }) => id);
 }
 
 describe('the trigger’s bounds', () => {
@@ -79,5 +88,35 @@ describe('the trigger’s bounds', () => {
 
 		listed.push(...uploads(80_000, 80_001));
 		expect((await poll(RECEIVED, staticData)).ids).toEqual([sessionId(80_000)]);
+	});
+
+	/** Follows uploads 0-2, then takes a listing of 2,500 more new ones; returns the poll of that listing. */
+	async function oversizedListing(): Promise<{ ids: string[]; staticData: IDataObject }> {
+		const { staticData } = await poll(FINISHED, {});
+		listed = uploads(0, 3);
+		const before = await poll(FINISHED, staticData);
+		expect(pendingIds(before.staticData)).toEqual([0, 1, 2].map(sessionId));
+		listed = uploads(0, 2_503);
+		clearLoggedLines();
+		return await poll(FINISHED, before.staticData);
+	}
+
+	it('follows at most 2,000 sessions: a listing beyond that never evicts those already followed', async () => {
+		const pending = pendingIds((await oversizedListing()).staticData);
+		expect(pending).toHaveLength(2_000);
+		expect(pending.slice(0, 3)).toEqual([0, 1, 2].map(sessionId));
+		// The oldest of the new sessions are followed; the 503 newest are not.
+		expect(pending).toContain(sessionId(1_999));
+		expect(pending).not.toContain(sessionId(2_000));
+		expect(statusChecks).toBeGreaterThan(0);
+	});
+
+	it('says in one log line per poll which sessions it does not follow', async () => {
+		await oversizedListing();
+		const lines = getLoggedLines().filter((line) => line.includes('followed'));
+		expect(lines).toHaveLength(1);
+		expect(lines[0]).toContain('503 new upload sessions are not followed');
+		expect(lines[0]).toContain(sessionId(2_000));
+		expect(lines[0].length).toBeLessThan(400);
 	});
 });

@@ -4,7 +4,6 @@ import {
 	MAX_RECHECK_INTERVAL_MS,
 	newState,
 	PENDING_MAX_AGE_MS,
-	PENDING_MAX_COUNT,
 	planListing,
 	prune,
 	readState,
@@ -159,19 +158,22 @@ describe('trigger state: bounds', () => {
 		expect([...state.pending.keys()]).toEqual([B]);
 	});
 
-	it('follows at most a bounded number of sessions, dropping the oldest, in bounded static data', () => {
+	it('follows at most 2,000 sessions: a listing beyond that never evicts those already followed, in bounded static data', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		for (let i = 0; i < PENDING_MAX_COUNT + 3; i++) {
-			state.pending.set(sessionId(i), session(sessionId(i), now - DAY_MS + i, { lastChecked: now - MINUTE, reportsErrors: true }));
-		}
-		const { dropped } = prune(state, now, UTC);
-		expect(dropped).toEqual([0, 1, 2].map((i) => ({ id: sessionId(i), reason: 'count' })));
-		expect(state.pending.size).toBe(PENDING_MAX_COUNT);
+		state.pending = pendingOf(session(A, now - DAY_MS), session(B, now - DAY_MS));
+		const listing = Array.from({ length: 2_500 }, (_, i) => record(sessionId(i), '2025-03-20T07:00:00Z', [{ code: 'X' }]));
+		expect(takeListing(state, '2025-03-20', listing, now, true)).toHaveLength(2_500);
+		expect(prune(state, now, UTC).dropped).toEqual([]);
+		expect(state.pending.size).toBe(2_000);
+		expect(state.pending.has(A) && state.pending.has(B)).toBe(true);
+		// The oldest of the new sessions are followed.
+		expect(state.pending.has(sessionId(1_997)) && !state.pending.has(sessionId(1_998))).toBe(true);
+		for (const pending of state.pending.values()) pending.lastChecked = now + MINUTE;
 		// What the pending sessions cost in static data: at most 150 bytes each, whatever the service's records hold.
 		const staticData: IDataObject = {};
 		writeState(staticData, state);
-		expect(JSON.stringify(staticData.pending).length).toBeLessThan(PENDING_MAX_COUNT * 150);
+		expect(JSON.stringify(staticData.pending).length).toBeLessThan(2_000 * 150);
 	});
 
 	it('keeps at most 5,000 ids of a date, the oldest dropped first, and still takes the dropped ones for known', () => {
