@@ -2,7 +2,7 @@ import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import type { SessionOutcome } from '../shared/sessions';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
-import { withPollDeadline } from '../shared/transport';
+import { cancelSignal, withPollDeadline } from '../shared/transport';
 import { getServiceTimeZone } from '../shared/uploads';
 import type { TriggerSettings } from './events';
 import { finishedItem, matches, outcomeOptions, receivedItem } from './events';
@@ -54,6 +54,7 @@ async function poll(
 	state.prune(timeZone);
 
 	const failures: Error[] = [];
+	let stopped: Error | undefined;
 	const checksEndAt = now + deadlineMs * POLL_BUDGET_SHARE;
 	for (const session of settings.uploadFinished ? state.due().slice(0, settings.maxChecks) : []) {
 		if (Date.now() > checksEndAt) {
@@ -64,6 +65,11 @@ async function poll(
 		try {
 			outcome = await getSessionOutcome.call(this, session.id, outcomeOptions(settings));
 		} catch (error) {
+			// Stopped at the poll's deadline: not the session's failure; the poll ends as stopped.
+			if (cancelSignal(this)?.aborted) {
+				stopped = error as Error;
+				break;
+			}
 			if (!isNotFound(error)) failures.push(error as Error);
 			state.checked(session, isNotFound(error) ? 'unknown' : 'failed');
 			continue;
@@ -76,10 +82,10 @@ async function poll(
 	state.save();
 
 	if (failures.length > 0) {
-		if (items.length === 0) throw failures[0];
 		this.logger.warn(
-			`${failures.length} status check(s) failed; those sessions are checked again on the next poll: ${failures[0].message}`,
+			`${failures.length} status check(s) failed; those sessions are checked again on a later poll: ${failures[0].message}`,
 		);
 	}
+	if (stopped && items.length === 0) throw stopped;
 	return items.length > 0 ? [items] : null;
 }

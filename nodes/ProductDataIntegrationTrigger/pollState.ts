@@ -10,6 +10,7 @@ import {
 	DAY_MS,
 	droppedSummary,
 	dueSessions,
+	FAILED_CHECKS_MAX,
 	newState,
 	planListing,
 	prune,
@@ -83,14 +84,20 @@ export class PollState {
 		return dueSessions(this.state, this.now);
 	}
 
-	/** Records what a status check of a pending session found. */
+	/**
+	 * Records what a status check of a pending session found. A session whose check failed is checked
+	 * again on a later poll, until its checks failed FAILED_CHECKS_MAX times in a row.
+	 */
 	checked(session: PendingSession, result: CheckResult): void {
-		if (result === 'processing' || result === 'failed') {
+		const failures = result === 'failed' ? (session.failedChecks ?? 0) + 1 : 0;
+		if (result === 'processing' || (result === 'failed' && failures < FAILED_CHECKS_MAX)) {
 			session.lastChecked = this.now;
+			if (failures > 0) session.failedChecks = failures;
+			else delete session.failedChecks;
 			return;
 		}
 		this.state.pending.delete(session.id);
-		if (result === 'unknown') this.dropped.push({ id: session.id, reason: 'unknown' });
+		if (result !== 'finished') this.dropped.push({ id: session.id, reason: result === 'unknown' ? 'unknown' : 'failing' });
 	}
 
 	/**

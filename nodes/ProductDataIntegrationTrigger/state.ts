@@ -29,7 +29,7 @@ export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
 /**
  * At most this many unfinished sessions are followed: new sessions beyond are not followed, so a
  * large listing never pushes out the sessions followed already. A followed session costs at most
- * 150 bytes of static data (its id, date, times and error hint, not its record), so
+ * 150 bytes of static data (its id, date, times, error hint and failure count, not its record), so
  * the pending sessions stay under 300 KB.
  */
 export const PENDING_MAX_COUNT = 2000;
@@ -39,6 +39,8 @@ export const PENDING_MAX_COUNT = 2000;
  * without their ids.
  */
 export const SEEN_MAX_PER_DAY = 5000;
+/** A session whose status check failed this many times in a row is given up. */
+export const FAILED_CHECKS_MAX = 20;
 /** A session that keeps processing is checked less often as it ages, but at least this often. */
 export const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 /** ... and at most every this fraction of its age, so long runs cost few tokens. */
@@ -60,6 +62,8 @@ export interface PendingSession {
 	lastChecked?: number;
 	/** Its latest record already reported errors: a check will likely find it finished. */
 	reportsErrors?: boolean;
+	/** How many of its status checks in a row failed (the service's error, not an answer). */
+	failedChecks?: number;
 }
 
 /**
@@ -98,11 +102,12 @@ const isSessionId = (value: unknown): value is string => typeof value === 'strin
 
 function readPending(entry: unknown): PendingSession | undefined {
 	if (typeof entry !== 'object' || entry === null) return undefined;
-	const { id, day, firstSeen, lastChecked, reportsErrors: errors } = entry as IDataObject;
+	const { id, day, firstSeen, lastChecked, reportsErrors: errors, failedChecks } = entry as IDataObject;
 	if (!isSessionId(id) || !isDay(day) || !isTime(firstSeen)) return undefined;
 	const session: PendingSession = { id, day, firstSeen };
 	if (isTime(lastChecked)) session.lastChecked = lastChecked;
 	if (errors === true) session.reportsErrors = true;
+	if (Number.isInteger(failedChecks) && (failedChecks as number) > 0) session.failedChecks = failedChecks as number;
 	return session;
 }
 
@@ -268,7 +273,7 @@ function setErrorHint(session: PendingSession, record: UploadRecord): PendingSes
 }
 
 /** Why a session is no longer followed, or was never followed. */
-export type DropReason = 'age' | 'limit' | 'unknown';
+export type DropReason = 'age' | 'limit' | 'unknown' | 'failing';
 
 export interface DroppedSession {
 	id: string;
@@ -315,6 +320,7 @@ export function droppedSummary(dropped: DroppedSession[]): string | undefined {
 		age: `still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`,
 		limit: `not followed: ${PENDING_MAX_COUNT} unfinished sessions are followed at most`,
 		unknown: 'unknown to the service: no longer followed',
+		failing: `no longer followed after ${FAILED_CHECKS_MAX} failed status checks in a row`,
 	};
 	const parts = (Object.keys(why) as DropReason[]).flatMap((reason) => {
 		const ids = dropped.filter((entry) => entry.reason === reason).map(({ id }) => id);

@@ -1,6 +1,8 @@
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeParameters, IPollFunctions } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
+import { pollUploads } from '../../nodes/ProductDataIntegrationTrigger/poll';
+import { createPollContext } from '../../scripts/n8n/context';
 import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
@@ -16,6 +18,8 @@ const FINISHED: INodeParameters = { events: ['uploadFinished'], status: 'any' };
 let server: LocalServer;
 let listed: IDataObject[];
 let statusChecks: number;
+/** Status checks get no answer: a poll waits for them until its deadline. */
+let checksHang: boolean;
 /** When the first upload of a test was received. */
 let start: number;
 
@@ -37,6 +41,7 @@ function uploads(from: number, to: number): IDataObject[] {
 beforeEach(async () => {
 	listed = [];
 	statusChecks = 0;
+	checksHang = false;
 	start = Date.now() - 60_000;
 	server = await listenLocal((req, res) => {
 		const path = req.url ?? '';
@@ -45,6 +50,7 @@ beforeEach(async () => {
 			res.end(JSON.stringify(listed));
 		} else if (path.endsWith('/result')) {
 			statusChecks++;
+			if (checksHang) return;
 			res.writeHead(202, { 'Content-Type': 'text/plain' }).end('Still processing');
 		} else {
 			res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"message":"Not found"}');
@@ -118,5 +124,26 @@ describe('the trigger’s bounds', () => {
 		expect(lines[0]).toContain('503 new upload sessions are not followed');
 		expect(lines[0]).toContain(sessionId(2_000));
 		expect(lines[0].length).toBeLessThan(400);
+	});
+
+	it('ends a poll stopped at its deadline as stopped, without counting it against the session checked then', async () => {
+		const { staticData } = await poll(FINISHED, {});
+		listed = uploads(0, 1);
+		const followed = await poll(FINISHED, staticData);
+		const nodeData = followed.staticData[`node:${NODE_NAME}`] as IDataObject;
+		checksHang = true;
+		const context = createPollContext({
+			credentials: { ...emulatorCredentials(server), requestTimeoutSeconds: 600 },
+			nodeParameters: { pollTimes: { item: [{ mode: 'everyMinute' }] } },
+		}) as ReturnType<typeof createPollContext> & Record<string, unknown>;
+		context.getPollBudgetMs = () => 1_000;
+		context.getWorkflow = () => ({ id: 'bounds-workflow', active: true });
+		const workflowData: IDataObject = {};
+		context.getWorkflowStaticData = (type: string) => (type === 'node' ? nodeData : workflowData);
+		const settings = { uploadReceived: false, uploadFinished: true, status: 'any' as const, includeErrorMessage: false, maxChecks: 8 };
+
+		await expect(pollUploads.call(context as unknown as IPollFunctions, settings)).rejects.toThrow(/^The poll was stopped after 1 s/);
+		expect(nodeData.pending).toEqual([expect.not.objectContaining({ failedChecks: expect.anything() })]);
+		expect(pendingIds(followed.staticData)).toEqual([sessionId(0)]);
 	});
 });
