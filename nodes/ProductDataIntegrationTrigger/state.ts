@@ -17,7 +17,7 @@ import { receivedAtMs, reportsErrors } from './records';
  * and a clock that differs a few minutes from the service's is tolerated.
  */
 
-export const STATE_VERSION = 2;
+const STATE_VERSION = 2;
 
 const MINUTE_MS = 60_000;
 export const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -32,13 +32,13 @@ export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
  * 150 bytes of static data (its id, date, times, error hint and failure count, not its record), so
  * the pending sessions stay under 300 KB.
  */
-export const PENDING_MAX_COUNT = 2000;
+const PENDING_MAX_COUNT = 2000;
 /**
  * At most this many ids of one date are kept (the oldest dropped first): 5,000 ids cost about
  * 195 KB of static data. The date's records received up to the newest dropped one are known
  * without their ids.
  */
-export const SEEN_MAX_PER_DAY = 5000;
+const SEEN_MAX_PER_DAY = 5000;
 /** A session whose status check failed this many times in a row is given up. */
 export const FAILED_CHECKS_MAX = 20;
 /** A session that keeps processing is checked less often as it ages, but at least this often. */
@@ -182,7 +182,7 @@ export function writeState(staticData: IDataObject, state: TriggerState): void {
 	staticData.pending = stored.pending as unknown as IDataObject[];
 }
 
-export interface ListingPlan {
+interface ListingPlan {
 	/** Dates to list, oldest first; always ends with today. */
 	days: string[];
 	/** Set when polling paused so long that dates before yesterday were never fully listed. */
@@ -273,14 +273,14 @@ function setErrorHint(session: PendingSession, record: UploadRecord): PendingSes
 }
 
 /** Why a session is no longer followed, or was never followed. */
-export type DropReason = 'age' | 'limit' | 'unknown' | 'failing';
+type DropReason = 'age' | 'limit' | 'unknown' | 'failing';
 
 export interface DroppedSession {
 	id: string;
 	reason: DropReason;
 }
 
-export interface PruneResult {
+interface PruneResult {
 	/** Pending sessions given up, with why. */
 	dropped: DroppedSession[];
 }
