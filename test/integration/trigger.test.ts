@@ -1,4 +1,4 @@
-import type { IDataObject, INodeExecutionData, INodeParameters, NodeApiError } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
@@ -336,15 +336,16 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(second.items.map((item) => item.id)).toEqual([flaky]);
 	});
 
-	it('reports a poll whose checks all failed as an error and catches up on the next poll', async () => {
+	it('does not fail a poll whose only status check failed, and catches up on the next poll', async () => {
 		const parameters = finished();
 		const { staticData } = await poll(parameters, {});
 		const id = await upload();
 		advance(MINUTE);
 		await failRequests(`/api/status/${id}/result`, 3);
 		const failed = await runPoll(trigger, parameters, credentials(), staticData);
+		expect(failed.error).toBeUndefined();
 		expect(failed.output).toBeNull();
-		expect((failed.error as NodeApiError).description).toContain(`/api/status/${id}/result`);
+		expect(getLoggedLines().join('\n')).toContain(`1 status check(s) failed; those sessions are checked again on a later poll: `);
 		advance(MINUTE);
 		const next = await poll(parameters, failed.staticData);
 		expect(next.items.map((item) => [item.id, item.status])).toEqual([[id, 'succeeded']]);
@@ -420,6 +421,30 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(state.pending).toEqual([]);
 		expect(listedDays(state).length).toBeLessThanOrEqual(2);
 		expect(getLoggedLines().join('\n')).toContain(`Upload session ${endless} is still unfinished after 7 days`);
+	});
+
+	it('gives up a session whose status check failed 20 times in a row, saying so in one line', async () => {
+		const parameters = finished();
+		const { staticData } = await poll(parameters, {});
+		const [twentieth, nineteenth] = [await upload(), await upload()];
+		const state = triggerState(staticData);
+		state.seen = [{ day: '2025-03-10', ids: [twentieth, nineteenth] }];
+		state.pending = [
+			{ id: twentieth, day: '2025-03-10', firstSeen: Date.now(), failedChecks: 19 },
+			{ id: nineteenth, day: '2025-03-10', firstSeen: Date.now(), failedChecks: 18 },
+		];
+		advance(MINUTE);
+		await failRequests(`/api/status/${twentieth}/result`, 3);
+		await failRequests(`/api/status/${nineteenth}/result`, 3);
+		const result = await poll(parameters, staticData);
+		expect(result.items).toEqual([]);
+		expect(triggerState(result.staticData).pending).toEqual([
+			expect.objectContaining({ id: nineteenth, failedChecks: 19 }),
+		]);
+		const lines = getLoggedLines().filter((line) => line.includes('followed'));
+		expect(lines).toEqual([expect.stringContaining(`Upload session ${twentieth} is no longer followed after 20 failed status checks in a row`)]);
+		advance(5 * MINUTE);
+		expect((await poll(parameters, result.staticData)).items.map((item) => item.id)).toEqual([nineteenth]);
 	});
 
 	describe('Fetch Test Event', () => {
