@@ -9,8 +9,9 @@ import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-e
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
 import { bucketTerms, checkBaseUrl, CREDENTIAL_NAME } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { startEmulator } from '../../scripts/emulator';
 import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
 const credential = new ProductDataIntegrationApi();
@@ -183,15 +184,7 @@ describe('rate-limit terms', () => {
 });
 
 describe('connection test against the emulator', () => {
-	let emulator: Emulator;
-
-	beforeAll(async () => {
-		emulator = await startEmulator();
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	/**
 	 * What n8n's credential tester does with a declarative test: send the test request with the
@@ -219,14 +212,7 @@ describe('connection test against the emulator', () => {
 	}
 
 	const account = (url: string, overrides: ICredentialDataDecryptedObject = {}) =>
-		resolveCredentialData({
-			baseUrl: url,
-			username: DEFAULT_ACCOUNT.username,
-			password: DEFAULT_ACCOUNT.password,
-			customerId: '1001',
-			customerIdType: 'ServiceID',
-			...overrides,
-		});
+		resolveCredentialData(credentials({ baseUrl: url, ...overrides }));
 
 	it('succeeds with the right username and password', async () => {
 		expect(await runTest(account(`${emulator.url}/`))).toEqual({ status: 'OK', message: 'Connection successful!' });

@@ -9,10 +9,10 @@ import {
 } from '../../nodes/shared/imageMemory';
 import { RedisKnownImages } from '../../nodes/shared/knownImagesHome';
 import { closeStores, storeFor } from '../../nodes/shared/throttle/sharedRegistry';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import { binaryItem, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 
 jest.setTimeout(60_000);
 
@@ -111,23 +111,18 @@ describe('known images in Redis', () => {
 });
 
 describe('Image Upload with Redis', () => {
-	let emulator: Emulator;
+	const { emulator } = useEmulator(FAST_BUCKET);
 	const node = new ProductDataIntegration();
 
 	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
 		await setBinaryDataMode('default');
-	});
-
-	afterAll(async () => {
-		await emulator.close();
 	});
 
 	const hints = (result: RunNodeResult) => (result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map((hint) => hint.message);
 
 	async function sync(sharing: Record<string, unknown>) {
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
-		const credentials = emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02, ...sharing });
+		const credentials = fastCredentials(emulator, sharing);
 		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: {} };
 		const first = await runNode({ node, parameters, items: [item], credentials });
 		const posts = emulator.stats().requests['POST /api/images'] ?? 0;
@@ -158,7 +153,7 @@ describe('Image Upload with Redis', () => {
 
 	it('Forget Known Images fails when that Redis cannot be asked, instead of forgetting in this process only', async () => {
 		const port = await freePort();
-		const credentials = emulatorCredentials(emulator, { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
+		const credentials = fastCredentials(emulator, { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
 
 		const result = await runNode({ node, parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} }, items: [{ json: {} }], credentials });
 
@@ -171,7 +166,7 @@ describe('Image Upload with Redis', () => {
 		const before = emulator.stats().requests['POST /api/images'] ?? 0;
 		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: { lookUpAgainAfterDays: 1e20 } };
 
-		const result = await runNode({ node, parameters, items: [item], credentials: emulatorCredentials(emulator) });
+		const result = await runNode({ node, parameters, items: [item], credentials: fastCredentials(emulator) });
 
 		expect(result.error?.message).toBe('Look Up Again After (Days) of item 0 must be a number above 0 and at most 3650, not 100000000000000000000');
 		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);
