@@ -8,7 +8,7 @@ import type {
 import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-execution-context/utils/request-helpers/factory';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import { bucketTerms, checkBaseUrl, CREDENTIAL_NAME } from '../../nodes/shared/transport';
+import { bucketTerms, checkBaseUrl } from '../../nodes/shared/transport';
 import { startEmulator } from '../../scripts/emulator';
 import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
@@ -32,8 +32,8 @@ const data: ICredentialDataDecryptedObject = {
 };
 
 describe('credential definition', () => {
-	it('is the type the transport asks for', () => {
-		expect(credential.name).toBe(CREDENTIAL_NAME);
+	it('is the type workflows name', () => {
+		expect(credential.name).toBe('productDataIntegrationApi');
 		expect(credential.displayName).toBe('Product Data Integration API');
 		expect(credential.icon).toEqual({
 			light: 'file:../icons/productDataIntegration.svg',

@@ -3,10 +3,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import {
-	PROCESS_MAX_ENTRIES,
-	ProcessKnownImages,
-} from '../../nodes/shared/imageMemory';
+import { ProcessKnownImages } from '../../nodes/shared/imageMemory';
 import { RedisKnownImages } from '../../nodes/shared/knownImagesHome';
 import { closeStores, storeFor } from '../../nodes/shared/throttle/sharedRegistry';
 import { binaryItem, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
@@ -53,14 +50,14 @@ describe('known images in this process', () => {
 		expect(await north.recall([md5(3)])).toEqual(new Map());
 	});
 
-	it(`keeps at most ${PROCESS_MAX_ENTRIES} images, dropping the oldest`, async () => {
+	it('keeps at most 100,000 images, dropping the oldest', async () => {
 		const memory = new ProcessKnownImages('bound', DAY);
-		const entries = Array.from({ length: PROCESS_MAX_ENTRIES + 1 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` }));
+		const entries = Array.from({ length: 100_001 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` }));
 		await memory.remember(entries);
 
-		expect((await memory.recall([md5(0), md5(1), md5(PROCESS_MAX_ENTRIES)])).size).toBe(2);
+		expect((await memory.recall([md5(0), md5(1), md5(100_000)])).size).toBe(2);
 		expect((await memory.recall([md5(0)])).size).toBe(0);
-		expect(await memory.forget()).toBe(PROCESS_MAX_ENTRIES);
+		expect(await memory.forget()).toBe(100_000);
 	});
 });
 

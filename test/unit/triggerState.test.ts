@@ -1,11 +1,7 @@
 import {
-	DAY_MS,
 	dueSessions,
 	followableRecords,
-	MAX_RECHECK_INTERVAL_MS,
 	newState,
-	PENDING_MAX_AGE_MS,
-	PENDING_MAX_COUNT,
 	planListing,
 	prune,
 	readState,
@@ -20,6 +16,7 @@ import { serviceDay } from '../../nodes/shared/uploads';
 
 const at = (iso: string) => Date.parse(iso);
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 const UTC = 'UTC';
 
 function record(id: string, receivedAt: string, errors: unknown[] = []): UploadRecord {
@@ -72,7 +69,7 @@ describe('trigger state: dates', () => {
 
 	it('does not list tomorrow when the clock went backwards', () => {
 		const now = at('2025-03-10T12:00:00Z');
-		expect(planListing(now + DAY_MS, now, UTC)).toEqual({ days: ['2025-03-10'] });
+		expect(planListing(now + DAY, now, UTC)).toEqual({ days: ['2025-03-10'] });
 	});
 });
 
@@ -152,27 +149,27 @@ describe('trigger state: bounds', () => {
 		expect([...state.seen.keys()]).toEqual(['2025-03-11']);
 	});
 
-	it('gives up sessions unfinished after the age limit', () => {
+	it('gives up sessions unfinished after 7 days', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		state.pending = pendingOf(session(A, now - PENDING_MAX_AGE_MS - 1), session(B, now - DAY_MS));
+		state.pending = pendingOf(session(A, now - 7 * DAY - 1), session(B, now - 7 * DAY));
 		expect(prune(state, now, UTC).dropped).toEqual([{ id: A, reason: 'age' }]);
 		expect([...state.pending.keys()]).toEqual([B]);
 	});
 
-	it('follows at most a bounded number of sessions, dropping the oldest, in bounded static data', () => {
+	it('follows at most 2,000 sessions, dropping the oldest, at most 150 bytes each in static data', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		for (let i = 0; i < PENDING_MAX_COUNT + 3; i++) {
-			state.pending.set(sessionId(i), session(sessionId(i), now - DAY_MS + i, { lastChecked: now - MINUTE, reportsErrors: true }));
+		for (let i = 0; i < 2003; i++) {
+			state.pending.set(sessionId(i), session(sessionId(i), now - DAY + i, { lastChecked: now - MINUTE, reportsErrors: true }));
 		}
 		const { dropped } = prune(state, now, UTC);
 		expect(dropped).toEqual([0, 1, 2].map((i) => ({ id: sessionId(i), reason: 'count' })));
-		expect(state.pending.size).toBe(PENDING_MAX_COUNT);
+		expect(state.pending.size).toBe(2000);
 		// What the pending sessions cost in static data: at most 150 bytes each, whatever the service's records hold.
 		const staticData: IDataObject = {};
 		writeState(staticData, state);
-		expect(JSON.stringify(staticData.pending).length).toBeLessThan(PENDING_MAX_COUNT * 150);
+		expect(JSON.stringify(staticData.pending).length).toBeLessThan(2000 * 150);
 	});
 });
 
@@ -191,14 +188,14 @@ describe('trigger state: checks', () => {
 		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([failing, neverChecked, checkedEarly, fresh]);
 	});
 
-	it('checks long-running sessions less often as they age, but at least every few minutes', () => {
+	it('checks long-running sessions less often as they age, but at least every 5 minutes', () => {
 		const [young, old, older] = [5, 6, 7].map(sessionId);
 		const state = newState('scope', now);
 		state.pending = pendingOf(
 			session(young, now - 2 * MINUTE, { lastChecked: now - MINUTE }),
 			// 40 minutes old when last checked: the next check waits 10 minutes, capped at the maximum.
 			session(old, now - 44 * MINUTE, { lastChecked: now - 4 * MINUTE }),
-			session(older, now - 120 * MINUTE, { lastChecked: now - MAX_RECHECK_INTERVAL_MS }),
+			session(older, now - 120 * MINUTE, { lastChecked: now - 5 * MINUTE }),
 		);
 		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([older, young]);
 		expect(dueSessions(state, now + MINUTE).map(({ id }) => id)).toEqual([older, old, young]);
