@@ -199,7 +199,8 @@ describe('keys', () => {
 		try {
 			const keys = await client.keys('*');
 			const key = keys.find((name) => name.endsWith(account));
-			expect(key).toBe(sharedBucketKey(account));
+			expect(account).toMatch(/^[0-9a-f]{64}$/);
+			expect(key).toBe(`n8n-nodes-product-data-integration:bucket:${account}`);
 			expect(keys.join(' ')).not.toContain(username);
 			expect(keys.join(' ')).not.toContain('integration.example.com');
 			const ttl = await client.pttl(sharedBucketKey(account));
