@@ -10,7 +10,7 @@ import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-e
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
 import { bucketTerms, checkBaseUrl } from '../../nodes/shared/transport';
 import { startEmulator } from '../../scripts/emulator';
-import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
+import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 

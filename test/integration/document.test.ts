@@ -8,8 +8,7 @@ import { uploadDocuments } from '../../nodes/ProductDataIntegration/actions/docu
 import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
-import { createContext } from '../../scripts/n8n/context';
-import { binaryItem, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { binaryItem, createContext, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { putXml } from '../../scripts/emulator/client';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';

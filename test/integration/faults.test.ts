@@ -18,7 +18,7 @@ import { wait } from '../../nodes/shared/transport/wait';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 import { startEmulator } from '../../scripts/emulator';
-import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
+import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';

@@ -3,7 +3,7 @@
  * owner, the transport, so a session whose status keeps failing costs its tries, never more.
  */
 import { waitForSessions, type SessionToAwait, type WaitResult } from '../../nodes/shared/sessions';
-import { createContext, type TestContext } from '../../scripts/n8n/context';
+import { createContext, type TestContext } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { callService, postControl } from '../helpers/service';
 

@@ -5,7 +5,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import { createContext } from '../../scripts/n8n/context';
+import { createContext } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { callService, failure } from '../helpers/service';
 

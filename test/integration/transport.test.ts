@@ -12,8 +12,7 @@ import {
 	withPollDeadline,
 } from '../../nodes/shared/transport';
 import { DEFAULT_ACCOUNT, MESSAGES, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { createContext, createPollContext, emulatorCredentials, type TestContext } from '../../scripts/n8n/in-process';
 import { customRateLimit, startedEmulators, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
