@@ -46,7 +46,7 @@ export interface EmulatorFixture {
 	/** The emulator of the running test: stands for the one started last, so it can be held in a const. */
 	emulator: Emulator;
 	/** Its default account, metered at the emulator's own bucket terms; `overrides` win. */
-	credentials(overrides?: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject;
+	credentials(overrides?: Record<string, unknown>): ICredentialDataDecryptedObject;
 	/** Closes the emulator and starts another with `options` added, for the rest of the test (or block). */
 	restart(options: EmulatorOptions): Promise<void>;
 }
@@ -76,7 +76,8 @@ export function useEmulator(options: EmulatorOptions = {}, lifetime: 'block' | '
 	const emulator = new Proxy({} as Emulator, { get: (_target, key) => Reflect.get(current(), key) as unknown });
 	return {
 		emulator,
-		credentials: (overrides = {}) => emulatorCredentials(emulator, { ...customRateLimit(current().options), ...overrides }),
+		credentials: (overrides = {}) =>
+			emulatorCredentials(emulator, { ...customRateLimit(current().options), ...(overrides as ICredentialDataDecryptedObject) }),
 		restart: async (more) => {
 			await stop();
 			await start(more);
