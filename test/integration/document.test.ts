@@ -7,15 +7,14 @@ import { prepareDocuments } from '../../nodes/ProductDataIntegration/actions/doc
 import { uploadDocuments } from '../../nodes/ProductDataIntegration/actions/document/uploadDocuments';
 import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { createContext } from '../../scripts/n8n/context';
-import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { binaryItem, createContext, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { putXml } from '../../scripts/emulator/client';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const GOOD = '<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku></Product></Products>';
@@ -33,9 +32,7 @@ function textItems(...documents: string[]): INodeExecutionData[] {
 const TEXT_SOURCE = { source: 'text', xml: '={{ $json.xml }}' };
 
 describe('Document: Upload and Upload Custom XML', () => {
-	let emulator: Emulator;
-	const credentials = (overrides: IDataObject = {}) =>
-		emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	async function uploadedFile(sessionId: string): Promise<{ contentType: string | null; text: string }> {
 		const response = await fetch(`${emulator.url}/api/files/${sessionId}`, {
@@ -54,16 +51,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 		return (requests['PUT /api/xml'] ?? 0) + (requests['PUT /api/xml/custom'] ?? 0);
 	}
 
-	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
-
 	beforeEach(async () => {
-		emulator.reset();
 		await setBinaryDataMode('default');
 	});
 
@@ -767,7 +755,7 @@ describe('Document: stored files', () => {
 		});
 		const opened: Readable[] = [];
 		const context = createContext({
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: { validate: false } },
 			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml', fileName: 'a.xml' } } }],
 		});
@@ -820,7 +808,7 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 				node,
 				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true } }),
 				items: textItems(GOOD, GOOD.replace('A-1', 'A-2')),
-				credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+				credentials: fastCredentials(server),
 				continueOnFail: true,
 			});
 

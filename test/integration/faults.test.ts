@@ -17,9 +17,9 @@ import { listUploads } from '../../nodes/shared/uploads';
 import { wait } from '../../nodes/shared/transport/wait';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
-import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
+import { startEmulator } from '../../scripts/emulator';
+import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 const FIFTEEN_MINUTES = 15 * 60_000;
@@ -27,21 +27,7 @@ const FIFTEEN_MINUTES = 15 * 60_000;
 // Timeouts of a second, retried with backoff: generous, on a machine shared with other work.
 jest.setTimeout(30_000);
 
-let service: Emulator;
-
-beforeAll(async () => {
-	service = await startEmulator({ leakIntervalMs: 50 });
-});
-
-afterAll(async () => {
-	await service.close();
-});
-
-beforeEach(() => service.reset());
-
-function credentials(overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
-	return emulatorCredentials(service, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.05, ...overrides });
-}
+const { emulator: service, credentials } = useEmulator(FAST_BUCKET);
 
 function fault(rule: Record<string, unknown>): Promise<void> {
 	return postControl(service.url, 'faults', rule);
@@ -115,7 +101,7 @@ describe('a Retry-After longer than an execution waits', () => {
 		['an HTTP date in 2100', 'Fri, 01 Jan 2100 00:00:00 GMT', /wait \d+ days/],
 	])('%s fails that request with the time, holds the account back no longer than the bound, overflows no timer', async (_name, retryAfter, message) => {
 		// Its own emulator: a new address is a new account, whose penalty no other test inherits.
-		const own = await startEmulator({ leakIntervalMs: 50 });
+		const own = await startEmulator(FAST_BUCKET);
 		const ownCredentials = () => credentials({ baseUrl: own.url });
 		const controller = new AbortController();
 		try {

@@ -3,19 +3,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IBinaryKeyData, IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import type { Emulator } from '../../scripts/emulator';
 import { putXml } from '../../scripts/emulator/client';
-import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { binaryItem, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
 jest.setTimeout(30_000);
 
 const node = new ProductDataIntegration();
-
-// A fast bucket on both sides, so a file full of requests never waits for the real 5 s leak.
-const FAST_BUCKET: EmulatorOptions = { bucketCapacity: 50, leakIntervalMs: 20 };
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 
 interface ImageFile {
 	data: Buffer;
@@ -74,20 +71,7 @@ function refuseNextUpload(emulator: Emulator): Promise<void> {
 }
 
 describe('Image resource against the emulator', () => {
-	let emulator: Emulator;
-	const credentials = () => emulatorCredentials(emulator, FAST_CREDENTIAL);
-
-	beforeAll(async () => {
-		emulator = await startEmulator(FAST_BUCKET);
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
-
-	beforeEach(() => {
-		emulator.reset();
-	});
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	describe.each(['default', 'filesystem'] as const)('Upload with binary data mode %s', (mode) => {
 		beforeAll(async () => {
@@ -499,7 +483,7 @@ describe('Image resource against the emulator', () => {
 			await setBinaryDataMode('default');
 			const file = image('customer.jpg');
 			// The credential names a customer the account does not have: only the override can pass.
-			const foreign = emulatorCredentials(emulator, { ...FAST_CREDENTIAL, customerId: '4242' });
+			const foreign = credentials({ customerId: '4242' });
 
 			const refused = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: foreign });
 			expect(refused.error?.message).toBe('Authorization has been denied for this request.');
@@ -536,37 +520,18 @@ describe('Image resource against the emulator', () => {
 	});
 });
 
-/** An emulator of its own answering in `layout`, started and closed around the enclosing block. */
-function emulatorWithLayout(layout: Pick<EmulatorOptions, 'imageUploadLayout' | 'imageFindLayout'>): () => Emulator {
-	let emulator: Emulator | undefined;
-
-	beforeAll(async () => {
-		emulator = await startEmulator({ ...FAST_BUCKET, ...layout });
-		await setBinaryDataMode('default');
-	});
-
-	afterAll(async () => {
-		await emulator?.close();
-	});
-
-	return () => {
-		if (!emulator) throw new Error('The emulator is started in beforeAll');
-		return emulator;
-	};
-}
-
 describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s', (imageUploadLayout) => {
-	const started = emulatorWithLayout({ imageUploadLayout });
+	const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageUploadLayout });
+	beforeAll(async () => await setBinaryDataMode('default'));
 
 	it('maps the hashcodes to the images in order', async () => {
-		const emulator = started();
 		const files = [image('1.jpg'), image('2.jpg'), image('3.jpg')];
 
 		const { output, error } = await runNode({
 			node,
 			parameters: upload({ binaryProperties: 'a,b,c' }),
 			items: [await imageItem({ a: files[0], b: files[1], c: files[2] })],
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: credentials(),
 		});
 
 		expect(error).toBeUndefined();
@@ -576,11 +541,10 @@ describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s'
 });
 
 describe.each(['text', 'json-string', 'object'] as const)('Find answer layout %s', (imageFindLayout) => {
-	const started = emulatorWithLayout({ imageFindLayout });
-	const credentials = () => emulatorCredentials(started(), FAST_CREDENTIAL);
+	const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageFindLayout });
+	beforeAll(async () => await setBinaryDataMode('default'));
 
 	it('reads the hashcode in Find and in Skip Existing', async () => {
-		const emulator = started();
 		const file = image('layout.jpg');
 		await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
 		const hashcode = hashcodeOf(emulator, file.data);
@@ -621,7 +585,7 @@ describe('Answers in layouts the node does not know', () => {
 		await server.close();
 	});
 
-	const credentials = () => emulatorCredentials(server, FAST_CREDENTIAL);
+	const credentials = () => fastCredentials(server);
 
 	/** Two images in one request, so the answer has to be matched to them. */
 	const uploadTwoImages = async () =>

@@ -3,16 +3,13 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import {
-	PROCESS_MAX_ENTRIES,
-	ProcessKnownImages,
-} from '../../nodes/shared/knownImages/memory';
+import { ProcessKnownImages } from '../../nodes/shared/knownImages/memory';
 import { RedisKnownImages } from '../../nodes/shared/redis/knownImages';
 import { closeStores, storeFor } from '../../nodes/shared/redis/sharedRegistry';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import { binaryItem, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 
 jest.setTimeout(60_000);
 
@@ -54,14 +51,14 @@ describe('known images in this process', () => {
 		expect(await north.recall([md5(3)])).toEqual(new Map());
 	});
 
-	it(`keeps at most ${PROCESS_MAX_ENTRIES} images, dropping the oldest`, async () => {
+	it('keeps at most 100,000 images, dropping the oldest', async () => {
 		const memory = new ProcessKnownImages('bound', DAY);
-		const entries = Array.from({ length: PROCESS_MAX_ENTRIES + 1 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` }));
+		const entries = Array.from({ length: 100_001 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` }));
 		await memory.remember(entries);
 
-		expect((await memory.recall([md5(0), md5(1), md5(PROCESS_MAX_ENTRIES)])).size).toBe(2);
+		expect((await memory.recall([md5(0), md5(1), md5(100_000)])).size).toBe(2);
 		expect((await memory.recall([md5(0)])).size).toBe(0);
-		expect(await memory.forget()).toBe(PROCESS_MAX_ENTRIES);
+		expect(await memory.forget()).toBe(100_000);
 	});
 
 	it('keeps an entry as long as its longest-trusting writer says: a short age never cuts it', async () => {
@@ -186,23 +183,18 @@ describe('known images in Redis', () => {
 });
 
 describe('Image Upload with Redis', () => {
-	let emulator: Emulator;
+	const { emulator } = useEmulator(FAST_BUCKET);
 	const node = new ProductDataIntegration();
 
 	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
 		await setBinaryDataMode('default');
-	});
-
-	afterAll(async () => {
-		await emulator.close();
 	});
 
 	const hints = (result: RunNodeResult) => (result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map((hint) => hint.message);
 
 	async function sync(sharing: Record<string, unknown>) {
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
-		const credentials = emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02, ...sharing });
+		const credentials = fastCredentials(emulator, sharing);
 		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: {} };
 		const first = await runNode({ node, parameters, items: [item], credentials });
 		const posts = emulator.stats().requests['POST /api/images'] ?? 0;
@@ -233,7 +225,7 @@ describe('Image Upload with Redis', () => {
 
 	it('Forget Known Images fails when that Redis cannot be asked, instead of forgetting in this process only', async () => {
 		const port = await freePort();
-		const credentials = emulatorCredentials(emulator, { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
+		const credentials = fastCredentials(emulator, { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
 
 		const result = await runNode({ node, parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} }, items: [{ json: {} }], credentials });
 
@@ -246,7 +238,7 @@ describe('Image Upload with Redis', () => {
 		const before = emulator.stats().requests['POST /api/images'] ?? 0;
 		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: { lookUpAgainAfterDays: 1e20 } };
 
-		const result = await runNode({ node, parameters, items: [item], credentials: emulatorCredentials(emulator) });
+		const result = await runNode({ node, parameters, items: [item], credentials: fastCredentials(emulator) });
 
 		expect(result.error?.message).toBe('Look Up Again After (Days) of item 0 must be a number from 0.01 to 365, not 100000000000000000000');
 		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);
@@ -257,7 +249,7 @@ describe('Image Upload with Redis', () => {
 		const before = emulator.stats().requests['POST /api/images'] ?? 0;
 		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: { lookUpAgainAfterDays: days } };
 
-		const result = await runNode({ node, parameters, items: [item], credentials: emulatorCredentials(emulator) });
+		const result = await runNode({ node, parameters, items: [item], credentials: fastCredentials(emulator) });
 
 		expect(result.error?.message).toBe(`Look Up Again After (Days) of item 0 must be a number from 0.01 to 365, not ${days}`);
 		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);

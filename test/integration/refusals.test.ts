@@ -7,9 +7,9 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { getSessionOutcome } from '../../nodes/shared/sessions';
 import { AmbiguousUploadError, fetchServiceUrl, type ServiceResponse } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, type TestContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { createContext, emulatorCredentials, type TestContext } from '../../scripts/n8n/in-process';
+import { customRateLimit, startedEmulators } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
@@ -20,17 +20,12 @@ jest.setTimeout(30_000);
 
 /** The account's own limit terms, fast enough for tests. */
 function credentialsFor(url: string, intervalMs: number, capacity = 50): ICredentialDataDecryptedObject {
-	return emulatorCredentials({ url }, { customRateLimit: true, bucketCapacity: capacity, leakIntervalSeconds: intervalMs / 1000 });
+	return emulatorCredentials({ url }, customRateLimit({ bucketCapacity: capacity, leakIntervalMs: intervalMs }));
 }
-
-const opened: Array<Emulator | LocalServer> = [];
 
 // Each test its own service: a new address is a new account, whose penalties no other test inherits.
-async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
-	const started = await startEmulator(options);
-	opened.push(started);
-	return started;
-}
+const emulator = startedEmulators();
+const opened: LocalServer[] = [];
 
 /** A service that gives every request the same answer, and records when each arrived. */
 async function answering(status: number, headers: Record<string, string> = {}): Promise<LocalServer & { arrivals: number[] }> {

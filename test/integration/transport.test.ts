@@ -11,9 +11,9 @@ import {
 	type ServiceResponse,
 	withPollDeadline,
 } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT, MESSAGES, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import { createContext, createPollContext, emulatorCredentials, type TestContext } from '../../scripts/n8n/in-process';
+import { customRateLimit, startedEmulators, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
@@ -27,7 +27,7 @@ function credentialsFor(url: string, overrides: ICredentialDataDecryptedObject =
 
 /** The account's own limit terms, fast enough for tests. */
 function fastTerms(intervalMs: number, capacity = 50): ICredentialDataDecryptedObject {
-	return { customRateLimit: true, bucketCapacity: capacity, leakIntervalSeconds: intervalMs / 1000 };
+	return customRateLimit({ bucketCapacity: capacity, leakIntervalMs: intervalMs });
 }
 
 /** Everything an error shows or stores: message, description, JSON form and a deep inspection. */
@@ -82,17 +82,7 @@ async function poll<T>(trigger: IPollFunctions, run: () => Promise<T>): Promise<
 	return await withPollDeadline(trigger, 60_000, run);
 }
 
-const emulators: Emulator[] = [];
-
-async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
-	const started = await startEmulator(options);
-	emulators.push(started);
-	return started;
-}
-
-afterAll(async () => {
-	await Promise.all(emulators.map((e) => e.close()));
-});
+const emulator = startedEmulators();
 
 describe('base URL', () => {
 	it('accepts https anywhere and http only to this machine', () => {
@@ -127,13 +117,7 @@ describe('base URL', () => {
 });
 
 describe('requests against the emulator', () => {
-	let service: Emulator;
-
-	beforeAll(async () => {
-		service = await emulator();
-	});
-
-	beforeEach(() => service.reset());
+	const { emulator: service } = useEmulator();
 
 	it('authenticates with the credential and parses JSON', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });

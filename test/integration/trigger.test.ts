@@ -1,8 +1,9 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { clearLoggedLines, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
 /**
@@ -16,8 +17,6 @@ const MINUTE = 60_000;
 const LIST = 'GET /api/xml/{date}';
 const RESULT = 'GET /api/status/{id}/result';
 const ERROR_DOCUMENT = 'GET /api/status/{id}/errors';
-
-let emulator: Emulator;
 
 beforeEach(async () => {
 	jest.useFakeTimers({
@@ -39,15 +38,16 @@ beforeEach(async () => {
 		],
 	});
 	jest.setSystemTime(Date.parse('2025-03-10T12:00:00Z'));
-	// A fresh emulator (new base URL) per test also gives each test its own client-side limiter.
-	emulator = await startEmulator({ now: () => Date.now() });
 	clearLoggedLines();
 });
 
-afterEach(async () => {
-	await emulator.close();
+afterEach(() => {
 	jest.useRealTimers();
 });
+
+// Started after the clock is set. A fresh emulator (new base URL) per test also gives each test
+// its own client-side limiter.
+const { emulator, credentials, restart } = useEmulator({ now: () => Date.now() }, 'test');
 
 function setTime(iso: string): void {
 	jest.setSystemTime(Date.parse(iso));
@@ -87,10 +87,6 @@ async function upload(options: UploadOptions = {}): Promise<string> {
 /** The next `count` requests to `path` fail with a 500, more than the transport's retries. */
 function failRequests(path: string, count: number): Promise<void> {
 	return postControl(emulator.url, 'faults', { count, kind: '500', path });
-}
-
-function credentials() {
-	return emulatorCredentials(emulator);
 }
 
 interface PollRecord {
@@ -257,8 +253,7 @@ describe('ProductDataIntegrationTrigger', () => {
 	});
 
 	it('reads a list answered as a single record, and resolves a relative error location', async () => {
-		await emulator.close();
-		emulator = await startEmulator({ now: () => Date.now(), listLayout: 'single', errorLocation: 'relative' });
+		await restart({ listLayout: 'single', errorLocation: 'relative' });
 		const parameters = finished();
 		const { staticData } = await poll(parameters, {});
 		const id = await upload({ fail: true });

@@ -2,8 +2,7 @@ import type { IDataObject, INodeParameters, IPollFunctions } from 'n8n-workflow'
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { pollUploads } from '../../nodes/ProductDataIntegrationTrigger/poll';
-import { createPollContext } from '../../scripts/n8n/context';
-import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { clearLoggedLines, createPollContext, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 /**

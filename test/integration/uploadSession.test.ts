@@ -1,12 +1,12 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
+import type { Emulator } from '../../scripts/emulator';
+import { runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 const UNKNOWN_SESSION = '00000000-0000-4000-a000-000000000000';
 
 function session(operation: string, parameters: IDataObject): INodeParameters {
@@ -14,9 +14,9 @@ function session(operation: string, parameters: IDataObject): INodeParameters {
 }
 
 describe('Upload Session', () => {
-	let emulator: Emulator;
-	let relative: Emulator;
-	const credentials = (target: Emulator = emulator) => emulatorCredentials(target, FAST_CREDENTIAL);
+	const { emulator } = useEmulator(FAST_BUCKET);
+	const { emulator: relative } = useEmulator({ ...FAST_BUCKET, errorLocation: 'relative' });
+	const credentials = (target: Emulator = emulator) => fastCredentials(target);
 
 	async function uploadText(xml: string, target: Emulator = emulator): Promise<string> {
 		const { output, error } = await runNode({
@@ -32,21 +32,6 @@ describe('Upload Session', () => {
 	const failing = async (target?: Emulator) =>
 		await uploadText('<Products><!--emulator:fail--><Product/></Products>', target);
 	const slow = async () => await uploadText('<Products><!--emulator:processing-ms=600000--><Product/></Products>');
-
-	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-		relative = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20, errorLocation: 'relative' });
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-		await relative.close();
-	});
-
-	beforeEach(() => {
-		emulator.reset();
-		relative.reset();
-	});
 
 	describe('Is Done', () => {
 		it('tells whether processing has finished, per item', async () => {
@@ -310,7 +295,7 @@ describe('Upload Session: answers the emulator does not give', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error).toBeUndefined();
@@ -322,7 +307,7 @@ describe('Upload Session: answers the emulator does not give', () => {
 		const { error } = await runNode({
 			node,
 			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error?.message).toBe('The service answered neither true nor false to whether the session is done');

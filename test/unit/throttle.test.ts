@@ -6,7 +6,6 @@ import {
 	LimiterCancelledError,
 	parseRetryAfter,
 	retryAfterPenalty,
-	SAFETY_MARGIN,
 	type BucketTerms,
 	type Sleep,
 } from '../../nodes/shared/throttle';
@@ -26,8 +25,9 @@ const endlessSleep: Sleep = async (_ms, signal) =>
 	await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
 
 const T = 5000;
-const EMISSION = T * (1 + SAFETY_MARGIN);
-const EMISSION_1S = 1000 * (1 + SAFETY_MARGIN);
+// Requests leave 1 % slower than the service drains (one per 1.01 leak intervals), so jitter never lands one on a full bucket.
+const EMISSION = T * 1.01;
+const EMISSION_1S = 1000 * 1.01;
 
 /** Starts `count` acquisitions and records when (fake time) each one was granted. */
 function startRequests(throttle: GcraLimiter, clock: FakeClock, count: number, label = '') {
@@ -123,13 +123,13 @@ describe('GcraLimiter (GCRA)', () => {
 		await clock.advance(2000);
 		await next;
 		// The cancelled waiter did not consume the slot at start + 1000.
-		expect(nextAt).toBe(start + Math.ceil(1000 * (1 + SAFETY_MARGIN)));
+		expect(nextAt).toBe(start + Math.ceil(1000 * 1.01));
 	});
 
 	it('a request that would wait longer than 15 minutes fails at once, naming the wait', async () => {
 		const clock = new FakeClock();
 		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 60_000 }, clock);
-		const emission = 60_000 * (1 + SAFETY_MARGIN);
+		const emission = 60_000 * 1.01;
 		await throttle.acquire();
 		// Fourteen more are within 15 minutes (14 x 60.6 s); the fifteenth would wait 15.15 minutes.
 		const within = Array.from({ length: 14 }, () => throttle.acquire());
@@ -175,11 +175,11 @@ describe('GcraLimiter (GCRA)', () => {
 		const start = clock.now();
 		void throttle.penalize();
 		const { grants, done } = startRequests(throttle, clock, 3);
-		await clock.advance(1000 * (1 + SAFETY_MARGIN) - 1);
+		await clock.advance(1000 * 1.01 - 1);
 		expect(grants).toHaveLength(0);
 		await clock.advance(5000);
 		await done;
-		const emission = 1000 * (1 + SAFETY_MARGIN);
+		const emission = 1000 * 1.01;
 		expect(grants.map((g) => g.at - start)).toEqual([
 			Math.ceil(emission),
 			Math.ceil(2 * emission),

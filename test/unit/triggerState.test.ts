@@ -1,9 +1,6 @@
 import {
-	DAY_MS,
 	dueSessions,
-	MAX_RECHECK_INTERVAL_MS,
 	newState,
-	PENDING_MAX_AGE_MS,
 	planListing,
 	prune,
 	readState,
@@ -18,6 +15,7 @@ import { serviceDay } from '../../nodes/shared/uploads';
 
 const at = (iso: string) => Date.parse(iso);
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 const UTC = 'UTC';
 
 function record(id: string, receivedAt: string, errors: unknown[] = []): UploadRecord {
@@ -70,7 +68,7 @@ describe('trigger state: dates', () => {
 
 	it('does not list tomorrow when the clock went backwards', () => {
 		const now = at('2025-03-10T12:00:00Z');
-		expect(planListing(now + DAY_MS, now, UTC)).toEqual({ days: ['2025-03-10'] });
+		expect(planListing(now + DAY, now, UTC)).toEqual({ days: ['2025-03-10'] });
 	});
 });
 
@@ -150,10 +148,10 @@ describe('trigger state: bounds', () => {
 		expect([...state.seen.keys()]).toEqual(['2025-03-11']);
 	});
 
-	it('gives up sessions unfinished after the age limit', () => {
+	it('gives up sessions unfinished after 7 days', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		state.pending = pendingOf(session(A, now - PENDING_MAX_AGE_MS - 1), session(B, now - DAY_MS));
+		state.pending = pendingOf(session(A, now - 7 * DAY - 1), session(B, now - 7 * DAY));
 		expect(prune(state, now, UTC).dropped).toEqual([{ id: A, reason: 'age' }]);
 		expect([...state.pending.keys()]).toEqual([B]);
 	});
@@ -161,7 +159,7 @@ describe('trigger state: bounds', () => {
 	it('follows at most 2,000 sessions: a listing beyond that never evicts those already followed, in bounded static data', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		state.pending = pendingOf(session(A, now - DAY_MS), session(B, now - DAY_MS));
+		state.pending = pendingOf(session(A, now - DAY), session(B, now - DAY));
 		const listing = Array.from({ length: 2_500 }, (_, i) => record(sessionId(i), '2025-03-20T07:00:00Z', [{ code: 'X' }]));
 		expect(takeListing(state, '2025-03-20', listing, now, true)).toHaveLength(2_500);
 		expect(prune(state, now, UTC).dropped).toEqual([]);
@@ -214,14 +212,14 @@ describe('trigger state: checks', () => {
 		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([failing, neverChecked, checkedEarly, fresh]);
 	});
 
-	it('checks long-running sessions less often as they age, but at least every few minutes', () => {
+	it('checks long-running sessions less often as they age, but at least every 5 minutes', () => {
 		const [young, old, older] = [5, 6, 7].map(sessionId);
 		const state = newState('scope', now);
 		state.pending = pendingOf(
 			session(young, now - 2 * MINUTE, { lastChecked: now - MINUTE }),
 			// 40 minutes old when last checked: the next check waits 10 minutes, capped at the maximum.
 			session(old, now - 44 * MINUTE, { lastChecked: now - 4 * MINUTE }),
-			session(older, now - 120 * MINUTE, { lastChecked: now - MAX_RECHECK_INTERVAL_MS }),
+			session(older, now - 120 * MINUTE, { lastChecked: now - 5 * MINUTE }),
 		);
 		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([older, young]);
 		expect(dueSessions(state, now + MINUTE).map(({ id }) => id)).toEqual([older, old, young]);
