@@ -4,9 +4,10 @@ import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { closeStores } from '../../nodes/shared/redis/sharedRegistry';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { customRateLimit, FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 /*
  * What the nodes keep per account (known images, the rate-limit terms a credential declares) belongs
@@ -19,22 +20,20 @@ jest.setTimeout(60_000);
 const node = new ProductDataIntegration();
 const UPLOAD = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: {} };
 const FORGET = { resource: 'image', operation: 'forgetKnownImages', options: {} };
-const FAST = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
+const FAST = customRateLimit(FAST_BUCKET);
 
-let emulator: Emulator;
+const { emulator } = useEmulator({
+	...FAST_BUCKET,
+	accounts: [
+		DEFAULT_ACCOUNT,
+		{ ...DEFAULT_ACCOUNT, username: 'alice', password: 'alice-password' },
+		{ ...DEFAULT_ACCOUNT, username: 'ALICE', password: 'upper-alice-password' },
+	],
+});
 let redis: RedisServer;
 let raw: Redis;
 
 beforeAll(async () => {
-	emulator = await startEmulator({
-		bucketCapacity: 50,
-		leakIntervalMs: 20,
-		accounts: [
-			DEFAULT_ACCOUNT,
-			{ ...DEFAULT_ACCOUNT, username: 'alice', password: 'alice-password' },
-			{ ...DEFAULT_ACCOUNT, username: 'ALICE', password: 'upper-alice-password' },
-		],
-	});
 	redis = await startRedis();
 	raw = new Redis({ host: '127.0.0.1', port: redis.port });
 });
@@ -43,7 +42,6 @@ afterAll(async () => {
 	raw.disconnect();
 	await closeStores();
 	await redis.stop();
-	await emulator.close();
 });
 
 const posts = () => emulator.stats().requests['POST /api/images'] ?? 0;
