@@ -1,6 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { HASHCODE, type KnownImages, type SharedKnownImages } from './knownImages';
+import { HASHCODE } from '../ProductDataIntegration/actions/image/hashcode';
+import type { KnownImages, SharedKnownImages } from './knownImages';
 import type { RedisConnection, SharedBucketStore } from './throttle/redisBucket';
 import { storeFor } from './throttle/sharedRegistry';
 import { sharingFor } from './transport/sharing';
