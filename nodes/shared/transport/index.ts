@@ -8,7 +8,7 @@ export { accountKey, effectiveCustomer, getServiceCredentials } from './account'
 export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError } from './errors';
-export { parseServiceJson } from './responses';
+export { cleanServiceText, parseServiceJson } from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export { listRequest, serviceRequest } from './request';

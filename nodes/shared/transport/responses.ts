@@ -121,6 +121,19 @@ export function parseBody(text: string, responseType: Exchange['responseType']):
 	}
 }
 
+/** The most of the service's own words that a message, a warning or a log line carries. */
+export const SERVICE_TEXT_LIMIT = 300;
+
+/**
+ * Text from the service made fit for an error, an item's warning or a log line: control characters
+ * (a line break would start a forged line in n8n's log) become spaces, and a longer text is cut to
+ * `maxLength` characters, the cut marked with an ellipsis.
+ */
+export function cleanServiceText(text: string, maxLength = SERVICE_TEXT_LIMIT): string {
+	const clean = text.replace(/[\p{Cc}\u2028\u2029]/gu, ' ').trim();
+	return clean.length <= maxLength ? clean : `${clean.slice(0, maxLength - 1).replace(/[\ud800-\udbff]$/, '')}…`;
+}
+
 /** The service's own words for an error: the `message` of its JSON body, or a short plain text. */
 export function serviceMessage(text: string): string | undefined {
 	try {
