@@ -400,6 +400,29 @@ describe('requests against the emulator', () => {
 		);
 		expectNoSecrets(context.logged.join('\n'));
 	});
+
+	it.each([403, 400, 404, 409])('the service\'s own message in a %s: at most 300 characters, on one line', async (status) => {
+		const forged = '\n2026-01-01T00:00:00.000Z | error | Forged entry\r\u2028\u0000';
+		const capture = await startCapture(() => ({ status, body: JSON.stringify({ message: `${'m'.repeat(200_000)}${forged}` }) }));
+		try {
+			const context = createContext({ credentials: credentialsFor(capture.url) });
+			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2026-01-01', itemIndex: 0 }));
+			for (const text of [error.message, String(error.description ?? '')]) {
+				expect(text.length).toBeLessThanOrEqual(300);
+				expect(text).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+			}
+			expect([error.message, error.description]).toContainEqual(expect.stringMatching(/^m{299}…$/));
+			const short = await startCapture(() => ({ status, body: JSON.stringify({ message: `Refused${forged}` }) }));
+			try {
+				const said = await failure(callService(createContext({ credentials: credentialsFor(short.url) }), { method: 'GET', path: '/api/xml/2026-01-01' }));
+				expect([said.message, said.description]).toContain('Refused 2026-01-01T00:00:00.000Z | error | Forged entry');
+			} finally {
+				await short.close();
+			}
+		} finally {
+			await capture.close();
+		}
+	});
 });
 
 describe('rate limit', () => {

@@ -327,4 +327,15 @@ describe('Upload Session: answers the emulator does not give', () => {
 
 		expect(error?.message).toBe('The service answered neither true nor false to whether the session is done');
 	});
+
+	it('shows an answer that is no boolean on one line', async () => {
+		doneBody = 'maybe\n2026-01-01T00:00:00.000Z | error | Forged entry';
+		const { error } = await runNode({
+			node,
+			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
+			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+		});
+
+		expect(error?.description).toBe('It answered: maybe 2026-01-01T00:00:00.000Z | error | Forged entry');
+	});
 });

@@ -134,21 +134,24 @@ export function cleanServiceText(text: string, maxLength = SERVICE_TEXT_LIMIT): 
 	return clean.length <= maxLength ? clean : `${clean.slice(0, maxLength - 1).replace(/[\ud800-\udbff]$/, '')}…`;
 }
 
-/** The service's own words for an error: the `message` of its JSON body, or a short plain text. */
+/**
+ * The service's own words for an error: the `message` of its JSON body, or a short plain text;
+ * cleaned and cut as cleanServiceText does.
+ */
 export function serviceMessage(text: string): string | undefined {
 	try {
 		const parsed = parseServiceJson(text);
 		if (typeof parsed === 'object' && parsed !== null) {
 			const { message, Message } = parsed as { message?: unknown; Message?: unknown };
 			const said = message ?? Message;
-			if (typeof said === 'string' && said.trim() !== '') return said.trim();
+			if (typeof said === 'string' && said.trim() !== '') return cleanServiceText(said) || undefined;
 		}
-		if (typeof parsed === 'string' && parsed.trim() !== '') return parsed.trim();
+		if (typeof parsed === 'string' && parsed.trim() !== '') return cleanServiceText(parsed) || undefined;
 		return undefined;
 	} catch {
 		const trimmed = text.trim();
-		if (trimmed === '' || trimmed.length > 300 || trimmed.startsWith('<')) return undefined;
-		return trimmed;
+		if (trimmed === '' || trimmed.length > SERVICE_TEXT_LIMIT || trimmed.startsWith('<')) return undefined;
+		return cleanServiceText(trimmed) || undefined;
 	}
 }
 

@@ -11,6 +11,7 @@ import {
 } from '../../../shared/sessions';
 import {
 	AmbiguousUploadError,
+	cleanServiceText,
 	effectiveCustomer,
 	getServiceCredentials,
 	serviceRequest,
@@ -227,7 +228,7 @@ async function sendDocument(
 			{
 				itemIndex,
 				httpCode: String(response.statusCode),
-				description: `It answered ${response.statusCode} with: ${String(response.body ?? '').slice(0, 200) || '(nothing)'}. List the uploads of today to find the session.`,
+				description: `It answered ${response.statusCode} with: ${cleanServiceText(String(response.body ?? ''), 200) || '(nothing)'}. List the uploads of today to find the session.`,
 			},
 		);
 	}
