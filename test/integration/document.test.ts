@@ -838,3 +838,43 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 		}
 	});
 });
+
+describe('Document: Retry On Fail after a lost answer, a listed upload whose id is no session ID', () => {
+	it.each(['../../auth/me', 'a/b?c=d', ''])('does not take %j for the session: the item fails, nothing is sent again', async (listedId) => {
+		let puts = 0;
+		let bytes = 0;
+		const server = await listenLocal((req, res) => {
+			let size = 0;
+			req.on('data', (chunk: Buffer) => (size += chunk.length));
+			req.on('end', () => {
+				if (req.method === 'PUT') {
+					puts++;
+					bytes = size;
+					// Stored, but the answer is lost.
+					res.destroy();
+					return;
+				}
+				res.writeHead(200, { 'Content-Type': 'application/json' });
+				res.end(JSON.stringify([{ id: listedId, fileLenght: bytes, receivedAt: new Date().toISOString() }]));
+			});
+		});
+		try {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+				retryOnFail: { maxTries: 2 },
+			});
+
+			expect(output).toEqual([]);
+			expect(error?.message).toBe(
+				'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
+			);
+			expect(error?.description).toMatch(/is not a session ID/);
+			expect(puts).toBe(1);
+		} finally {
+			await server.close();
+		}
+	});
+});

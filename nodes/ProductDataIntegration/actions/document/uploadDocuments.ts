@@ -181,15 +181,19 @@ async function recoverUpload(
 	const itemIndex = document.itemIndexes[0];
 	const arrivals = await findPossibleArrivals.call(context, attempt, { customer, itemIndex, known });
 	if (arrivals.length === 0) return undefined;
-	if (arrivals.length === 1) {
-		return { sessionId: String(arrivals[0].id), uploadedAt: String(arrivals[0].receivedAt) };
-	}
+	// The listed id becomes the item's session ID as an upload's answer would: only when it is one.
+	const sessionId = arrivals.length === 1 ? normalizeSessionId(arrivals[0].id) : undefined;
+	if (sessionId !== undefined) return { sessionId, uploadedAt: String(arrivals[0].receivedAt) };
+	const listed = cleanServiceText(arrivals.map((record) => JSON.stringify(record.id ?? null)).join(', '));
 	throw new NodeOperationError(
 		context.getNode(),
 		`The document of ${describeItems(document.itemIndexes)} may or may not have reached the service on an earlier try, and the list of uploads cannot tell`,
 		{
 			itemIndex,
-			description: `${arrivals.length} uploads of the same length (${attempt.bytes} bytes) arrived since that try: ${arrivals.map((record) => String(record.id)).join(', ')}. It was not sent again, because a second upload could duplicate the first.`,
+			description:
+				arrivals.length === 1
+					? `An upload of the same length (${attempt.bytes} bytes) arrived since that try, but its id is not a session ID: ${listed}. It was not sent again, because a second upload could duplicate the first.`
+					: `${arrivals.length} uploads of the same length (${attempt.bytes} bytes) arrived since that try: ${listed}. It was not sent again, because a second upload could duplicate the first.`,
 		},
 	);
 }
