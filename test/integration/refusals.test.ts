@@ -109,6 +109,39 @@ describe('refusals with long waits', () => {
 			jest.useRealTimers();
 		}
 	});
+
+	it('Retry-After of a day: the refused request fails, the account\'s next request is not held back', async () => {
+		let refused = false;
+		const server = await listenLocal((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (!refused) {
+					refused = true;
+					res.writeHead(429, { 'retry-after': '86400' }).end();
+				} else {
+					res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+				}
+			});
+		});
+		opened.push(server);
+		const controller = new AbortController();
+		const context = createContext({ credentials: credentialsFor(server.url, 100, 2), signal: controller.signal });
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.message).toBe("The service's request limit was reached and it asks to wait 24 h before GET /api/auth/me is sent again");
+
+		const started = Date.now();
+		const next = callService(context, { method: 'GET', path: '/api/auth/me' }).then(
+			(response) => response.statusCode,
+			(failed: Error) => failed.message,
+		);
+		let timer: NodeJS.Timeout | undefined;
+		const outcome = await Promise.race([next, new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting after 5 s'), 5000)))]);
+		clearTimeout(timer);
+		controller.abort();
+		await next;
+		expect(outcome).toBe(200);
+		expect(Date.now() - started).toBeLessThan(5000);
+	});
 });
 
 describe('an answer after which the upload may have been stored: not sent again', () => {

@@ -283,10 +283,12 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
 		const refused = isRefusal(status, retryAfterMs);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
-		// It is bounded: a Retry-After of a day fails its own request (below), not everyone else's.
+		// A Retry-After longer than an execution waits fails its own request (below) and holds the
+		// account back only as a refusal without one does: a penalty of 15 minutes would make each of
+		// the account's other requests wait that long or fail at once, whatever the service says to them.
 		if (refused) {
-			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
-			await attempt.limiter.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
+			const waitable = retryAfterMs !== undefined && retryAfterMs <= MAX_LIMIT_WAIT_MS ? retryAfterMs : undefined;
+			await attempt.limiter.penalize(retryAfterPenalty(waitable, intervalMs));
 		}
 		await grant.settle();
 
