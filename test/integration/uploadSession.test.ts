@@ -277,6 +277,28 @@ describe('Upload Session', () => {
 				{ json: expect.objectContaining({ error: expect.stringContaining('Not found') }), pairedItem: { item: 0 } },
 			]);
 		});
+
+		it('ends the wait at once when the credential\'s login is refused, instead of asking about every session', async () => {
+			const ids = Array.from({ length: 12 }, (_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`);
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: ids.map((id) => ({ json: { id } })),
+				credentials: emulatorCredentials(emulator, { ...FAST_CREDENTIAL, password: 'wrong-password' }),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toHaveLength(12);
+			output[0].forEach((item, n) => {
+				expect(item).toEqual({ json: expect.objectContaining({ error: expect.any(String) }), pairedItem: { item: n } });
+			});
+			const { requests } = emulator.stats();
+			// The polls already in flight when the first refusal comes back (at most 4 at once), and one
+			// check of the credential's own login.
+			expect(requests['GET /api/status/{id}/result']).toBeLessThanOrEqual(4);
+			expect(requests['GET /api/auth/me']).toBe(1);
+		});
 	});
 });
 
@@ -337,5 +359,33 @@ describe('Upload Session: answers the emulator does not give', () => {
 		});
 
 		expect(error?.description).toBe('It answered: maybe 2026-01-01T00:00:00.000Z | error | Forged entry');
+	});
+});
+
+describe('Upload Session: a login refused with 403', () => {
+	it('ends the wait at once, instead of asking about every session', async () => {
+		const asked: string[] = [];
+		const server = await listenLocal((req, res) => {
+			asked.push(req.url ?? '');
+			req.resume();
+			res.writeHead(403, { 'Content-Type': 'application/json' }).end('{"message":"Forbidden"}');
+		});
+		try {
+			const ids = Array.from({ length: 12 }, (_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`);
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: ids.map((id) => ({ json: { id } })),
+				credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map((item) => item.json.error)).toEqual(ids.map(() => 'Forbidden'));
+			expect(asked.filter((url) => url.startsWith('/api/status/')).length).toBeLessThanOrEqual(4);
+			expect(asked.filter((url) => url === '/api/auth/me')).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
 	});
 });

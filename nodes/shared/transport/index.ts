@@ -7,7 +7,7 @@ export { checkBaseUrl } from './baseUrl';
 export { accountKey, effectiveCustomer, getServiceCredentials } from './account';
 export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
-export { AmbiguousUploadError } from './errors';
+export { AmbiguousUploadError, RefusedLoginError } from './errors';
 export { cleanServiceText, parseServiceJson } from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';

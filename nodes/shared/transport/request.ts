@@ -300,14 +300,14 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		} else if (status >= 500) {
 			await afterServerError(attempt, status, text, headers);
 		} else {
-			const unauthorized = status === 401 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
+			const unauthorized = status === 401 || status === 403 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
 			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers, unauthorized);
 		}
 	}
 }
 
 /**
- * After a 401, whether the credential's own login works: one GET /api/auth/me with its own
+ * After a 401 or 403, whether the credential's own login works: one GET /api/auth/me with its own
  * customer, sent only then, tells a refused login from a refused customer node.
  */
 async function diagnoseUnauthorized(context: ServiceContext, account: Account, exchange: Exchange): Promise<Unauthorized | undefined> {
@@ -329,7 +329,7 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 			allowStatus: [],
 		}).then(
 			() => 'customer' as const,
-			(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
+			(error: unknown) => (error instanceof NodeApiError && (error.httpCode === '401' || error.httpCode === '403') ? ('login' as const) : undefined),
 		),
 	);
 	return { ...unauthorized, cause: answer };
