@@ -158,7 +158,7 @@ describe('an answer after which the upload may have been stored: not sent again'
 });
 
 describe('a URL the service names', () => {
-	it('on another host: not fetched, the session keeps its outcome and its URL, with a warning', async () => {
+	it('on another host that refuses for good: a bounded number of requests, the session keeps its outcome and its URL, with a warning', async () => {
 		const elsewhere = await answering(429, { 'retry-after': '0' });
 		const service = await listenLocal((req, res) => {
 			req.resume();
@@ -166,15 +166,15 @@ describe('a URL the service names', () => {
 			res.end();
 		});
 		opened.push(service);
-		const context = createContext({ credentials: credentialsFor(service.url, 50) });
+		const context = createContext({ credentials: credentialsFor(service.url, 50, 2) });
 		const outcome = await getSessionOutcome.call(context, SESSION, { includeErrorMessage: true, itemIndex: 0 });
 		expect(outcome).toEqual({
 			sessionId: SESSION,
 			status: 'failed',
 			errorUrl: `${elsewhere.url}/errors/1`,
-			warning: `The error message could not be fetched: The service handed out a URL on another host (${elsewhere.url}), which is not fetched`,
+			warning: "The error message could not be fetched: The service's request limit was reached: GET /errors/1 was refused 6 times (429)",
 		});
-		expect(elsewhere.arrivals).toHaveLength(0);
+		expect(elsewhere.arrivals).toHaveLength(6);
 	});
 
 	it('answered 429 with Retry-After: 0 forever: a bounded number of requests, never closer than the floor', async () => {

@@ -389,3 +389,54 @@ describe('Upload Session: a login refused with 403', () => {
 		}
 	});
 });
+
+describe('Upload Session: an error document on another host', () => {
+	const FAILED = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+	let service: LocalServer;
+	let documents: LocalServer;
+	const seen: Array<{ url: string; headers: Record<string, unknown> }> = [];
+
+	beforeAll(async () => {
+		documents = await listenLocal((req, res) => {
+			seen.push({ url: req.url ?? '', headers: req.headers });
+			req.resume();
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end(JSON.stringify({ message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] }));
+		});
+		service = await listenLocal((req, res) => {
+			req.resume();
+			res.writeHead(301, { Location: `${documents.url}/blobs/${FAILED}.json?sig=abc` }).end();
+		});
+	});
+
+	afterAll(async () => {
+		await service.close();
+		await documents.close();
+	});
+
+	beforeEach(() => {
+		seen.length = 0;
+	});
+
+	it.each([
+		['Get Result', session('getResult', { sessionId: FAILED, options: { includeErrorMessage: true } })],
+		['Wait for Completion', session('waitForCompletion', { sessionIds: FAILED, options: { includeErrorMessage: true } })],
+	])('%s fetches it without the credential and outputs its message', async (_operation, parameters) => {
+		const { output, error } = await runNode({ node, parameters, credentials: emulatorCredentials(service, FAST_CREDENTIAL) });
+
+		expect(error).toBeUndefined();
+		expect(output[0][0].json).toMatchObject({
+			sessionId: FAILED,
+			status: 'failed',
+			errorUrl: `${documents.url}/blobs/${FAILED}.json?sig=abc`,
+			errorMessage: 'Line 3: the element Sku is empty',
+			errorDocument: { message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] },
+		});
+		expect(output[0][0].json.warning).toBeUndefined();
+		expect(seen).toHaveLength(1);
+		expect(seen[0].url).toBe(`/blobs/${FAILED}.json?sig=abc`);
+		expect(seen[0].headers.authorization).toBeUndefined();
+		expect(seen[0].headers.customerid).toBeUndefined();
+		expect(seen[0].headers.customeridtype).toBeUndefined();
+	});
+});

@@ -24,7 +24,7 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody, serviceMessage } from './responses';
 import { oncePerNodeRun } from './context';
 import { hintOncePerRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
@@ -248,8 +248,9 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
 }
 
 /**
- * One request to the service's origin, with the credential, through the account's limiter, tried
- * as often as is safe: the way of serviceRequest and of a URL the service names (serviceUrl.ts).
+ * One request to the service's origin, with the credential (or, `elsewhere`, to a URL on another
+ * host the service named, without it), through the account's limiter, tried as often as is safe: the
+ * way of serviceRequest and of a URL the service names (serviceUrl.ts).
  */
 export async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
@@ -286,7 +287,8 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		// A Retry-After longer than an execution waits fails its own request (below) and holds the
 		// account back only as a refusal without one does: a penalty of 15 minutes would make each of
 		// the account's other requests wait that long or fail at once, whatever the service says to them.
-		if (refused) {
+		// Another host's refusal is not the account's: it bounds that request's retries only.
+		if (refused && exchange.elsewhere !== true) {
 			const waitable = retryAfterMs !== undefined && retryAfterMs <= MAX_LIMIT_WAIT_MS ? retryAfterMs : undefined;
 			await attempt.limiter.penalize(retryAfterPenalty(waitable, intervalMs));
 		}
@@ -299,6 +301,13 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 			await afterRefusal(attempt, status, retryAfterMs);
 		} else if (status >= 500) {
 			await afterServerError(attempt, status, text, headers);
+		} else if (exchange.elsewhere === true) {
+			// No login check: the credential was not sent there.
+			throw apiError(attempt.node, `${describeTarget(exchange)} on ${new URL(exchange.url).host} answered with status ${status}`, {
+				httpCode: status,
+				itemIndex: exchange.itemIndex,
+				description: serviceMessage(text),
+			});
 		} else {
 			const unauthorized = status === 401 || status === 403 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
 			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers, unauthorized);
