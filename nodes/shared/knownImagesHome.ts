@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { HASHCODE } from '../ProductDataIntegration/actions/image/hashcode';
+import { HASHCODE } from './hashcode';
 import type { KnownImages, SharedKnownImages } from './knownImages';
 import type { RedisConnection, SharedBucketStore } from './throttle/redisBucket';
 import { storeFor } from './throttle/sharedRegistry';

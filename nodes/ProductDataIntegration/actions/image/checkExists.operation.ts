@@ -3,7 +3,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import { HASHCODE } from './hashcode';
+import { HASHCODE } from '../../../shared/hashcode';
 
 const properties: INodeProperties[] = [
 	{
