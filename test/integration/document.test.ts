@@ -878,3 +878,32 @@ describe('Document: Retry On Fail after a lost answer, a listed upload whose id 
 		}
 	});
 });
+
+describe('Document: Fail On Processing Error with a long error message', () => {
+	it('puts the error document\'s message into the error short and on one line', async () => {
+		const SESSION = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+		const reason = `${'e'.repeat(5000)}\n2026-01-01T00:00:00.000Z | error | Forged entry`;
+		const server = await listenLocal((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (req.method === 'PUT') res.writeHead(202, { 'Content-Type': 'text/plain' }).end(SESSION);
+				else if (req.url === `/api/status/${SESSION}/result`) res.writeHead(301, { Location: `/api/status/${SESSION}/errors` }).end();
+				else res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: reason }));
+			});
+		});
+		try {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true, includeErrorMessage: true } }),
+				items: textItems(GOOD),
+				credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			});
+
+			expect(error?.message).toBe(`Processing of the document of item 0 ended with errors (session ${SESSION})`);
+			const [said] = String(error?.description).split('\n\n');
+			expect(said).toBe(`${'e'.repeat(299)}…`);
+		} finally {
+			await server.close();
+		}
+	});
+});

@@ -277,7 +277,13 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 			`Processing of the document of ${describeItems(document.itemIndexes)} ended with errors (session ${outcome.sessionId})`,
 			{
 				itemIndex,
-				description: outcome.errorMessage ?? (outcome.errorUrl ? `Error message: ${outcome.errorUrl}` : undefined),
+				// The output keeps the whole message; an error may become a log line.
+				description:
+					outcome.errorMessage !== undefined
+						? cleanServiceText(outcome.errorMessage)
+						: outcome.errorUrl
+							? `Error message: ${cleanServiceText(outcome.errorUrl)}`
+							: undefined,
 			},
 		);
 		slots[index] = { failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)) };
