@@ -160,8 +160,8 @@ function pollKey(session: SessionToAwait): string {
  * poll failed comes back as an UnfollowedSession at once: the transport has already tried it as often
  * as a request is tried, so it is not asked again. A refused login (a 401 or 403 after which the
  * credential's own login is refused too) fails every session not yet answered with its error, without
- * a request each. Only a cancelled execution (or a poll's deadline)
- * ends the wait for all. Returns the outcomes in the order of `sessions`.
+ * a request each. Only a cancelled execution (or a poll's deadline) ends the wait for all. Returns the
+ * outcomes in the order of `sessions`.
  */
 export async function waitForSessions(
 	this: ServiceContext,
