@@ -826,3 +826,72 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 		}
 	});
 });
+
+describe('Document: Retry On Fail after a lost answer, a listed upload whose id is no session ID', () => {
+	it.each(['../../auth/me', 'a/b?c=d', ''])('does not take %j for the session: the item fails, nothing is sent again', async (listedId) => {
+		let puts = 0;
+		let bytes = 0;
+		const server = await listenLocal((req, res) => {
+			let size = 0;
+			req.on('data', (chunk: Buffer) => (size += chunk.length));
+			req.on('end', () => {
+				if (req.method === 'PUT') {
+					puts++;
+					bytes = size;
+					// Stored, but the answer is lost.
+					res.destroy();
+					return;
+				}
+				res.writeHead(200, { 'Content-Type': 'application/json' });
+				res.end(JSON.stringify([{ id: listedId, fileLenght: bytes, receivedAt: new Date().toISOString() }]));
+			});
+		});
+		try {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: fastCredentials(server),
+				retryOnFail: { maxTries: 2 },
+			});
+
+			expect(output).toEqual([]);
+			expect(error?.message).toBe(
+				'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
+			);
+			expect(error?.description).toMatch(/is not a session ID/);
+			expect(puts).toBe(1);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('Document: Fail On Processing Error with a long error message', () => {
+	it('puts the error document\'s message into the error short and on one line', async () => {
+		const SESSION = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+		const reason = `${'e'.repeat(5000)}\n2026-01-01T00:00:00.000Z | error | Forged entry`;
+		const server = await listenLocal((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (req.method === 'PUT') res.writeHead(202, { 'Content-Type': 'text/plain' }).end(SESSION);
+				else if (req.url === `/api/status/${SESSION}/result`) res.writeHead(301, { Location: `/api/status/${SESSION}/errors` }).end();
+				else res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: reason }));
+			});
+		});
+		try {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true, includeErrorMessage: true } }),
+				items: textItems(GOOD),
+				credentials: fastCredentials(server),
+			});
+
+			expect(error?.message).toBe(`Processing of the document of item 0 ended with errors (session ${SESSION})`);
+			const [said] = String(error?.description).split('\n\n');
+			expect(said).toBe(`${'e'.repeat(299)}…`);
+		} finally {
+			await server.close();
+		}
+	});
+});

@@ -135,6 +135,13 @@ describe('Image resource against the emulator', () => {
 			expect(emulator.images()).toEqual([expect.objectContaining({ fileName: 'a___X-Injected: 1.jpg' })]);
 		});
 
+		it.each(['image/jpeg; name="a\0b"', 'image/jpeg; name="a\vb"'])('refuses the MIME type %j, whose control character would reach the part header, before any request', async (mimeType) => {
+			const evil = await imageItem({ data: image('a.jpg', 1000, mimeType) });
+			const { error } = await runNode({ node, parameters: upload(), items: [evil], credentials: credentials() });
+			expect(error?.message).toBe(`The MIME type of binary field "data" of item 0 is not a media type: ${JSON.stringify(mimeType)}`);
+			expect(totalRequests(emulator)).toBe(0);
+		});
+
 		it('sends the images of consecutive items in one request', async () => {
 			const files = [image('a.jpg'), image('b.png', 3000, 'image/png'), image('c.jpg'), image('d.jpg')];
 			const items = [
@@ -370,6 +377,24 @@ describe('Image resource against the emulator', () => {
 
 			expect(error?.message).toBe('The Hashcode of item 0 is empty');
 			expect(totalRequests(emulator)).toBe(0);
+		});
+
+		it.each(['../../auth/me', 'a/b?c=d', 'a/./b', 'h'.repeat(129)])('refuses the hashcode %j before any request, naming the item and the field', async (hashcode) => {
+			const { output, error } = await runNode({
+				node,
+				parameters: checkExists('={{ $json.hashcode }}'),
+				items: [{ json: { hashcode: 'ab/cd+ef==' } }, { json: { hashcode } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0][1]).toEqual({
+				json: expect.objectContaining({ error: `The Hashcode of item 1 is not an image hashcode: ${JSON.stringify(hashcode)}` }),
+				pairedItem: { item: 1 },
+			});
+			// Only the first item's hashcode, path-encoded, reached the service.
+			expect(totalRequests(emulator)).toBe(1);
 		});
 	});
 
@@ -642,5 +667,47 @@ describe('Answers in layouts the node does not know', () => {
 
 		expect(error).toBeUndefined();
 		expect(output[0][0].json).toEqual({ found: true, md5: value, warning: expect.any(String), raw: 'Image found' });
+	});
+
+	it('remembers no hashcode of a million characters: neither as a known image nor for Retry On Fail', async () => {
+		answer = JSON.stringify([{ hashcode: 'h'.repeat(1_000_000) }]);
+		const file = image('huge-hashcode.jpg');
+		for (let run = 1; run <= 2; run++) {
+			posts = 0;
+			const { output, error } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
+			expect(error).toBeUndefined();
+			expect(output[0][0].json.hashcode).toBeUndefined();
+			expect(output[0][0].json.known).toBeUndefined();
+			expect(posts).toBe(1);
+		}
+
+		posts = 0;
+		const { error } = await runNode({
+			node,
+			// One image per request: the first item's request goes before the second item fails.
+			parameters: upload({}, { imagesPerRequest: 1, rememberKnownImages: false }),
+			items: [await imageItem({ data: file }), await imageItem({ other: image('second.jpg') })],
+			credentials: credentials(),
+			retryOnFail: { maxTries: 3 },
+		});
+		expect(error?.message).toMatch(/data/);
+		// Each of the three tries sends the image again: its answer was not kept.
+		expect(posts).toBe(3);
+	});
+
+	it('keeps no dot segment a hashcode could bring into a path', async () => {
+		answer = JSON.stringify([{ hashcode: 'x/../../auth/me' }]);
+		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: image('dots.jpg') })], credentials: credentials() });
+		expect(output[0][0].json.hashcode).toBeUndefined();
+		expect(output[0][0].json.warning).toEqual(expect.stringContaining('cannot read'));
+	});
+
+	it('shows the md5 the service reports short and on one line', async () => {
+		answer = JSON.stringify([{ hashcode: 'h1', md5: `${'f'.repeat(100_000)}\n2026-01-01 ERROR forged` }]);
+		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: image('md5.jpg') })], credentials: credentials() });
+		const warning = output[0][0].json.warning as string;
+		expect(warning).toEqual(expect.stringContaining('reports the MD5'));
+		expect(warning.length).toBeLessThan(300);
+		expect(warning).not.toMatch(/[\r\n]/);
 	});
 });

@@ -1,8 +1,5 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-/** What a hashcode looks like: one token (a message such as "Image uploaded" or an HTML page is not one). */
-export const HASHCODE = /^[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;
-
 /**
  * The images an account's customer node already has, by md5: what the image upload learnt from the
  * service (an upload's answer, a lookup), so that an image it knows costs no request. The service

@@ -1,4 +1,5 @@
-import { HASHCODE, type KnownImages } from '../knownImages/knownImages';
+import { HASHCODE } from '../hashcode';
+import type { KnownImages } from '../knownImages/knownImages';
 import type { RedisConnection, SharedBucketStore } from './redisBucket';
 import { storeFor } from './sharedRegistry';
 

@@ -59,7 +59,8 @@ export function selectBinaryImages(
 }
 
 const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
-const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\r\\n]*"))*$`);
+// Spaces between parameters, and no control character in a quoted value (NUL, VT, a line break): see checkPartContentType.
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}( *; *${TOKEN}=(${TOKEN}|"[^"\\\\\\p{Cc}]*"))*$`, 'u');
 
 /**
  * The binary's MIME type goes into the part's Content-Type header as it is: item data that is not a

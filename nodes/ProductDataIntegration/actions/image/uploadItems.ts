@@ -168,7 +168,9 @@ class UploadRun {
 			}
 			const result = { ...entry.slot.results[entry.position], ...outcome.result };
 			entry.slot.results[entry.position] = result;
-			uploadedImages.remember(this.context, entry.retryKey, result);
+			// Only a result with a hashcode is kept: an answer this node cannot read may be as long as
+			// the service makes it, and sending the image again gets its hashcode.
+			if (typeof result.hashcode === 'string') uploadedImages.remember(this.context, entry.retryKey, result);
 			if (typeof result.hashcode === 'string' && result.warning === undefined) learnt.push({ md5: entry.image.md5 as string, hashcode: result.hashcode });
 		});
 		// What was stored is remembered before a failure may stop the run.
