@@ -47,10 +47,10 @@ describe('every twin', () => {
 		);
 	});
 
-	it.each(twins)('%s exports what its full-edition module exports, each of the same kind', (twin) => {
+	it.each(twins)('%s exports what its full-edition module exports, each of the same kind', async (twin) => {
 		const kinds = (module: Record<string, unknown>) => Object.entries(module).map(([name, value]) => `${name}: ${typeof value}`).sort();
-		const full = require(join(ROOT, twin.replace(/\.verified\.ts$/, '.ts'))) as Record<string, unknown>;
-		const verified = require(join(ROOT, twin)) as Record<string, unknown>;
+		const full = (await import(join(ROOT, twin.replace(/\.verified\.ts$/, '.ts')))) as Record<string, unknown>;
+		const verified = (await import(join(ROOT, twin))) as Record<string, unknown>;
 		// The known images' home may be nowhere (undefined) in the verified edition: a function or nothing.
 		const normalised = (entries: string[]) => entries.map((entry) => entry.replace(/: (undefined|function)$/, ': function or nothing'));
 		expect(normalised(kinds(verified))).toEqual(normalised(kinds(full)));
