@@ -6,6 +6,9 @@ module.exports = {
 	testMatch: ['**/*.test.ts'],
 	// the end-to-end suite drives a real n8n and has its own config (test/e2e/jest.config.js)
 	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+	// Code the benchmarks run with tsx imports a node as X.node.js (tsx would take X.node for the
+	// codex file X.node.json): jest finds X.node.ts.
+	moduleNameMapper: { '^(\\.{1,2}/.*\\.node)\\.js$': '$1' },
 	transform: {
 		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
 	},

@@ -1,7 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { serviceRequest } from '../nodes/shared/transport';
-import { createContext } from '../scripts/n8n/context';
+import { createContext } from '../scripts/n8n/in-process';
 
 /**
  * Sends `requests` GET /api/auth/me through the transport from `callers` concurrent callers, each

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
 	}
 	// The package as n8n runs it: TypeScript compiled by tsc.
 	if (!existsSync(built)) throw new Error('build the package first: npm run build');
-	const { checkXmlStream } = require(built) as Check;
+	const { checkXmlStream } = (await import(built)) as Check;
 	const folder = mkdtempSync(join(tmpdir(), 'xml-check-bench-'));
 	try {
 		const file = join(folder, 'catalogue.xml');

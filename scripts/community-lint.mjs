@@ -28,7 +28,7 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'ioredis',
-		files: ['nodes/shared/throttle/redisBucket.ts'],
+		files: ['nodes/shared/redis/redisBucket.ts'],
 		why:
 			'In queue mode several n8n processes send for one account: the bucket they share must live outside each ' +
 			'process, and n8n gives nodes no Redis connection of its own. ioredis is the client n8n itself uses.',
@@ -36,7 +36,7 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-globals',
 		name: 'process',
-		files: ['nodes/shared/transport/sharing.ts'],
+		files: ['nodes/shared/redis/sharing.ts'],
 		why:
 			'Rate Limit Sharing "Automatic" shares the bucket through the Redis of n8n\'s own queue mode, so it reads ' +
 			'n8n\'s settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment, and the command n8n was started with ' +

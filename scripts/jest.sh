@@ -19,5 +19,5 @@ integration | tools) ensure_redis ;;
 	exit 2
 	;;
 esac
-# The tier's folder first: jest's list options take every argument that follows them.
-exec npx jest --roots "<rootDir>/test/$tier" "$@"
+# The tier's folder last: --roots is a list option, and would take the test files that followed it.
+exec npx jest "$@" --roots "<rootDir>/test/$tier"

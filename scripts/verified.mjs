@@ -1,7 +1,8 @@
-// The verified edition, for n8n Cloud: the same source as the full edition with each edition module
-// `<name>.ts` replaced by its twin `<name>.verified.ts`, and only what the package's entry points
-// reach, so that nothing the verified edition does not use is in it (the bucket in Redis, the
-// streamed multipart body, their dependencies).
+// The verified edition, for n8n Cloud: the same source as the full edition without the full
+// edition's own folder (nodes/shared/redis/: the bucket and the known images in Redis, where n8n's
+// rules for verified packages allow no Redis client), with each edition module `<name>.ts` replaced
+// by its twin `<name>.verified.ts`, and only what the package's entry points reach (so the streamed
+// multipart body's dependencies are not in it either).
 //
 // Its package lives in verified/: package.json, eslint.config.mjs, nodes/, credentials/ and icons/
 // are generated there and committed, because n8n's scanner lints the source of a published package
@@ -29,6 +30,8 @@ const GENERATED = ['package.json', 'eslint.config.mjs', 'nodes', 'credentials', 
 // configuration for packages that n8n Cloud may verify, unchanged.
 const CLOUD_ESLINT_CONFIG = "import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n";
 const SUFFIX = '.verified.ts';
+/** The full edition's own code: the verified edition is built from the tree without it. */
+export const FULL_EDITION_ONLY = 'nodes/shared/redis';
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 export const VERIFIED_NAME = `${manifest.name}-verified`;
@@ -40,10 +43,17 @@ function filesUnder(folder) {
 		.map((entry) => join(entry.parentPath, entry.name));
 }
 
-/** The source tree in `folder` with the edition modules swapped; fails on a twin without its full module. */
+/**
+ * The source tree in `folder` without the full edition's own folder and with the edition modules
+ * swapped; fails on a twin without its full module. A verified module that still imports from that
+ * folder then fails to compile.
+ */
 function stageSource(folder) {
 	for (const name of GENERATED) rmSync(join(folder, name), { recursive: true, force: true });
-	for (const name of ['nodes', 'credentials', 'icons']) cpSync(join(ROOT, name), join(folder, name), { recursive: true });
+	const fullEditionOnly = join(ROOT, FULL_EDITION_ONLY);
+	for (const name of ['nodes', 'credentials', 'icons']) {
+		cpSync(join(ROOT, name), join(folder, name), { recursive: true, filter: (source) => source !== fullEditionOnly });
+	}
 	for (const twin of filesUnder(folder).filter((file) => file.endsWith(SUFFIX))) {
 		const full = `${twin.slice(0, -SUFFIX.length)}.ts`;
 		if (!existsSync(full)) throw new Error(`${relative(folder, twin)} has no full-edition module ${relative(folder, full)} to replace`);
@@ -91,7 +101,7 @@ function compile(folder) {
 
 /** package.json of the verified edition: the full edition's, without dependencies or development fields. */
 function packageManifest() {
-	const { name, description, keywords, license, author, homepage, repository, engines, files, peerDependencies, version, n8n } = manifest;
+	const { description, keywords, license, author, homepage, repository, engines, files, peerDependencies, version, n8n } = manifest;
 	return {
 		name: VERIFIED_NAME,
 		version,

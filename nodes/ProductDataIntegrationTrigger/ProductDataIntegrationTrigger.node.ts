@@ -10,7 +10,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
 import { includeErrorMessageOption } from '../shared/errorDocument';
 import { CREDENTIAL_NAME } from '../shared/transport';
-import type { StatusFilter } from './poll';
+import type { StatusFilter } from './events';
 import { pollUploads } from './poll';
 
 const DEFAULT_MAX_CHECKS = 8;

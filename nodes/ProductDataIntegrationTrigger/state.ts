@@ -2,6 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../shared/sessions';
 import { serviceDay } from '../shared/uploads';
+import type { UploadRecord } from './records';
+import { receivedAtMs, reportsErrors } from './records';
 
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
@@ -15,7 +17,7 @@ import { serviceDay } from '../shared/uploads';
  * and a clock that differs a few minutes from the service's is tolerated.
  */
 
-export const STATE_VERSION = 2;
+const STATE_VERSION = 2;
 
 const MINUTE_MS = 60_000;
 export const DAY_MS = 24 * 60 * MINUTE_MS;
@@ -25,22 +27,26 @@ const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
 /** A session still unfinished this long after it was first seen is given up. */
 export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
 /**
- * At most this many unfinished sessions are followed; the oldest beyond are given up. A followed
- * session costs at most 150 bytes of static data (its id, date, times and error hint, not its
- * record), so the pending sessions stay under 300 KB.
+ * At most this many unfinished sessions are followed: new sessions beyond are not followed, so a
+ * large listing never pushes out the sessions followed already. A followed session costs at most
+ * 150 bytes of static data (its id, date, times, error hint and failure count, not its record), so
+ * the pending sessions stay under 300 KB.
  */
-export const PENDING_MAX_COUNT = 2000;
+const PENDING_MAX_COUNT = 2000;
+/**
+ * At most this many ids of one date are kept (the oldest dropped first): 5,000 ids cost about
+ * 195 KB of static data. The date's records received up to the newest dropped one are known
+ * without their ids.
+ */
+const SEEN_MAX_PER_DAY = 5000;
+/** A session whose status check failed this many times in a row is given up. */
+export const FAILED_CHECKS_MAX = 20;
 /** A session that keeps processing is checked less often as it ages, but at least this often. */
 export const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 /** ... and at most every this fraction of its age, so long runs cost few tokens. */
 const RECHECK_AGE_FRACTION = 0.25;
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-
-/** One uploaded-file record as the list-by-date operation returns it, with its session id. */
-export interface UploadRecord extends IDataObject {
-	id: string;
-}
 
 /**
  * A session waiting to finish. Its record is not kept: the poll that sees it finish reads it from
@@ -56,6 +62,8 @@ export interface PendingSession {
 	lastChecked?: number;
 	/** Its latest record already reported errors: a check will likely find it finished. */
 	reportsErrors?: boolean;
+	/** How many of its status checks in a row failed (the service's error, not an answer). */
+	failedChecks?: number;
 }
 
 /**
@@ -70,6 +78,8 @@ export interface TriggerState {
 	listedAt: number;
 	/** Session ids listed per date, for the dates that may still be listed (today, and yesterday just after midnight). */
 	seen: Map<string, string[]>;
+	/** Per date whose ids reached the bound: records received up to this time (ms) are known without their ids. */
+	seenUntil: Map<string, number>;
 	/** Sessions waiting to finish, by session id. */
 	pending: Map<string, PendingSession>;
 }
@@ -82,42 +92,8 @@ interface StoredState extends IDataObject {
 	version: typeof STATE_VERSION;
 	scope: string;
 	listedAt: number;
-	seen: Array<{ day: string; ids: string[] }>;
+	seen: Array<{ day: string; ids: string[]; until?: number }>;
 	pending: PendingSession[];
-}
-
-/** The session id of a listed record, or undefined when its id is not one (see normalizeSessionId). */
-export function sessionIdOf(record: IDataObject): string | undefined {
-	return normalizeSessionId(record.id);
-}
-
-/**
- * The records of a date's listing that the trigger can follow (those whose id is a session id,
- * normalized), oldest first, and the ids of those it cannot.
- */
-export function followableRecords(listing: IDataObject[]): { records: UploadRecord[]; skippedIds: unknown[] } {
-	const records: UploadRecord[] = [];
-	const skippedIds: unknown[] = [];
-	for (const record of listing) {
-		const id = sessionIdOf(record);
-		if (id === undefined) skippedIds.push(record.id);
-		else records.push({ ...record, id });
-	}
-	const ordered = records
-		.map((record, index) => ({ record, index, at: receivedAtMs(record) }))
-		.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || a.index - b.index)
-		.map(({ record }) => record);
-	return { records: ordered, skippedIds };
-}
-
-export function receivedAtMs(record: IDataObject): number | undefined {
-	const value = typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : NaN;
-	return Number.isNaN(value) ? undefined : value;
-}
-
-/** Whether the record itself already reports errors: a hint that checking it will find it finished. */
-export function reportsErrors(record: IDataObject): boolean {
-	return Array.isArray(record.errors) && record.errors.length > 0;
 }
 
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
@@ -126,11 +102,12 @@ const isSessionId = (value: unknown): value is string => typeof value === 'strin
 
 function readPending(entry: unknown): PendingSession | undefined {
 	if (typeof entry !== 'object' || entry === null) return undefined;
-	const { id, day, firstSeen, lastChecked, reportsErrors: errors } = entry as IDataObject;
+	const { id, day, firstSeen, lastChecked, reportsErrors: errors, failedChecks } = entry as IDataObject;
 	if (!isSessionId(id) || !isDay(day) || !isTime(firstSeen)) return undefined;
 	const session: PendingSession = { id, day, firstSeen };
 	if (isTime(lastChecked)) session.lastChecked = lastChecked;
 	if (errors === true) session.reportsErrors = true;
+	if (Number.isInteger(failedChecks) && (failedChecks as number) > 0) session.failedChecks = failedChecks as number;
 	return session;
 }
 
@@ -147,8 +124,10 @@ export function readState(staticData: IDataObject, scope: string): TriggerState 
 	const state = newState(scope, listedAt);
 	for (const entry of seen as unknown[]) {
 		if (typeof entry !== 'object' || entry === null) continue;
-		const { day, ids } = entry as IDataObject;
-		if (isDay(day) && Array.isArray(ids)) state.seen.set(day, (ids as unknown[]).filter(isSessionId));
+		const { day, ids, until } = entry as IDataObject;
+		if (!isDay(day) || !Array.isArray(ids)) continue;
+		state.seen.set(day, (ids as unknown[]).filter(isSessionId));
+		if (isTime(until)) state.seenUntil.set(day, until);
 	}
 	for (const entry of pending as unknown[]) {
 		const session = readPending(entry);
@@ -182,7 +161,10 @@ export function storedState(state: TriggerState): StoredState {
 		version: state.version,
 		scope: state.scope,
 		listedAt: state.listedAt,
-		seen: [...state.seen].map(([day, ids]) => ({ day, ids: [...ids] })),
+		seen: [...state.seen].map(([day, ids]) => {
+			const until = state.seenUntil.get(day);
+			return until === undefined ? { day, ids: [...ids] } : { day, ids: [...ids], until };
+		}),
 		pending: [...state.pending.values()].map((session) => ({ ...session })),
 	};
 }
@@ -200,7 +182,7 @@ export function writeState(staticData: IDataObject, state: TriggerState): void {
 	staticData.pending = stored.pending as unknown as IDataObject[];
 }
 
-export interface ListingPlan {
+interface ListingPlan {
 	/** Dates to list, oldest first; always ends with today. */
 	days: string[];
 	/** Set when polling paused so long that dates before yesterday were never fully listed. */
@@ -221,13 +203,13 @@ export function planListing(listedAt: number | undefined, now: number, timeZone:
 }
 
 export function newState(scope: string, now: number): TriggerState {
-	return { version: STATE_VERSION, scope, listedAt: now, seen: new Map(), pending: new Map() };
+	return { version: STATE_VERSION, scope, listedAt: now, seen: new Map(), seenUntil: new Map(), pending: new Map() };
 }
 
 /**
  * Takes one date's listing into the state. Returns the records not seen before (oldest first);
- * with `follow`, they become pending sessions. Pending sessions take the error hint of their
- * freshest record.
+ * with `follow`, they become pending sessions while fewer than PENDING_MAX_COUNT are. Pending
+ * sessions take the error hint of their freshest record.
  */
 export function takeListing(
 	state: TriggerState,
@@ -238,6 +220,7 @@ export function takeListing(
 ): UploadRecord[] {
 	const known = new Set<string>();
 	for (const ids of state.seen.values()) for (const id of ids) known.add(id);
+	const until = state.seenUntil.get(day);
 	const seenThatDay = state.seen.get(day) ?? [];
 	state.seen.set(day, seenThatDay);
 	const fresh: UploadRecord[] = [];
@@ -245,13 +228,42 @@ export function takeListing(
 		const pending = state.pending.get(record.id);
 		if (pending) setErrorHint(pending, record);
 		// A session still followed is known, even when its day's ids have been pruned meanwhile.
-		if (known.has(record.id) || pending) continue;
+		if (known.has(record.id) || pending || (until !== undefined && receivedAt(record) <= until)) continue;
 		known.add(record.id);
 		seenThatDay.push(record.id);
 		fresh.push(record);
-		if (follow) state.pending.set(record.id, setErrorHint({ id: record.id, day, firstSeen: now }, record));
+		if (follow && state.pending.size < PENDING_MAX_COUNT) {
+			state.pending.set(record.id, setErrorHint({ id: record.id, day, firstSeen: now }, record));
+		}
 	}
+	if (seenThatDay.length > SEEN_MAX_PER_DAY) dropOldestSeen(state, day, records);
 	return fresh;
+}
+
+/** A record's place in time as the listing orders it (see followableRecords): no time is the oldest. */
+function receivedAt(record: UploadRecord): number {
+	return receivedAtMs(record) ?? 0;
+}
+
+/**
+ * Keeps the SEEN_MAX_PER_DAY newest ids of the date and remembers up to when the dropped ones were
+ * received, so they stay known. Ids the listing no longer holds go first: their time is unknown.
+ */
+function dropOldestSeen(state: TriggerState, day: string, records: UploadRecord[]): void {
+	const times = new Map(records.map((record) => [record.id, receivedAt(record)]));
+	const oldestFirst = [...(state.seen.get(day) ?? [])]
+		.map((id, index) => ({ id, index, at: times.get(id) }))
+		.sort((a, b) => (a.at ?? -Infinity) - (b.at ?? -Infinity) || a.index - b.index);
+	const dropped = oldestFirst.slice(0, oldestFirst.length - SEEN_MAX_PER_DAY);
+	const droppedUntil = dropped.reduce((latest, { at }) => Math.max(latest, at ?? -Infinity), state.seenUntil.get(day) ?? -Infinity);
+	if (droppedUntil > -Infinity) state.seenUntil.set(day, droppedUntil);
+	state.seen.set(
+		day,
+		oldestFirst
+			.slice(dropped.length)
+			.sort((a, b) => a.index - b.index)
+			.map(({ id }) => id),
+	);
 }
 
 function setErrorHint(session: PendingSession, record: UploadRecord): PendingSession {
@@ -260,40 +272,65 @@ function setErrorHint(session: PendingSession, record: UploadRecord): PendingSes
 	return session;
 }
 
-export interface PruneResult {
+/** Why a session is no longer followed, or was never followed. */
+type DropReason = 'age' | 'limit' | 'unknown' | 'failing';
+
+export interface DroppedSession {
+	id: string;
+	reason: DropReason;
+}
+
+interface PruneResult {
 	/** Pending sessions given up, with why. */
-	dropped: Array<{ id: string; reason: 'age' | 'count' }>;
+	dropped: DroppedSession[];
 }
 
 /**
  * Keeps the state bounded: ids of dates that will not be listed again are forgotten, and sessions
- * that have been processing for too long (or too many of them) are given up. Call it after the
- * listings of a poll, with `now` the poll's time (then also its `listedAt`).
+ * that have been processing for too long are given up. Call it after the listings of a poll, with
+ * `now` the poll's time (then also its `listedAt`).
  */
 export function prune(state: TriggerState, now: number, timeZone: string): PruneResult {
 	// The next poll lists from this date on (see planListing, with listedAt = now).
 	const oldestListed = serviceDay(now - MIDNIGHT_GRACE_MS, timeZone);
 	for (const day of [...state.seen.keys()]) {
-		if (day < oldestListed) state.seen.delete(day);
+		if (day >= oldestListed) continue;
+		state.seen.delete(day);
+		state.seenUntil.delete(day);
 	}
-	const dropped: PruneResult['dropped'] = [];
+	const dropped: DroppedSession[] = [];
 	for (const [id, session] of [...state.pending]) {
 		if (now - session.firstSeen > PENDING_MAX_AGE_MS) {
 			state.pending.delete(id);
 			dropped.push({ id, reason: 'age' });
 		}
 	}
-	const excess = state.pending.size - PENDING_MAX_COUNT;
-	if (excess > 0) {
-		[...state.pending.values()]
-			.sort((a, b) => a.firstSeen - b.firstSeen)
-			.slice(0, excess)
-			.forEach(({ id }) => {
-				state.pending.delete(id);
-				dropped.push({ id, reason: 'count' });
-			});
-	}
 	return { dropped };
+}
+
+/** Ids named in a summary line per reason; the rest are counted. */
+const NAMED_DROPPED = 3;
+
+/**
+ * One log line for all the sessions a poll gave up or did not follow, naming a few of each reason,
+ * or undefined when there are none.
+ */
+export function droppedSummary(dropped: DroppedSession[]): string | undefined {
+	const why: Record<DropReason, string> = {
+		age: `still unfinished after ${PENDING_MAX_AGE_MS / DAY_MS} days: no longer followed`,
+		limit: `not followed: ${PENDING_MAX_COUNT} unfinished sessions are followed at most`,
+		unknown: 'unknown to the service: no longer followed',
+		failing: `no longer followed after ${FAILED_CHECKS_MAX} failed status checks in a row`,
+	};
+	const parts = (Object.keys(why) as DropReason[]).flatMap((reason) => {
+		const ids = dropped.filter((entry) => entry.reason === reason).map(({ id }) => id);
+		if (ids.length === 0) return [];
+		if (ids.length === 1) return [`Upload session ${ids[0]} is ${why[reason]}`];
+		const sessions = reason === 'limit' ? 'new upload sessions' : 'upload sessions';
+		const more = ids.length > NAMED_DROPPED ? ` and ${ids.length - NAMED_DROPPED} more` : '';
+		return [`${ids.length} ${sessions} are ${why[reason]} (${ids.slice(0, NAMED_DROPPED).join(', ')}${more})`];
+	});
+	return parts.length > 0 ? parts.join('; ') : undefined;
 }
 
 function isDue(session: PendingSession, now: number): boolean {

@@ -2,7 +2,15 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { readErrorDocument, type ErrorDocumentFields } from './errorDocument';
 import type { CustomerOverride, ServiceContext } from './transport';
-import { cancelledError, cancelSignal, fetchServiceUrl, resolveServiceUrl, serviceRequest, sleepOrCancel } from './transport';
+import {
+	cancelledError,
+	cancelSignal,
+	fetchServiceUrl,
+	RefusedLoginError,
+	resolveServiceUrl,
+	serviceRequest,
+	sleepOrCancel,
+} from './transport';
 
 export type SessionStatus = 'processing' | 'succeeded' | 'failed';
 
@@ -150,8 +158,10 @@ function pollKey(session: SessionToAwait): string {
  * account's rate limit may stretch it). A session named by several items is awaited as long as the
  * longest of their timeouts. Sessions still unfinished then come back as `processing`; a session whose
  * poll failed comes back as an UnfollowedSession at once: the transport has already tried it as often
- * as a request is tried, so it is not asked again. Only a cancelled execution (or a poll's deadline)
- * ends the wait for all. Returns the outcomes in the order of `sessions`.
+ * as a request is tried, so it is not asked again. A refused login (a 401 or 403 after which the
+ * credential's own login is refused too) fails every session not yet answered with its error, without
+ * a request each. Only a cancelled execution (or a poll's deadline) ends the wait for all. Returns the
+ * outcomes in the order of `sessions`.
  */
 export async function waitForSessions(
 	this: ServiceContext,
@@ -177,6 +187,9 @@ export async function waitForSessions(
 	let pending = [...polls.values()];
 	let delayMs = 0;
 	let firstRound = true;
+	// A refused login: the sessions not yet answered fail with its error instead of each costing a
+	// request that would be refused alike.
+	let refusedLogin: Error | undefined;
 	while (pending.length > 0) {
 		const nextDeadline = Math.min(...pending.map((poll) => poll.deadline));
 		await sleepOrCancel(Math.min(delayMs, Math.max(0, nextDeadline - Date.now())), signal, node);
@@ -184,6 +197,10 @@ export async function waitForSessions(
 		const worker = async () => {
 			for (let poll = queue.shift(); poll !== undefined; poll = queue.shift()) {
 				const { sessionId, includeErrorMessage, customer, itemIndex } = poll.session;
+				if (refusedLogin) {
+					poll.result = { sessionId, error: refusedLogin };
+					continue;
+				}
 				try {
 					const outcome = await getSessionOutcome.call(this, sessionId, { includeErrorMessage, customer, itemIndex });
 					if (outcome.status !== 'processing') poll.result = outcome;
@@ -191,6 +208,7 @@ export async function waitForSessions(
 					// Asking again in the next round would multiply the transport's tries: the session's
 					// items fail with this error, and the others are still awaited.
 					poll.result = { sessionId, error: error as Error };
+					if (error instanceof RefusedLoginError) refusedLogin = error;
 				}
 			}
 		};

@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { getServiceCredentials, serviceRequest, type CustomerOverride, type ServiceContext } from './transport';
+import { cleanServiceText, getServiceCredentials, serviceRequest, type CustomerOverride, type ServiceContext } from './transport';
 
 /**
  * The time zone the service dates uploads in when the credential does not say: the spec's
@@ -82,7 +82,7 @@ export async function listUploads(
 	throw new NodeApiError(
 		this.getNode(),
 		{ message: 'The service answered the list of uploads with something other than records' },
-		{ itemIndex: options.itemIndex, description: `GET ${path} answered: ${String(body).slice(0, 200)}` },
+		{ itemIndex: options.itemIndex, description: `GET ${path} answered: ${cleanServiceText(String(body), 200)}` },
 	);
 }
 

@@ -3,10 +3,13 @@
  * answer is lost under Retry On Fail, an upload asked to come back later, a Base URL that
  * redirects the credential test elsewhere.
  */
+import type { IncomingHttpHeaders } from 'node:http';
+
 import type { IDataObject } from 'n8n-workflow';
 
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { putXml } from '../../scripts/emulator/client';
+import { listenLocal } from '../helpers/server';
 import { postControl } from '../helpers/service';
 import {
 	actionNode,
@@ -100,6 +103,43 @@ describe('a hostile network in a running n8n', () => {
 			expect.objectContaining({ sessionId: uploads[0].id }),
 			expect.objectContaining({ sessionId: uploads[1].id }),
 		]);
+	});
+
+	test('Get Result fetches an error document the service keeps on another host, without the credential', async () => {
+		const FAILED = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+		const seen: IncomingHttpHeaders[] = [];
+		const documents = await listenLocal((req, res) => {
+			seen.push(req.headers);
+			req.resume();
+			res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Line 3: the element Sku is empty' }));
+		});
+		const service = await listenLocal((req, res) => {
+			req.resume();
+			res.writeHead(301, { Location: `${documents.url}/blobs/${FAILED}.json` }).end();
+		});
+		try {
+			const credential = await n8n.createCredential('Error documents on another host', { baseUrl: service.url });
+			const result = await n8n.run(
+				chainWorkflow('Error document elsewhere', [{ json: {} }], [
+					actionNode(
+						'Get Result',
+						{ resource: 'uploadSession', operation: 'getResult', sessionId: FAILED, options: { includeErrorMessage: true } },
+						{ credential },
+					),
+				]),
+			);
+
+			expect(nodeItems(result, 'Get Result')).toEqual([
+				expect.objectContaining({ sessionId: FAILED, status: 'failed', errorMessage: 'Line 3: the element Sku is empty' }),
+			]);
+			expect(seen).toHaveLength(1);
+			expect(seen[0].authorization).toBeUndefined();
+			expect(seen[0].customerid).toBeUndefined();
+			expect(seen[0].customeridtype).toBeUndefined();
+		} finally {
+			await service.close();
+			await documents.close();
+		}
 	});
 
 	test('the credential test does not follow a Base URL that redirects, nor send the credentials there', async () => {

@@ -45,22 +45,21 @@ const ITEMS_CODE = "return [{ json: { n: 1, text: '{\\n}' } }, { json: { n: 2 } 
 const ITEMS = [{ n: 1, text: '{\n}' }, { n: 2 }];
 
 /** The names under which n8n should list what package.json declares, read from the sources. */
-function declaredTypes(): { nodes: string[]; credentials: string[] } {
+async function declaredTypes(): Promise<{ nodes: string[]; credentials: string[] }> {
 	const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
 		n8n: { nodes: string[]; credentials: string[] };
 	};
-	const instances = (distPath: string): Array<Record<string, unknown>> => {
+	const instances = async (distPath: string): Promise<Array<Record<string, unknown>>> => {
 		const source = join(PROJECT_ROOT, distPath.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
-		const exports = require(source) as Record<string, unknown>;
+		const exports = (await import(source)) as Record<string, unknown>;
 		return Object.values(exports)
 			.filter((value): value is new () => Record<string, unknown> => typeof value === 'function')
 			.map((Class) => new Class());
 	};
+	const all = async (paths: string[]) => (await Promise.all(paths.map(instances))).flat();
 	return {
-		nodes: manifest.n8n.nodes.flatMap((path) =>
-			instances(path).map((node) => nodeType((node.description as { name: string }).name)),
-		),
-		credentials: manifest.n8n.credentials.flatMap((path) => instances(path).map((credential) => credential.name as string)),
+		nodes: (await all(manifest.n8n.nodes)).map((node) => nodeType((node.description as { name: string }).name)),
+		credentials: (await all(manifest.n8n.credentials)).map((credential) => credential.name as string),
 	};
 }
 
@@ -98,7 +97,7 @@ describe('n8n with the packed package', () => {
 	test('n8n loads every node and credential of the package, and the emulator credential points at the emulator', async () => {
 		const nodes = await n8n.server.request<Array<{ name: string }>>('GET', '/types/nodes.json');
 		const credentials = await n8n.server.request<Array<{ name: string }>>('GET', '/types/credentials.json');
-		const declared = declaredTypes();
+		const declared = await declaredTypes();
 		expect(declared.nodes.length).toBeGreaterThan(0);
 		expect(declared.credentials).toContain(CREDENTIAL_TYPE);
 		expect(nodes.map((node) => node.name)).toEqual(expect.arrayContaining(declared.nodes));

@@ -1,5 +1,5 @@
 import { serviceRequest, type ServiceRequest, type ServiceResponse } from '../../nodes/shared/transport';
-import type { TestContext } from '../../scripts/n8n/context';
+import type { TestContext } from '../../scripts/n8n/in-process';
 
 /** The transport's request, made as a node would make it from `context`. */
 export async function callService<T = unknown>(context: TestContext, request: ServiceRequest): Promise<ServiceResponse<T>> {

@@ -1,31 +1,18 @@
 import type { INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT, SERVICE_VERSION, startEmulator, type Emulator } from '../../scripts/emulator';
-import { emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT, SERVICE_VERSION } from '../../scripts/emulator';
+import { runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 
 function getEnvironmentInfo(options: INodeParameters = {}): INodeParameters {
 	return { resource: 'account', operation: 'getEnvironmentInfo', options };
 }
 
 describe('Account: Get Environment Info', () => {
-	let emulator: Emulator;
-	const credentials = (overrides = {}) => emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
-
-	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
-
-	beforeEach(() => {
-		emulator.reset();
-	});
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	it('returns the environment information without the auth token', async () => {
 		const { output, error } = await runNode({ node, parameters: getEnvironmentInfo(), credentials: credentials() });

@@ -8,9 +8,10 @@ import type {
 import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-execution-context/utils/request-helpers/factory';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import { bucketTerms, checkBaseUrl, CREDENTIAL_NAME } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/context';
+import { bucketTerms, checkBaseUrl } from '../../nodes/shared/transport';
+import { startEmulator } from '../../scripts/emulator';
+import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
 const credential = new ProductDataIntegrationApi();
@@ -31,8 +32,8 @@ const data: ICredentialDataDecryptedObject = {
 };
 
 describe('credential definition', () => {
-	it('is the type the transport asks for', () => {
-		expect(credential.name).toBe(CREDENTIAL_NAME);
+	it('is the type workflows name', () => {
+		expect(credential.name).toBe('productDataIntegrationApi');
 		expect(credential.displayName).toBe('Product Data Integration API');
 		expect(credential.icon).toEqual({
 			light: 'file:../icons/productDataIntegration.svg',
@@ -183,15 +184,7 @@ describe('rate-limit terms', () => {
 });
 
 describe('connection test against the emulator', () => {
-	let emulator: Emulator;
-
-	beforeAll(async () => {
-		emulator = await startEmulator();
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	/**
 	 * What n8n's credential tester does with a declarative test: send the test request with the
@@ -219,14 +212,7 @@ describe('connection test against the emulator', () => {
 	}
 
 	const account = (url: string, overrides: ICredentialDataDecryptedObject = {}) =>
-		resolveCredentialData({
-			baseUrl: url,
-			username: DEFAULT_ACCOUNT.username,
-			password: DEFAULT_ACCOUNT.password,
-			customerId: '1001',
-			customerIdType: 'ServiceID',
-			...overrides,
-		});
+		resolveCredentialData(credentials({ baseUrl: url, ...overrides }));
 
 	it('succeeds with the right username and password', async () => {
 		expect(await runTest(account(`${emulator.url}/`))).toEqual({ status: 'OK', message: 'Connection successful!' });

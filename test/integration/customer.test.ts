@@ -1,35 +1,28 @@
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
+import { startEmulator } from '../../scripts/emulator';
 import { emulatorCredentials, runListSearch, runNode } from '../../scripts/n8n/in-process';
+import { customRateLimit, FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 const node = new ProductDataIntegration();
-let emulator: Emulator;
-
-beforeAll(async () => {
-	emulator = await startEmulator({
-		accounts: [
-			{
-				username: 'shop-chain',
-				password: 'chain-password',
-				customers: [
-					{ serviceId: 2002, externalId: 'ZETA', name: 'Zeta Store' },
-					{ serviceId: 2001, externalId: 'ALPHA', name: 'Alpha Store' },
-					{ serviceId: 2003, externalId: null, name: 'Chain Office' },
-				],
-			},
-		],
-	});
-});
-
-afterAll(async () => {
-	await emulator.close();
+const CHAIN = { username: 'shop-chain', password: 'chain-password' };
+const { emulator, credentials: chainCredentials } = useEmulator({
+	...FAST_BUCKET,
+	accounts: [
+		{
+			...CHAIN,
+			customers: [
+				{ serviceId: 2002, externalId: 'ZETA', name: 'Zeta Store' },
+				{ serviceId: 2001, externalId: 'ALPHA', name: 'Alpha Store' },
+				{ serviceId: 2003, externalId: null, name: 'Chain Office' },
+			],
+		},
+	],
 });
 
 describe('Customer option: the list', () => {
 	const parameters = { resource: 'image', operation: 'find', searchBy: 'md5', options: {} };
 
-	const credentials = (customerId: string, customerIdType = 'ServiceID') =>
-		emulatorCredentials(emulator, { username: 'shop-chain', password: 'chain-password', customerId, customerIdType });
+	const credentials = (customerId: string, customerIdType = 'ServiceID') => chainCredentials({ ...CHAIN, customerId, customerIdType });
 
 	it('lists the account’s customer nodes by name, marking the credential’s own', async () => {
 		const { results } = await runListSearch(node, 'searchCustomers', parameters, credentials('2002'));
@@ -64,12 +57,7 @@ describe('Customer option: the list', () => {
 		// An account of its own: one request, then one every ten minutes.
 		const busy = await startEmulator({ bucketCapacity: 1, leakIntervalMs: 600_000 });
 		try {
-			const slow = emulatorCredentials(busy, {
-				customRateLimit: true,
-				bucketCapacity: 1,
-				leakIntervalSeconds: 600,
-				requestTimeoutSeconds: 1,
-			});
+			const slow = emulatorCredentials(busy, { ...customRateLimit(busy.options), requestTimeoutSeconds: 1 });
 			await runListSearch(node, 'searchCustomers', parameters, slow);
 			await expect(runListSearch(node, 'searchCustomers', parameters, slow)).rejects.toThrow(
 				"The list of customer nodes was not loaded within 1 s (the credential's Request Timeout)",
@@ -92,8 +80,7 @@ describe('Customer option: the customer a request acts on', () => {
 	});
 
 	// The credential names a customer the account does not have: only the override can pass.
-	const foreign = () =>
-		emulatorCredentials(emulator, { username: 'shop-chain', password: 'chain-password', customerId: '4242' });
+	const foreign = () => chainCredentials({ ...CHAIN, customerId: '4242' });
 
 	it.each([
 		['from the list', { __rl: true, mode: 'list', value: '2001' }],

@@ -7,15 +7,14 @@ import { prepareDocuments } from '../../nodes/ProductDataIntegration/actions/doc
 import { uploadDocuments } from '../../nodes/ProductDataIntegration/actions/document/uploadDocuments';
 import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { createContext } from '../../scripts/n8n/context';
-import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { binaryItem, createContext, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
 import { putXml } from '../../scripts/emulator/client';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const GOOD = '<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku></Product></Products>';
@@ -33,9 +32,7 @@ function textItems(...documents: string[]): INodeExecutionData[] {
 const TEXT_SOURCE = { source: 'text', xml: '={{ $json.xml }}' };
 
 describe('Document: Upload and Upload Custom XML', () => {
-	let emulator: Emulator;
-	const credentials = (overrides: IDataObject = {}) =>
-		emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	async function uploadedFile(sessionId: string): Promise<{ contentType: string | null; text: string }> {
 		const response = await fetch(`${emulator.url}/api/files/${sessionId}`, {
@@ -54,16 +51,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 		return (requests['PUT /api/xml'] ?? 0) + (requests['PUT /api/xml/custom'] ?? 0);
 	}
 
-	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
-
 	beforeEach(async () => {
-		emulator.reset();
 		await setBinaryDataMode('default');
 	});
 
@@ -767,7 +755,7 @@ describe('Document: stored files', () => {
 		});
 		const opened: Readable[] = [];
 		const context = createContext({
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: { validate: false } },
 			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml', fileName: 'a.xml' } } }],
 		});
@@ -820,7 +808,7 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 				node,
 				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true } }),
 				items: textItems(GOOD, GOOD.replace('A-1', 'A-2')),
-				credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+				credentials: fastCredentials(server),
 				continueOnFail: true,
 			});
 
@@ -833,6 +821,75 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 				},
 			]);
 			expect(output[0][1].json.status).toBeUndefined();
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('Document: Retry On Fail after a lost answer, a listed upload whose id is no session ID', () => {
+	it.each(['../../auth/me', 'a/b?c=d', ''])('does not take %j for the session: the item fails, nothing is sent again', async (listedId) => {
+		let puts = 0;
+		let bytes = 0;
+		const server = await listenLocal((req, res) => {
+			let size = 0;
+			req.on('data', (chunk: Buffer) => (size += chunk.length));
+			req.on('end', () => {
+				if (req.method === 'PUT') {
+					puts++;
+					bytes = size;
+					// Stored, but the answer is lost.
+					res.destroy();
+					return;
+				}
+				res.writeHead(200, { 'Content-Type': 'application/json' });
+				res.end(JSON.stringify([{ id: listedId, fileLenght: bytes, receivedAt: new Date().toISOString() }]));
+			});
+		});
+		try {
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: fastCredentials(server),
+				retryOnFail: { maxTries: 2 },
+			});
+
+			expect(output).toEqual([]);
+			expect(error?.message).toBe(
+				'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
+			);
+			expect(error?.description).toMatch(/is not a session ID/);
+			expect(puts).toBe(1);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('Document: Fail On Processing Error with a long error message', () => {
+	it('puts the error document\'s message into the error short and on one line', async () => {
+		const SESSION = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+		const reason = `${'e'.repeat(5000)}\n2026-01-01T00:00:00.000Z | error | Forged entry`;
+		const server = await listenLocal((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (req.method === 'PUT') res.writeHead(202, { 'Content-Type': 'text/plain' }).end(SESSION);
+				else if (req.url === `/api/status/${SESSION}/result`) res.writeHead(301, { Location: `/api/status/${SESSION}/errors` }).end();
+				else res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: reason }));
+			});
+		});
+		try {
+			const { error } = await runNode({
+				node,
+				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true, includeErrorMessage: true } }),
+				items: textItems(GOOD),
+				credentials: fastCredentials(server),
+			});
+
+			expect(error?.message).toBe(`Processing of the document of item 0 ended with errors (session ${SESSION})`);
+			const [said] = String(error?.description).split('\n\n');
+			expect(said).toBe(`${'e'.repeat(299)}…`);
 		} finally {
 			await server.close();
 		}

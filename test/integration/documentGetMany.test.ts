@@ -2,12 +2,12 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { listDate } from '../../nodes/ProductDataIntegration/actions/document/getMany.operation';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator, type ListLayout } from '../../scripts/emulator';
-import { emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
+import type { Emulator, ListLayout } from '../../scripts/emulator';
+import { runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, startedEmulators } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 const DAY = '2024-05-31';
 
 function getMany(parameters: IDataObject): INodeParameters {
@@ -25,12 +25,13 @@ function uploadText(xml: string, customer?: string): INodeParameters {
 }
 
 describe('Document: Get Many', () => {
+	const startEmulator = startedEmulators();
 	const emulators = new Map<ListLayout, Emulator>();
 
 	async function emulatorWith(layout: ListLayout): Promise<Emulator> {
 		let emulator = emulators.get(layout);
 		if (!emulator) {
-			emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20, listLayout: layout });
+			emulator = await startEmulator({ ...FAST_BUCKET, listLayout: layout });
 			emulators.set(layout, emulator);
 		}
 		emulator.reset();
@@ -44,17 +45,13 @@ describe('Document: Get Many', () => {
 			const { output, error } = await runNode({
 				node,
 				parameters: uploadText(`<Products><Product><Sku>${index}</Sku></Product></Products>`, customer),
-				credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+				credentials: fastCredentials(emulator),
 			});
 			expect(error).toBeUndefined();
 			ids.push(output[0][0].json.sessionId as string);
 		}
 		return ids;
 	}
-
-	afterAll(async () => {
-		for (const emulator of emulators.values()) await emulator.close();
-	});
 
 	it('outputs one item per uploaded document of the day, fields as the service sends them', async () => {
 		const emulator = await emulatorWith('array');
@@ -63,7 +60,7 @@ describe('Document: Get Many', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(error).toBeUndefined();
@@ -90,7 +87,7 @@ describe('Document: Get Many', () => {
 		const { output } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: false, limit: 2 }),
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(output[0].map(({ json }) => json.id)).toEqual(ids.slice(0, 2));
@@ -103,7 +100,7 @@ describe('Document: Get Many', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(error).toBeUndefined();
@@ -118,7 +115,7 @@ describe('Document: Get Many', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: getMany({ date: '2024-05-30', returnAll: true }),
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(error).toBeUndefined();
@@ -133,7 +130,7 @@ describe('Document: Get Many', () => {
 		const { output } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true, options: { customer: '1002' } }),
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(output[0].map(({ json }) => json.id)).toEqual([south]);
@@ -147,7 +144,7 @@ describe('Document: Get Many', () => {
 			node,
 			parameters: getMany({ date: '={{ $json.day }}', returnAll: true }),
 			items: [{ json: { day: '2024-05-30' } }, { json: { day: `${DAY}T23:30:00` } }],
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(error).toBeUndefined();
@@ -164,7 +161,7 @@ describe('Document: Get Many', () => {
 			node,
 			parameters: getMany({ date: DAY, returnAll: true, options: { customer: '={{ $json.customer }}' } }),
 			items: [{ json: { customer: '' } }, { json: { customer: '1002' } }, { json: { customer: '' } }],
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(error).toBeUndefined();
@@ -184,7 +181,7 @@ describe('Document: Get Many', () => {
 			node,
 			parameters: getMany({ date: '={{ $json.day }}', returnAll: true }),
 			items: [{ json: { day: '2024-05-31' } }, { json: { day: '31.05.2024' } }],
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 		});
 
 		expect(error?.message).toBe('The Date of item 1 is not a valid date: "31.05.2024"');
@@ -198,7 +195,7 @@ describe('Document: Get Many', () => {
 		const { output } = await runNode({
 			node,
 			parameters: getMany({ date: '2024-02-30', returnAll: true }),
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: fastCredentials(emulator),
 			continueOnFail: true,
 		});
 
@@ -236,7 +233,7 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error).toBeUndefined();
@@ -249,7 +246,7 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error).toBeUndefined();
@@ -260,7 +257,7 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		reply = { status: 200, body: '' };
 		const ask = async (serviceTimeZone?: string) => {
 			asked = [];
-			const credentials = emulatorCredentials(server, { ...FAST_CREDENTIAL, ...(serviceTimeZone ? { serviceTimeZone } : {}) });
+			const credentials = fastCredentials(server, serviceTimeZone ? { serviceTimeZone } : {});
 			const { error } = await runNode({ node, parameters: getMany({ returnAll: true }), credentials });
 			expect(error).toBeUndefined();
 			return asked[0];
@@ -279,7 +276,7 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const { error } = await runNode({
 			node,
 			parameters: getMany({ returnAll: true }),
-			credentials: emulatorCredentials(server, { ...FAST_CREDENTIAL, serviceTimeZone: 'Mars/Olympus' }),
+			credentials: fastCredentials(server, { serviceTimeZone: 'Mars/Olympus' }),
 		});
 		expect(error?.message).toBe('The credential\'s Service Time Zone is not a time zone: "Mars/Olympus"');
 		expect(asked).toEqual([]);
@@ -290,7 +287,7 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const { error } = await runNode({
 			node,
 			parameters: getMany({ date: DAY, returnAll: true }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error?.message).toBe('The service answered the list of uploads with something other than records');

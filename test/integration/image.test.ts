@@ -3,19 +3,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IBinaryKeyData, IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import type { Emulator } from '../../scripts/emulator';
 import { putXml } from '../../scripts/emulator/client';
-import { binaryItem, emulatorCredentials, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { binaryItem, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
 jest.setTimeout(30_000);
 
 const node = new ProductDataIntegration();
-
-// A fast bucket on both sides, so a file full of requests never waits for the real 5 s leak.
-const FAST_BUCKET: EmulatorOptions = { bucketCapacity: 50, leakIntervalMs: 20 };
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 
 interface ImageFile {
 	data: Buffer;
@@ -74,20 +71,7 @@ function refuseNextUpload(emulator: Emulator): Promise<void> {
 }
 
 describe('Image resource against the emulator', () => {
-	let emulator: Emulator;
-	const credentials = () => emulatorCredentials(emulator, FAST_CREDENTIAL);
-
-	beforeAll(async () => {
-		emulator = await startEmulator(FAST_BUCKET);
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
-
-	beforeEach(() => {
-		emulator.reset();
-	});
+	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	describe.each(['default', 'filesystem'] as const)('Upload with binary data mode %s', (mode) => {
 		beforeAll(async () => {
@@ -149,6 +133,13 @@ describe('Image resource against the emulator', () => {
 			expect(error).toBeUndefined();
 			expect(output[0][0].json).toMatchObject({ fileName: 'a___X-Injected: 1.jpg', mimeType: 'image/jpeg; charset="x"' });
 			expect(emulator.images()).toEqual([expect.objectContaining({ fileName: 'a___X-Injected: 1.jpg' })]);
+		});
+
+		it.each(['image/jpeg; name="a\0b"', 'image/jpeg; name="a\vb"'])('refuses the MIME type %j, whose control character would reach the part header, before any request', async (mimeType) => {
+			const evil = await imageItem({ data: image('a.jpg', 1000, mimeType) });
+			const { error } = await runNode({ node, parameters: upload(), items: [evil], credentials: credentials() });
+			expect(error?.message).toBe(`The MIME type of binary field "data" of item 0 is not a media type: ${JSON.stringify(mimeType)}`);
+			expect(totalRequests(emulator)).toBe(0);
 		});
 
 		it('sends the images of consecutive items in one request', async () => {
@@ -387,6 +378,24 @@ describe('Image resource against the emulator', () => {
 			expect(error?.message).toBe('The Hashcode of item 0 is empty');
 			expect(totalRequests(emulator)).toBe(0);
 		});
+
+		it.each(['../../auth/me', 'a/b?c=d', 'a/./b', 'h'.repeat(129)])('refuses the hashcode %j before any request, naming the item and the field', async (hashcode) => {
+			const { output, error } = await runNode({
+				node,
+				parameters: checkExists('={{ $json.hashcode }}'),
+				items: [{ json: { hashcode: 'ab/cd+ef==' } }, { json: { hashcode } }],
+				credentials: credentials(),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0][1]).toEqual({
+				json: expect.objectContaining({ error: `The Hashcode of item 1 is not an image hashcode: ${JSON.stringify(hashcode)}` }),
+				pairedItem: { item: 1 },
+			});
+			// Only the first item's hashcode, path-encoded, reached the service.
+			expect(totalRequests(emulator)).toBe(1);
+		});
 	});
 
 	describe('Find', () => {
@@ -499,7 +508,7 @@ describe('Image resource against the emulator', () => {
 			await setBinaryDataMode('default');
 			const file = image('customer.jpg');
 			// The credential names a customer the account does not have: only the override can pass.
-			const foreign = emulatorCredentials(emulator, { ...FAST_CREDENTIAL, customerId: '4242' });
+			const foreign = credentials({ customerId: '4242' });
 
 			const refused = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: foreign });
 			expect(refused.error?.message).toBe('Authorization has been denied for this request.');
@@ -536,37 +545,18 @@ describe('Image resource against the emulator', () => {
 	});
 });
 
-/** An emulator of its own answering in `layout`, started and closed around the enclosing block. */
-function emulatorWithLayout(layout: Pick<EmulatorOptions, 'imageUploadLayout' | 'imageFindLayout'>): () => Emulator {
-	let emulator: Emulator | undefined;
-
-	beforeAll(async () => {
-		emulator = await startEmulator({ ...FAST_BUCKET, ...layout });
-		await setBinaryDataMode('default');
-	});
-
-	afterAll(async () => {
-		await emulator?.close();
-	});
-
-	return () => {
-		if (!emulator) throw new Error('The emulator is started in beforeAll');
-		return emulator;
-	};
-}
-
 describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s', (imageUploadLayout) => {
-	const started = emulatorWithLayout({ imageUploadLayout });
+	const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageUploadLayout });
+	beforeAll(async () => await setBinaryDataMode('default'));
 
 	it('maps the hashcodes to the images in order', async () => {
-		const emulator = started();
 		const files = [image('1.jpg'), image('2.jpg'), image('3.jpg')];
 
 		const { output, error } = await runNode({
 			node,
 			parameters: upload({ binaryProperties: 'a,b,c' }),
 			items: [await imageItem({ a: files[0], b: files[1], c: files[2] })],
-			credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
+			credentials: credentials(),
 		});
 
 		expect(error).toBeUndefined();
@@ -576,11 +566,10 @@ describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s'
 });
 
 describe.each(['text', 'json-string', 'object'] as const)('Find answer layout %s', (imageFindLayout) => {
-	const started = emulatorWithLayout({ imageFindLayout });
-	const credentials = () => emulatorCredentials(started(), FAST_CREDENTIAL);
+	const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageFindLayout });
+	beforeAll(async () => await setBinaryDataMode('default'));
 
 	it('reads the hashcode in Find and in Skip Existing', async () => {
-		const emulator = started();
 		const file = image('layout.jpg');
 		await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
 		const hashcode = hashcodeOf(emulator, file.data);
@@ -621,7 +610,7 @@ describe('Answers in layouts the node does not know', () => {
 		await server.close();
 	});
 
-	const credentials = () => emulatorCredentials(server, FAST_CREDENTIAL);
+	const credentials = () => fastCredentials(server);
 
 	/** Two images in one request, so the answer has to be matched to them. */
 	const uploadTwoImages = async () =>
@@ -678,5 +667,47 @@ describe('Answers in layouts the node does not know', () => {
 
 		expect(error).toBeUndefined();
 		expect(output[0][0].json).toEqual({ found: true, md5: value, warning: expect.any(String), raw: 'Image found' });
+	});
+
+	it('remembers no hashcode of a million characters: neither as a known image nor for Retry On Fail', async () => {
+		answer = JSON.stringify([{ hashcode: 'h'.repeat(1_000_000) }]);
+		const file = image('huge-hashcode.jpg');
+		for (let run = 1; run <= 2; run++) {
+			posts = 0;
+			const { output, error } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
+			expect(error).toBeUndefined();
+			expect(output[0][0].json.hashcode).toBeUndefined();
+			expect(output[0][0].json.known).toBeUndefined();
+			expect(posts).toBe(1);
+		}
+
+		posts = 0;
+		const { error } = await runNode({
+			node,
+			// One image per request: the first item's request goes before the second item fails.
+			parameters: upload({}, { imagesPerRequest: 1, rememberKnownImages: false }),
+			items: [await imageItem({ data: file }), await imageItem({ other: image('second.jpg') })],
+			credentials: credentials(),
+			retryOnFail: { maxTries: 3 },
+		});
+		expect(error?.message).toMatch(/data/);
+		// Each of the three tries sends the image again: its answer was not kept.
+		expect(posts).toBe(3);
+	});
+
+	it('keeps no dot segment a hashcode could bring into a path', async () => {
+		answer = JSON.stringify([{ hashcode: 'x/../../auth/me' }]);
+		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: image('dots.jpg') })], credentials: credentials() });
+		expect(output[0][0].json.hashcode).toBeUndefined();
+		expect(output[0][0].json.warning).toEqual(expect.stringContaining('cannot read'));
+	});
+
+	it('shows the md5 the service reports short and on one line', async () => {
+		answer = JSON.stringify([{ hashcode: 'h1', md5: `${'f'.repeat(100_000)}\n2026-01-01 ERROR forged` }]);
+		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: image('md5.jpg') })], credentials: credentials() });
+		const warning = output[0][0].json.warning as string;
+		expect(warning).toEqual(expect.stringContaining('reports the MD5'));
+		expect(warning.length).toBeLessThan(300);
+		expect(warning).not.toMatch(/[\r\n]/);
 	});
 });

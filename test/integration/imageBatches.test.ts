@@ -3,17 +3,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IBinaryKeyData, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { binaryItem, emulatorCredentials, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import { binaryItem, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
 jest.setTimeout(60_000);
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
-
-let emulator: Emulator;
-const credentials = () => emulatorCredentials(emulator, FAST_CREDENTIAL);
+const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 function md5(data: Buffer): string {
 	return createHash('md5').update(data).digest('hex');
@@ -66,16 +63,10 @@ function hintsOf(result: RunNodeResult): string[] {
 }
 
 beforeAll(async () => {
-	emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
 	await setBinaryDataMode('filesystem');
 });
 
-afterAll(async () => {
-	await emulator.close();
-});
-
 beforeEach(async () => {
-	emulator.reset();
 	await postControl(emulator.url, 'limits', { maxImageRequestBytes: 0, maxImagesPerRequest: 0 });
 });
 

@@ -7,9 +7,9 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { getSessionOutcome } from '../../nodes/shared/sessions';
 import { AmbiguousUploadError, fetchServiceUrl, type ServiceResponse } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, type TestContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { createContext, emulatorCredentials, type TestContext } from '../../scripts/n8n/in-process';
+import { customRateLimit, startedEmulators } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
@@ -20,17 +20,12 @@ jest.setTimeout(30_000);
 
 /** The account's own limit terms, fast enough for tests. */
 function credentialsFor(url: string, intervalMs: number, capacity = 50): ICredentialDataDecryptedObject {
-	return emulatorCredentials({ url }, { customRateLimit: true, bucketCapacity: capacity, leakIntervalSeconds: intervalMs / 1000 });
+	return emulatorCredentials({ url }, customRateLimit({ bucketCapacity: capacity, leakIntervalMs: intervalMs }));
 }
-
-const opened: Array<Emulator | LocalServer> = [];
 
 // Each test its own service: a new address is a new account, whose penalties no other test inherits.
-async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
-	const started = await startEmulator(options);
-	opened.push(started);
-	return started;
-}
+const emulator = startedEmulators();
+const opened: LocalServer[] = [];
 
 /** A service that gives every request the same answer, and records when each arrived. */
 async function answering(status: number, headers: Record<string, string> = {}): Promise<LocalServer & { arrivals: number[] }> {
@@ -109,6 +104,39 @@ describe('refusals with long waits', () => {
 			jest.useRealTimers();
 		}
 	});
+
+	it('Retry-After of a day: the refused request fails, the account\'s next request is not held back', async () => {
+		let refused = false;
+		const server = await listenLocal((req, res) => {
+			req.resume();
+			req.on('end', () => {
+				if (!refused) {
+					refused = true;
+					res.writeHead(429, { 'retry-after': '86400' }).end();
+				} else {
+					res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+				}
+			});
+		});
+		opened.push(server);
+		const controller = new AbortController();
+		const context = createContext({ credentials: credentialsFor(server.url, 100, 2), signal: controller.signal });
+		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
+		expect(error.message).toBe("The service's request limit was reached and it asks to wait 24 h before GET /api/auth/me is sent again");
+
+		const started = Date.now();
+		const next = callService(context, { method: 'GET', path: '/api/auth/me' }).then(
+			(response) => response.statusCode,
+			(failed: Error) => failed.message,
+		);
+		let timer: NodeJS.Timeout | undefined;
+		const outcome = await Promise.race([next, new Promise((resolve) => (timer = setTimeout(() => resolve('still waiting after 5 s'), 5000)))]);
+		clearTimeout(timer);
+		controller.abort();
+		await next;
+		expect(outcome).toBe(200);
+		expect(Date.now() - started).toBeLessThan(5000);
+	});
 });
 
 describe('an answer after which the upload may have been stored: not sent again', () => {
@@ -125,7 +153,7 @@ describe('an answer after which the upload may have been stored: not sent again'
 });
 
 describe('a URL the service names', () => {
-	it('on another host: not fetched, the session keeps its outcome and its URL, with a warning', async () => {
+	it('on another host that refuses for good: a bounded number of requests, the session keeps its outcome and its URL, with a warning', async () => {
 		const elsewhere = await answering(429, { 'retry-after': '0' });
 		const service = await listenLocal((req, res) => {
 			req.resume();
@@ -133,15 +161,15 @@ describe('a URL the service names', () => {
 			res.end();
 		});
 		opened.push(service);
-		const context = createContext({ credentials: credentialsFor(service.url, 50) });
+		const context = createContext({ credentials: credentialsFor(service.url, 50, 2) });
 		const outcome = await getSessionOutcome.call(context, SESSION, { includeErrorMessage: true, itemIndex: 0 });
 		expect(outcome).toEqual({
 			sessionId: SESSION,
 			status: 'failed',
 			errorUrl: `${elsewhere.url}/errors/1`,
-			warning: `The error message could not be fetched: The service handed out a URL on another host (${elsewhere.url}), which is not fetched`,
+			warning: "The error message could not be fetched: The service's request limit was reached: GET /errors/1 was refused 6 times (429)",
 		});
-		expect(elsewhere.arrivals).toHaveLength(0);
+		expect(elsewhere.arrivals).toHaveLength(6);
 	});
 
 	it('answered 429 with Retry-After: 0 forever: a bounded number of requests, never closer than the floor', async () => {

@@ -1,12 +1,12 @@
 /** The process's limiters and Redis connections: nothing kept for accounts and Redis logins no longer used. */
 import { sleep } from 'n8n-workflow';
 
-import type { RedisConnection } from '../../nodes/shared/throttle/redisBucket';
-import { limiterFor, storeFor } from '../../nodes/shared/throttle/sharedRegistry';
+import type { RedisConnection } from '../../nodes/shared/redis/redisBucket';
+import { limiterFor, storeFor } from '../../nodes/shared/redis/sharedRegistry';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 
-const TERMS = { capacity: 5, intervalMs: 100 };
+const TERMS = { holder: 'holder', terms: { capacity: 5, intervalMs: 100 } };
 let accounts = 0;
 
 function freshAccount(): string {

@@ -3,9 +3,8 @@
  * owner, the transport, so a session whose status keeps failing costs its tries, never more.
  */
 import { waitForSessions, type SessionToAwait, type WaitResult } from '../../nodes/shared/sessions';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { createContext, type TestContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { createContext, type TestContext } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { callService, postControl } from '../helpers/service';
 
 const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
@@ -13,22 +12,10 @@ const RESULT = 'GET /api/status/{id}/result';
 
 jest.setTimeout(30_000);
 
-let service: Emulator;
-
-beforeAll(async () => {
-	service = await startEmulator({ leakIntervalMs: 50, processingMs: 60_000 });
-});
-
-afterAll(async () => {
-	await service.close();
-});
-
-beforeEach(() => service.reset());
+const { emulator: service, credentials } = useEmulator({ ...FAST_BUCKET, processingMs: 60_000 });
 
 function context(): TestContext {
-	return createContext({
-		credentials: emulatorCredentials(service, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.05 }),
-	});
+	return createContext({ credentials: credentials() });
 }
 
 /** A document the emulator is still processing: its session ID. */

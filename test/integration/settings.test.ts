@@ -5,26 +5,11 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { createContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { createContext } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { callService, failure } from '../helpers/service';
 
-let service: Emulator;
-
-beforeAll(async () => {
-	service = await startEmulator({ leakIntervalMs: 50 });
-});
-
-afterAll(async () => {
-	await service.close();
-});
-
-beforeEach(() => service.reset());
-
-function credentials(overrides: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
-	return emulatorCredentials(service, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.05, ...overrides });
-}
+const { emulator: service, credentials } = useEmulator(FAST_BUCKET);
 
 async function me(overrides: ICredentialDataDecryptedObject) {
 	return await callService(createContext({ credentials: credentials(overrides) }), { method: 'GET', path: '/api/auth/me', itemIndex: 0 });

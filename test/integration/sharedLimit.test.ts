@@ -2,22 +2,22 @@ import Redis from 'ioredis';
 import { sleep } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { GcraLimiter, LimiterCancelledError, SAFETY_MARGIN, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
-import { SharedBucketStore } from '../../nodes/shared/throttle/redisBucket';
-import { storeFor } from '../../nodes/shared/throttle/sharedRegistry';
-import { SharedLimiter } from '../../nodes/shared/throttle/shared';
+import { GcraLimiter, LimiterCancelledError, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
+import { SharedBucketStore } from '../../nodes/shared/redis/redisBucket';
+import { storeFor } from '../../nodes/shared/redis/sharedRegistry';
+import { SharedLimiter } from '../../nodes/shared/redis/sharedLimiter';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runNode } from '../../scripts/n8n/in-process';
+import { clearLoggedLines, getLoggedLines, NODE_NAME, runNode } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { FakeClock, flush } from '../helpers/clock';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 const getEnvironmentInfo = { resource: 'account', operation: 'getEnvironmentInfo', options: {} };
 
-let emulator: Emulator;
+const { emulator } = useEmulator(FAST_BUCKET);
 
 /** The accounts' buckets in Redis (without the penalty holds kept beside them). */
 async function bucketKeys(port: number, password?: string): Promise<string[]> {
@@ -34,21 +34,13 @@ async function run(credentials: Record<string, unknown>, service: Emulator = emu
 	const result = await runNode({
 		node,
 		parameters: getEnvironmentInfo,
-		credentials: emulatorCredentials(service, { ...FAST_CREDENTIAL, ...credentials }),
+		credentials: fastCredentials(service, credentials),
 	});
 	expect(result.error).toBeUndefined();
 	expect(result.output[0]).toHaveLength(1);
 	const hints = result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? [];
 	return hints.map((hint) => hint.message);
 }
-
-beforeAll(async () => {
-	emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-});
-
-afterAll(async () => {
-	await emulator.close();
-});
 
 beforeEach(() => clearLoggedLines());
 
@@ -79,12 +71,12 @@ describe('queue mode (Rate Limit Sharing: Automatic)', () => {
 
 	test('regular mode keeps the limiter in the process', async () => {
 		process.env.EXECUTIONS_MODE = 'regular';
-		const other = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+		const other = await startEmulator(FAST_BUCKET);
 		try {
 			const result = await runNode({
 				node,
 				parameters: getEnvironmentInfo,
-				credentials: emulatorCredentials(other, FAST_CREDENTIAL),
+				credentials: fastCredentials(other),
 			});
 			expect(result.error).toBeUndefined();
 			// Only the account of the test before is in Redis.
@@ -107,7 +99,7 @@ describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 		// An account of its own, whose terms no other test of this file makes stricter. Its bucket
 		// counts full from the fallback on: with this capacity the booking lasts minutes (the key is
 		// there after the requests, however slow the machine), while the interval keeps each wait short.
-		const service = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
+		const service = await startEmulator(FAST_BUCKET);
 		const sharing = { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port, bucketCapacity: 10_000 };
 		let redis: RedisServer | undefined;
 		// The node's connection to that Redis, as the credential describes it.
@@ -156,7 +148,7 @@ describe("settings that cannot be right, in a node's run", () => {
 		const result = await runNode({
 			node,
 			parameters: getEnvironmentInfo,
-			credentials: emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 2_000_000, leakIntervalSeconds: 1 }),
+			credentials: fastCredentials(emulator, { bucketCapacity: 2_000_000 }),
 		});
 		expect(result.error?.message).toMatch(/The credential's Bucket Capacity must be a whole number from 1 to 10000, not 2000000/);
 	});
@@ -165,7 +157,8 @@ describe("settings that cannot be right, in a node's run", () => {
 describe('the schedule, handed between Redis and the process', () => {
 	// Long intervals: the tests look at the schedule, never sleep through it.
 	const TERMS = { capacity: 3, intervalMs: 60_000 };
-	const EMISSION = TERMS.intervalMs * (1 + SAFETY_MARGIN);
+	// Requests leave 1 % slower than the service drains (one per 1.01 leak intervals), so jitter never lands one on a full bucket.
+	const EMISSION = TERMS.intervalMs * 1.01;
 	let accounts = 0;
 
 	/** A shared limiter whose own limiter runs on `clock`, with a store of Redis on `port`. */

@@ -11,9 +11,9 @@ import {
 	type ServiceResponse,
 	withPollDeadline,
 } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, MESSAGES, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/context';
-import { emulatorCredentials } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT, MESSAGES, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import { createContext, createPollContext, emulatorCredentials, type TestContext } from '../../scripts/n8n/in-process';
+import { customRateLimit, startedEmulators, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
@@ -27,7 +27,7 @@ function credentialsFor(url: string, overrides: ICredentialDataDecryptedObject =
 
 /** The account's own limit terms, fast enough for tests. */
 function fastTerms(intervalMs: number, capacity = 50): ICredentialDataDecryptedObject {
-	return { customRateLimit: true, bucketCapacity: capacity, leakIntervalSeconds: intervalMs / 1000 };
+	return customRateLimit({ bucketCapacity: capacity, leakIntervalMs: intervalMs });
 }
 
 /** Everything an error shows or stores: message, description, JSON form and a deep inspection. */
@@ -82,17 +82,7 @@ async function poll<T>(trigger: IPollFunctions, run: () => Promise<T>): Promise<
 	return await withPollDeadline(trigger, 60_000, run);
 }
 
-const emulators: Emulator[] = [];
-
-async function emulator(options: EmulatorOptions = {}): Promise<Emulator> {
-	const started = await startEmulator(options);
-	emulators.push(started);
-	return started;
-}
-
-afterAll(async () => {
-	await Promise.all(emulators.map((e) => e.close()));
-});
+const emulator = startedEmulators();
 
 describe('base URL', () => {
 	it('accepts https anywhere and http only to this machine', () => {
@@ -127,13 +117,7 @@ describe('base URL', () => {
 });
 
 describe('requests against the emulator', () => {
-	let service: Emulator;
-
-	beforeAll(async () => {
-		service = await emulator();
-	});
-
-	beforeEach(() => service.reset());
+	const { emulator: service } = useEmulator();
 
 	it('authenticates with the credential and parses JSON', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
@@ -400,6 +384,30 @@ describe('requests against the emulator', () => {
 		);
 		expectNoSecrets(context.logged.join('\n'));
 	});
+
+	it.each([403, 400, 404, 409])('the service\'s own message in a %s: at most 300 characters, on one line', async (status) => {
+		const forged = '\n2026-01-01T00:00:00.000Z | error | Forged entry\r\u2028\u0000';
+		const capture = await startCapture(() => ({ status, body: JSON.stringify({ message: `${'m'.repeat(200_000)}${forged}` }) }));
+		try {
+			const context = createContext({ credentials: credentialsFor(capture.url) });
+			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2026-01-01', itemIndex: 0 }));
+			expect(error.message.length).toBeLessThanOrEqual(300);
+			for (const text of [error.message, String(error.description ?? '')]) {
+				expect(text).not.toMatch(/m{300}/);
+				expect(text).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+			}
+			expect([error.message, error.description]).toContainEqual(expect.stringMatching(/^m{299}…$/));
+			const short = await startCapture(() => ({ status, body: JSON.stringify({ message: `Refused${forged}` }) }));
+			try {
+				const said = await failure(callService(createContext({ credentials: credentialsFor(short.url) }), { method: 'GET', path: '/api/xml/2026-01-01' }));
+				expect([said.message, said.description]).toContain('Refused 2026-01-01T00:00:00.000Z | error | Forged entry');
+			} finally {
+				await short.close();
+			}
+		} finally {
+			await capture.close();
+		}
+	});
 });
 
 describe('rate limit', () => {
@@ -524,21 +532,57 @@ describe('rate limit', () => {
 });
 
 describe('fetchServiceUrl', () => {
-	it('another origin is not fetched at all: no request, an error naming the host', async () => {
+	it('another origin is fetched without the credential, through n8n\'s plain request helper and the account\'s limiter', async () => {
 		const service = await emulator();
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
 			const context = createContext({ credentials: credentialsFor(service.url) });
-			const error = await failure(fetchServiceUrl.call(context, `${capture.url}/errors/1`, 0));
-			expect(error.message).toBe(`The service handed out a URL on another host (${capture.url}), which is not fetched`);
-			expect(capture.seen).toHaveLength(0);
-			// The same host on another port, or another scheme, is another origin.
-			const otherPort = await failure(fetchServiceUrl.call(context, service.url.replace(/:\d+$/, ':1'), 0));
-			expect(otherPort.message).toMatch(/on another host \(http:\/\/127\.0\.0\.1:1\)/);
-			expect((await failure(fetchServiceUrl.call(context, 'file:///etc/passwd', 0))).message).toMatch(/another host/);
+			const response = await fetchServiceUrl.call(context, `${capture.url}/errors/1?sig=x`, 0);
+			expect(response.body).toBe('error document');
+			expect(capture.seen).toHaveLength(1);
+			expect(capture.seen[0].url).toBe('/errors/1?sig=x');
+			expect(capture.seen[0].headers.authorization).toBeUndefined();
+			expect(capture.seen[0].headers.customerid).toBeUndefined();
+			expect(capture.seen[0].headers.customeridtype).toBeUndefined();
+			expectNoSecrets(JSON.stringify(capture.seen[0].headers));
 			expect(service.stats().requests).toEqual({});
 		} finally {
 			await capture.close();
+		}
+	});
+
+	it('another origin over plain http only where the Base URL is on this machine; never another scheme', async () => {
+		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
+		try {
+			const remote = createContext({ credentials: credentialsFor('https://integration.example.com') });
+			const error = await failure(fetchServiceUrl.call(remote, `${capture.url}/errors/1`, 0));
+			expect(error.message).toBe(`The service handed out a URL on another host that is not https (${capture.url}), which is not fetched`);
+			const local = createContext({ credentials: credentialsFor(capture.url) });
+			expect((await failure(fetchServiceUrl.call(local, 'file:///etc/passwd', 0))).message).toMatch(/not https \(null\)/);
+			expect((await failure(fetchServiceUrl.call(local, 'ftp://127.0.0.1/x', 0))).message).toMatch(/not https/);
+			expect(capture.seen).toHaveLength(0);
+		} finally {
+			await capture.close();
+		}
+	});
+
+	it('another origin\'s answer is read within the same bound as the service\'s, and its refusal names no credential', async () => {
+		const service = await emulator();
+		const huge = await startCapture(() => ({ status: 200, body: 'x'.repeat(2 * 1024 * 1024) }));
+		const refusing = await startCapture(() => ({ status: 401, body: '{"message":"Signature expired"}' }));
+		try {
+			const context = createContext({ credentials: credentialsFor(service.url) });
+			const response = await fetchServiceUrl.call(context, `${huge.url}/errors/1`, 0);
+			expect(response.body).toMatch(/^x{1048576}\n\[truncated: longer than 1 MiB, the rest was not read\]$/);
+			const error = await failure(fetchServiceUrl.call(context, `${refusing.url}/errors/1`, 0));
+			expect(error.message).toBe(`GET /errors/1 on ${new URL(refusing.url).host} answered with status 401`);
+			expect(error.description).toBe('Signature expired');
+			// No check of the credential's login follows a refusal of another host.
+			expect(service.stats().requests).toEqual({});
+			expect(refusing.seen).toHaveLength(1);
+		} finally {
+			await huge.close();
+			await refusing.close();
 		}
 	});
 

@@ -1,8 +1,9 @@
-import type { IDataObject, INodeExecutionData, INodeParameters, NodeApiError } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { clearLoggedLines, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { clearLoggedLines, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
 /**
@@ -16,8 +17,6 @@ const MINUTE = 60_000;
 const LIST = 'GET /api/xml/{date}';
 const RESULT = 'GET /api/status/{id}/result';
 const ERROR_DOCUMENT = 'GET /api/status/{id}/errors';
-
-let emulator: Emulator;
 
 beforeEach(async () => {
 	jest.useFakeTimers({
@@ -39,15 +38,16 @@ beforeEach(async () => {
 		],
 	});
 	jest.setSystemTime(Date.parse('2025-03-10T12:00:00Z'));
-	// A fresh emulator (new base URL) per test also gives each test its own client-side limiter.
-	emulator = await startEmulator({ now: () => Date.now() });
 	clearLoggedLines();
 });
 
-afterEach(async () => {
-	await emulator.close();
+afterEach(() => {
 	jest.useRealTimers();
 });
+
+// Started after the clock is set. A fresh emulator (new base URL) per test also gives each test
+// its own client-side limiter.
+const { emulator, credentials, restart } = useEmulator({ now: () => Date.now() }, 'test');
 
 function setTime(iso: string): void {
 	jest.setSystemTime(Date.parse(iso));
@@ -87,10 +87,6 @@ async function upload(options: UploadOptions = {}): Promise<string> {
 /** The next `count` requests to `path` fail with a 500, more than the transport's retries. */
 function failRequests(path: string, count: number): Promise<void> {
 	return postControl(emulator.url, 'faults', { count, kind: '500', path });
-}
-
-function credentials() {
-	return emulatorCredentials(emulator);
 }
 
 interface PollRecord {
@@ -257,8 +253,7 @@ describe('ProductDataIntegrationTrigger', () => {
 	});
 
 	it('reads a list answered as a single record, and resolves a relative error location', async () => {
-		await emulator.close();
-		emulator = await startEmulator({ now: () => Date.now(), listLayout: 'single', errorLocation: 'relative' });
+		await restart({ listLayout: 'single', errorLocation: 'relative' });
 		const parameters = finished();
 		const { staticData } = await poll(parameters, {});
 		const id = await upload({ fail: true });
@@ -336,15 +331,16 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(second.items.map((item) => item.id)).toEqual([flaky]);
 	});
 
-	it('reports a poll whose checks all failed as an error and catches up on the next poll', async () => {
+	it('does not fail a poll whose only status check failed, and catches up on the next poll', async () => {
 		const parameters = finished();
 		const { staticData } = await poll(parameters, {});
 		const id = await upload();
 		advance(MINUTE);
 		await failRequests(`/api/status/${id}/result`, 3);
 		const failed = await runPoll(trigger, parameters, credentials(), staticData);
+		expect(failed.error).toBeUndefined();
 		expect(failed.output).toBeNull();
-		expect((failed.error as NodeApiError).description).toContain(`/api/status/${id}/result`);
+		expect(getLoggedLines().join('\n')).toContain(`1 status check(s) failed; those sessions are checked again on a later poll: `);
 		advance(MINUTE);
 		const next = await poll(parameters, failed.staticData);
 		expect(next.items.map((item) => [item.id, item.status])).toEqual([[id, 'succeeded']]);
@@ -420,6 +416,30 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(state.pending).toEqual([]);
 		expect(listedDays(state).length).toBeLessThanOrEqual(2);
 		expect(getLoggedLines().join('\n')).toContain(`Upload session ${endless} is still unfinished after 7 days`);
+	});
+
+	it('gives up a session whose status check failed 20 times in a row, saying so in one line', async () => {
+		const parameters = finished();
+		const { staticData } = await poll(parameters, {});
+		const [twentieth, nineteenth] = [await upload(), await upload()];
+		const state = triggerState(staticData);
+		state.seen = [{ day: '2025-03-10', ids: [twentieth, nineteenth] }];
+		state.pending = [
+			{ id: twentieth, day: '2025-03-10', firstSeen: Date.now(), failedChecks: 19 },
+			{ id: nineteenth, day: '2025-03-10', firstSeen: Date.now(), failedChecks: 18 },
+		];
+		advance(MINUTE);
+		await failRequests(`/api/status/${twentieth}/result`, 3);
+		await failRequests(`/api/status/${nineteenth}/result`, 3);
+		const result = await poll(parameters, staticData);
+		expect(result.items).toEqual([]);
+		expect(triggerState(result.staticData).pending).toEqual([
+			expect.objectContaining({ id: nineteenth, failedChecks: 19 }),
+		]);
+		const lines = getLoggedLines().filter((line) => line.includes('followed'));
+		expect(lines).toEqual([expect.stringContaining(`Upload session ${twentieth} is no longer followed after 20 failed status checks in a row`)]);
+		advance(5 * MINUTE);
+		expect((await poll(parameters, result.staticData)).items.map((item) => item.id)).toEqual([nineteenth]);
 	});
 
 	describe('Fetch Test Event', () => {

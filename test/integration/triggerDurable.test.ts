@@ -5,12 +5,12 @@ import { PollContext, PollTriggerExecutor } from 'n8n-core';
 import type { IDataObject, INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { putXml } from '../../scripts/emulator/client';
-import { emulatorCredentials, runPoll } from '../../scripts/n8n/in-process';
+import { runPoll } from '../../scripts/n8n/in-process';
 import { createAdditionalData, createWorkflow } from '../../scripts/n8n/in-process/execute';
 import { nodeTypeName, nodeUnderTest } from '../../scripts/n8n/in-process/nodeTypes';
 import { setUp } from '../../scripts/n8n/in-process/services';
+import { useEmulator } from '../helpers/emulator';
 
 /**
  * The trigger as n8n 2.41's durable scheduler with durable cursors runs it. The node's static data
@@ -36,16 +36,11 @@ interface Stored {
 	cursor: IDataObject;
 }
 
-let emulator: Emulator;
+const { emulator, credentials } = useEmulator({ processingMs: 0 }, 'test');
 let node: INode;
 
-beforeEach(async () => {
-	emulator = await startEmulator({ processingMs: 0 });
+beforeEach(() => {
 	node = nodeUnderTest(trigger, PARAMETERS);
-});
-
-afterEach(async () => {
-	await emulator.close();
 });
 
 async function upload(): Promise<string> {
@@ -65,7 +60,7 @@ async function durablePoll(stored: Stored, { atActivation = false } = {}): Promi
 	const context = new PollContext(
 		workflow,
 		node,
-		createAdditionalData(emulatorCredentials(emulator), randomUUID()),
+		createAdditionalData(credentials(), randomUUID()),
 		'trigger',
 		atActivation ? 'activate' : 'update',
 		(data) => {
@@ -134,12 +129,12 @@ describe('the trigger on the durable scheduler with durable cursors', () => {
 describe('the trigger on the durable scheduler without durable cursors', () => {
 	it('loses and doubles nothing although n8n saves its static data only when a poll emits', async () => {
 		// The poll at activation: n8n saves the workflow's static data after activating.
-		let saved = (await runPoll(trigger, PARAMETERS, emulatorCredentials(emulator), {})).staticData;
+		let saved = (await runPoll(trigger, PARAMETERS, credentials(), {})).staticData;
 		const expected: string[] = [];
 		const reported: string[] = [];
 		for (let round = 0; round < 4; round++) {
 			if (round % 2 === 0) expected.push(await upload());
-			const result = await runPoll(trigger, PARAMETERS, emulatorCredentials(emulator), saved);
+			const result = await runPoll(trigger, PARAMETERS, credentials(), saved);
 			if (result.error) throw result.error;
 			if (result.output !== null) {
 				reported.push(...result.output[0].map((item) => String(item.json.id)));

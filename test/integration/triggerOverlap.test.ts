@@ -4,8 +4,9 @@
  */
 import type { IPollFunctions } from 'n8n-workflow';
 
-import { pollUploads, type TriggerSettings } from '../../nodes/ProductDataIntegrationTrigger/poll';
-import { createPollContext } from '../../scripts/n8n/context';
+import type { TriggerSettings } from '../../nodes/ProductDataIntegrationTrigger/events';
+import { pollUploads } from '../../nodes/ProductDataIntegrationTrigger/poll';
+import { createPollContext } from '../../scripts/n8n/in-process';
 
 const SETTINGS: TriggerSettings = { uploadReceived: false, uploadFinished: true, status: 'any', includeErrorMessage: false, maxChecks: 8 };
 

@@ -1,12 +1,12 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { startEmulator, type Emulator } from '../../scripts/emulator';
-import { emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
+import type { Emulator } from '../../scripts/emulator';
+import { runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 const UNKNOWN_SESSION = '00000000-0000-4000-a000-000000000000';
 
 function session(operation: string, parameters: IDataObject): INodeParameters {
@@ -14,9 +14,9 @@ function session(operation: string, parameters: IDataObject): INodeParameters {
 }
 
 describe('Upload Session', () => {
-	let emulator: Emulator;
-	let relative: Emulator;
-	const credentials = (target: Emulator = emulator) => emulatorCredentials(target, FAST_CREDENTIAL);
+	const { emulator } = useEmulator(FAST_BUCKET);
+	const { emulator: relative } = useEmulator({ ...FAST_BUCKET, errorLocation: 'relative' });
+	const credentials = (target: Emulator = emulator) => fastCredentials(target);
 
 	async function uploadText(xml: string, target: Emulator = emulator): Promise<string> {
 		const { output, error } = await runNode({
@@ -32,21 +32,6 @@ describe('Upload Session', () => {
 	const failing = async (target?: Emulator) =>
 		await uploadText('<Products><!--emulator:fail--><Product/></Products>', target);
 	const slow = async () => await uploadText('<Products><!--emulator:processing-ms=600000--><Product/></Products>');
-
-	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-		relative = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20, errorLocation: 'relative' });
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-		await relative.close();
-	});
-
-	beforeEach(() => {
-		emulator.reset();
-		relative.reset();
-	});
 
 	describe('Is Done', () => {
 		it('tells whether processing has finished, per item', async () => {
@@ -277,6 +262,28 @@ describe('Upload Session', () => {
 				{ json: expect.objectContaining({ error: expect.stringContaining('Not found') }), pairedItem: { item: 0 } },
 			]);
 		});
+
+		it('ends the wait at once when the credential\'s login is refused, instead of asking about every session', async () => {
+			const ids = Array.from({ length: 12 }, (_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`);
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: ids.map((id) => ({ json: { id } })),
+				credentials: fastCredentials(emulator, { password: 'wrong-password' }),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0]).toHaveLength(12);
+			output[0].forEach((item, n) => {
+				expect(item).toEqual({ json: expect.objectContaining({ error: expect.any(String) }), pairedItem: { item: n } });
+			});
+			const { requests } = emulator.stats();
+			// The polls already in flight when the first refusal comes back (at most 4 at once), and one
+			// check of the credential's own login.
+			expect(requests['GET /api/status/{id}/result']).toBeLessThanOrEqual(4);
+			expect(requests['GET /api/auth/me']).toBe(1);
+		});
 	});
 });
 
@@ -310,7 +317,7 @@ describe('Upload Session: answers the emulator does not give', () => {
 		const { output, error } = await runNode({
 			node,
 			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error).toBeUndefined();
@@ -322,9 +329,99 @@ describe('Upload Session: answers the emulator does not give', () => {
 		const { error } = await runNode({
 			node,
 			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
-			credentials: emulatorCredentials(server, FAST_CREDENTIAL),
+			credentials: fastCredentials(server),
 		});
 
 		expect(error?.message).toBe('The service answered neither true nor false to whether the session is done');
+	});
+
+	it('shows an answer that is no boolean on one line', async () => {
+		doneBody = 'maybe\n2026-01-01T00:00:00.000Z | error | Forged entry';
+		const { error } = await runNode({
+			node,
+			parameters: session('isDone', { sessionId: UNKNOWN_SESSION }),
+			credentials: fastCredentials(server),
+		});
+
+		expect(error?.description).toBe('It answered: maybe 2026-01-01T00:00:00.000Z | error | Forged entry');
+	});
+});
+
+describe('Upload Session: a login refused with 403', () => {
+	it('ends the wait at once, instead of asking about every session', async () => {
+		const asked: string[] = [];
+		const server = await listenLocal((req, res) => {
+			asked.push(req.url ?? '');
+			req.resume();
+			res.writeHead(403, { 'Content-Type': 'application/json' }).end('{"message":"Forbidden"}');
+		});
+		try {
+			const ids = Array.from({ length: 12 }, (_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`);
+			const { output, error } = await runNode({
+				node,
+				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
+				items: ids.map((id) => ({ json: { id } })),
+				credentials: fastCredentials(server),
+				continueOnFail: true,
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map((item) => item.json.error)).toEqual(ids.map(() => 'Forbidden'));
+			expect(asked.filter((url) => url.startsWith('/api/status/')).length).toBeLessThanOrEqual(4);
+			expect(asked.filter((url) => url === '/api/auth/me')).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('Upload Session: an error document on another host', () => {
+	const FAILED = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+	let service: LocalServer;
+	let documents: LocalServer;
+	const seen: Array<{ url: string; headers: Record<string, unknown> }> = [];
+
+	beforeAll(async () => {
+		documents = await listenLocal((req, res) => {
+			seen.push({ url: req.url ?? '', headers: req.headers });
+			req.resume();
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end(JSON.stringify({ message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] }));
+		});
+		service = await listenLocal((req, res) => {
+			req.resume();
+			res.writeHead(301, { Location: `${documents.url}/blobs/${FAILED}.json?sig=abc` }).end();
+		});
+	});
+
+	afterAll(async () => {
+		await service.close();
+		await documents.close();
+	});
+
+	beforeEach(() => {
+		seen.length = 0;
+	});
+
+	it.each([
+		['Get Result', session('getResult', { sessionId: FAILED, options: { includeErrorMessage: true } })],
+		['Wait for Completion', session('waitForCompletion', { sessionIds: FAILED, options: { includeErrorMessage: true } })],
+	])('%s fetches it without the credential and outputs its message', async (_operation, parameters) => {
+		const { output, error } = await runNode({ node, parameters, credentials: fastCredentials(service) });
+
+		expect(error).toBeUndefined();
+		expect(output[0][0].json).toMatchObject({
+			sessionId: FAILED,
+			status: 'failed',
+			errorUrl: `${documents.url}/blobs/${FAILED}.json?sig=abc`,
+			errorMessage: 'Line 3: the element Sku is empty',
+			errorDocument: { message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] },
+		});
+		expect(output[0][0].json.warning).toBeUndefined();
+		expect(seen).toHaveLength(1);
+		expect(seen[0].url).toBe(`/blobs/${FAILED}.json?sig=abc`);
+		expect(seen[0].headers.authorization).toBeUndefined();
+		expect(seen[0].headers.customerid).toBeUndefined();
+		expect(seen[0].headers.customeridtype).toBeUndefined();
 	});
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 
@@ -8,7 +8,7 @@ import type { ICredentialType, INodeType } from 'n8n-workflow';
 import { packPackage } from '../../scripts/n8n/instance';
 
 const ROOT = join(__dirname, '..', '..');
-const manifest = require(join(ROOT, 'package.json')) as { n8n: { nodes: string[]; credentials: string[] } };
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[]; credentials: string[] } };
 
 /** What n8n loads from the package: the built code, the nodes' codex files and the icons. */
 const NEEDED = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/.+\.js$/, /^dist\/.+\.node\.json$/, /^dist\/icons\/[^/]+\.svg$/];
@@ -49,12 +49,12 @@ describe('the published package', () => {
 		expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
 	});
 
-	it('holds every node and credential package.json names, and the icons they point at', () => {
+	it('holds every node and credential package.json names, and the icons they point at', async () => {
 		const entries = [...manifest.n8n.nodes, ...manifest.n8n.credentials];
 		expect(entries.filter((entry) => !files.includes(entry))).toEqual([]);
 
 		for (const entry of entries) {
-			const exports = require(join(ROOT, entry)) as Record<string, new () => INodeType | ICredentialType>;
+			const exports = (await import(join(ROOT, entry))) as Record<string, new () => INodeType | ICredentialType>;
 			const instance = new (Object.values(exports)[0])();
 			const icon = 'description' in instance ? instance.description.icon : instance.icon;
 			const paths = iconPaths(icon);

@@ -48,6 +48,26 @@ describe('parseUploadAnswer', () => {
 	])('gives up on %s', (_layout, body) => {
 		expect(parseUploadAnswer(body)).toBeUndefined();
 	});
+
+	it('takes hashcodes of 1 to 128 characters, base64 included, and nothing longer', () => {
+		const longest = 'h'.repeat(128);
+		expect(parseUploadAnswer(JSON.stringify([longest, 'ab/cd+ef==', 'x']))?.map((entry) => entry.hashcode)).toEqual([longest, 'ab/cd+ef==', 'x']);
+		expect(parseUploadAnswer('h'.repeat(129))).toBeUndefined();
+		expect(parseUploadAnswer(JSON.stringify({ hashcode: 'h'.repeat(1_000_000) }))).toBeUndefined();
+	});
+
+	it.each(['x/../../auth/me', 'a/./b', 'a/..', 'a/.', 'a//..'])('refuses %j, whose dot segment would name a folder in a path', (hashcode) => {
+		expect(parseUploadAnswer(JSON.stringify([hashcode]))).toBeUndefined();
+		expect(parseUploadAnswer(hashcode)).toBeUndefined();
+	});
+
+	it('keeps the md5 the service reports short and on one line', () => {
+		const [entry] = parseUploadAnswer(JSON.stringify([{ hashcode: A, md5: `${'F'.repeat(10_000)}\n2026-01-01 ERROR forged` }])) ?? [];
+		expect(entry.hashcode).toBe(A);
+		expect(entry.md5?.length).toBeLessThanOrEqual(64);
+		expect(entry.md5).not.toMatch(/[\r\n]/);
+		expect(entry.md5?.startsWith('f'.repeat(32))).toBe(true);
+	});
 });
 
 describe('parseFindAnswer', () => {

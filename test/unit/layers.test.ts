@@ -1,8 +1,9 @@
 /**
  * The package's imports run one way: the nodes and the credential use nodes/shared, whose modules
  * use the transport, which uses the throttle; the XML code stands alone. The throttle and the XML
- * code import nothing of n8n, so each can be read, tested and reused without it. No file imports
- * itself back through others.
+ * code import nothing of n8n, so each can be read, tested and reused without it. The full edition's
+ * own code (nodes/shared/redis/) is reached only through edition modules, the ones the verified
+ * edition replaces by their twins. No file imports itself back through others.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -31,20 +32,30 @@ function importsOf(file: string): string[] {
 const files = [...sourceFiles('nodes'), ...sourceFiles('credentials')];
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 
-type Layer = 'node' | 'shared' | 'transport' | 'throttle' | 'xml';
+type Layer = 'node' | 'shared' | 'redis' | 'transport' | 'throttle' | 'xml';
 
 function layerOf(file: string): Layer {
 	if (file.startsWith('nodes/shared/transport/')) return 'transport';
 	if (file.startsWith('nodes/shared/throttle/')) return 'throttle';
 	if (file.startsWith('nodes/shared/xml/')) return 'xml';
+	if (file.startsWith('nodes/shared/redis/')) return 'redis';
 	if (file.startsWith('nodes/shared/')) return 'shared';
 	return 'node';
 }
 
-/** The layers each layer may import from (besides itself). */
+/** The full edition's own folder: the verified edition is built from the tree without it (scripts/verified.mjs). */
+const FULL_EDITION_ONLY = 'nodes/shared/redis/';
+
+/** A module the verified edition replaces by its twin `<name>.verified.ts` beside it. */
+function isEditionModule(file: string): boolean {
+	return !file.endsWith('.verified.ts') && graph.has(file.replace(/\.ts$/, '.verified.ts'));
+}
+
+/** The layers each layer may import from (besides itself); the full edition's own folder: see isEditionModule. */
 const allowed: Record<Layer, Layer[]> = {
 	node: ['shared', 'transport', 'throttle', 'xml'],
 	shared: ['transport', 'throttle', 'xml'],
+	redis: ['shared', 'transport', 'throttle'],
 	transport: ['throttle'],
 	throttle: [],
 	xml: [],
@@ -63,11 +74,21 @@ describe('imports', () => {
 		const upward = files.flatMap((file) =>
 			graph
 				.get(file)!
-				.filter((target) => graph.has(target))
+				.filter((target) => graph.has(target) && !(layerOf(target) === 'redis' && isEditionModule(file)))
 				.filter((target) => layerOf(target) !== layerOf(file) && !allowed[layerOf(file)].includes(layerOf(target)))
 				.map((target) => `${file} -> ${target}`),
 		);
 		expect(upward).toEqual([]);
+	});
+
+	it("reach the full edition's own folder only from edition modules, which have a verified twin", () => {
+		const outside = files
+			.filter((file) => !file.startsWith(FULL_EDITION_ONLY) && !isEditionModule(file))
+			.flatMap((file) => graph.get(file)!.filter((target) => target.startsWith(FULL_EDITION_ONLY)).map((target) => `${file} -> ${target}`));
+		expect(outside).toEqual([]);
+		// The edition modules that do reach it: without them the check above would have nothing to refuse.
+		const through = files.filter((file) => isEditionModule(file) && graph.get(file)!.some((target) => target.startsWith(FULL_EDITION_ONLY)));
+		expect(through).toEqual(expect.arrayContaining(['nodes/shared/transport/bucketHome.ts', 'nodes/shared/knownImages/home.ts']));
 	});
 
 	it('between the nodes and the credential go only through nodes/shared', () => {
@@ -109,5 +130,6 @@ describe('imports', () => {
 		expect(graph.get('nodes/shared/transport/request.ts')).toContain('nodes/shared/transport/http.ts');
 		expect(graph.get('nodes/shared/throttle/registry.ts')).toContain('nodes/shared/throttle/gcra.ts');
 		expect(graph.get('nodes/shared/transport/index.ts')).toEqual(expect.arrayContaining(['nodes/shared/transport/request.ts']));
+		expect(graph.get('nodes/shared/redis/sharedRegistry.ts')).toContain('nodes/shared/redis/redisBucket.ts');
 	});
 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 
+import { encodeMultipart as fullEncoder } from '../../nodes/ProductDataIntegration/actions/image/multipart';
 import { digestOf, encodeMultipart } from '../../nodes/ProductDataIntegration/actions/image/multipart.verified';
 import type { FilePart } from '../../nodes/ProductDataIntegration/actions/image/multipartParts';
 import { multipartBoundary, parseMultipart } from '../../scripts/emulator/multipart';
@@ -69,7 +70,7 @@ describe('the verified edition\'s multipart encoder', () => {
 	});
 
 	it('refuses a content type that would add header lines', async () => {
-		await expect(encodeMultipart([part('a.jpg', 'image/jpeg\r\nX-Injected: 1', tricky)]).body()).rejects.toThrow('spans several lines');
+		await expect(encodeMultipart([part('a.jpg', 'image/jpeg\r\nX-Injected: 1', tricky)]).body()).rejects.toThrow('holds control characters');
 	});
 
 	it('tells what it sent of each part, and sends the same body again without reading the parts again', async () => {
@@ -92,4 +93,18 @@ describe('the verified edition\'s multipart encoder', () => {
 	it('measures a part by reading it', async () => {
 		expect(await digestOf(part('a.jpg', 'image/jpeg', tricky))).toEqual({ md5: md5(tricky), bytes: tricky.length });
 	});
+});
+
+describe.each([
+	['the verified edition', encodeMultipart],
+	['the full edition', fullEncoder],
+])('%s\'s multipart encoder and control characters', (_edition, encode) => {
+	it.each(['image/jpeg; name="a\0b"', 'image/jpeg; name="a\vb"', 'image/jpeg\x7f', 'image/jpeg\r\nX-Injected: 1'])(
+		'refuses the content type %j before any of it is sent',
+		async (contentType) => {
+			await expect(encode([part('a.jpg', contentType, Buffer.from('bytes'))]).body()).rejects.toThrow(
+				'The content type of a.jpg holds control characters',
+			);
+		},
+	);
 });

@@ -1,4 +1,4 @@
-import { sharingDecision, sharingFor } from '../../nodes/shared/transport/sharing';
+import { sharingDecision, sharingFor } from '../../nodes/shared/redis/sharing';
 
 const QUEUE = { EXECUTIONS_MODE: 'queue' };
 
@@ -188,4 +188,11 @@ describe("the credential's Redis settings, checked before anything connects", ()
 			expect(sharingDecision({ ...REDIS, redisHost, redisSsl: false, redisPassword: 'pw' }, {}).connection?.password).toBe('pw');
 		},
 	);
+
+	test.each(['10.0.0.5:6380', '127.0.0.1:6379', 'redis:6380', '1.2.3.4:'])('an IPv4 address or name with a port (%s) is refused, not taken for IPv6', (redisHost) => {
+		const decision = sharingDecision({ ...REDIS, redisHost }, {});
+		expect(decision.connection).toBeUndefined();
+		expect(decision.notice).toMatch(/Redis Host of the credential must be a host name or IP address alone/);
+		expect(sharingDecision({}, { ...QUEUE, QUEUE_BULL_REDIS_HOST: redisHost }).connection).toBeUndefined();
+	});
 });

@@ -6,17 +6,18 @@ import {
 	LimiterCancelledError,
 	parseRetryAfter,
 	retryAfterPenalty,
-	SAFETY_MARGIN,
 	type BucketTerms,
 	type Sleep,
 } from '../../nodes/shared/throttle';
-import { limiterFor } from '../../nodes/shared/throttle/sharedRegistry';
+import { limiterFor } from '../../nodes/shared/redis/sharedRegistry';
+import { proveHolder } from '../../nodes/shared/throttle/registry';
 import { accountKey } from '../../nodes/shared/transport';
+import { holderKey } from '../../nodes/shared/transport/account';
 import { FakeClock, flush } from '../helpers/clock';
 
 /** The process-wide limiter of an account, found as the transport finds it (its waits: `wait`). */
 function throttleFor(baseUrl: string, username: string, terms: BucketTerms, wait: Sleep = sleep) {
-	return limiterFor(accountKey(baseUrl, username), terms, {}, wait);
+	return limiterFor(accountKey(baseUrl, username), { holder: 'holder', terms }, {}, wait);
 }
 
 /** A sleep that ends only when cancelled: what has to wait, waits, and no real time passes. */
@@ -24,8 +25,9 @@ const endlessSleep: Sleep = async (_ms, signal) =>
 	await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
 
 const T = 5000;
-const EMISSION = T * (1 + SAFETY_MARGIN);
-const EMISSION_1S = 1000 * (1 + SAFETY_MARGIN);
+// Requests leave 1 % slower than the service drains (one per 1.01 leak intervals), so jitter never lands one on a full bucket.
+const EMISSION = T * 1.01;
+const EMISSION_1S = 1000 * 1.01;
 
 /** Starts `count` acquisitions and records when (fake time) each one was granted. */
 function startRequests(throttle: GcraLimiter, clock: FakeClock, count: number, label = '') {
@@ -121,13 +123,13 @@ describe('GcraLimiter (GCRA)', () => {
 		await clock.advance(2000);
 		await next;
 		// The cancelled waiter did not consume the slot at start + 1000.
-		expect(nextAt).toBe(start + Math.ceil(1000 * (1 + SAFETY_MARGIN)));
+		expect(nextAt).toBe(start + Math.ceil(1000 * 1.01));
 	});
 
 	it('a request that would wait longer than 15 minutes fails at once, naming the wait', async () => {
 		const clock = new FakeClock();
 		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 60_000 }, clock);
-		const emission = 60_000 * (1 + SAFETY_MARGIN);
+		const emission = 60_000 * 1.01;
 		await throttle.acquire();
 		// Fourteen more are within 15 minutes (14 x 60.6 s); the fifteenth would wait 15.15 minutes.
 		const within = Array.from({ length: 14 }, () => throttle.acquire());
@@ -173,11 +175,11 @@ describe('GcraLimiter (GCRA)', () => {
 		const start = clock.now();
 		void throttle.penalize();
 		const { grants, done } = startRequests(throttle, clock, 3);
-		await clock.advance(1000 * (1 + SAFETY_MARGIN) - 1);
+		await clock.advance(1000 * 1.01 - 1);
 		expect(grants).toHaveLength(0);
 		await clock.advance(5000);
 		await done;
-		const emission = 1000 * (1 + SAFETY_MARGIN);
+		const emission = 1000 * 1.01;
 		expect(grants.map((g) => g.at - start)).toEqual([
 			Math.ceil(emission),
 			Math.ceil(2 * emission),
@@ -308,17 +310,45 @@ describe('process-wide limiters', () => {
 		expect(accountKey('https://svc.example.com', 'user-a')).not.toContain('user-a');
 	});
 
-	it('two credentials of one account: the strictest terms either declares', () => {
+	it('two credentials of one account: the strictest terms either declares, once the service has accepted its password', () => {
 		const key = accountKey('https://terms.example.com', 'user');
 		const start = 1_000_000;
-		const first = limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, sleep, start);
-		expect(limiterFor(key, { capacity: 10, intervalMs: 2000 }, {}, sleep, start + 1000)).toBe(first);
+		const first = limiterFor(key, { holder: 'first', terms: { capacity: 50, intervalMs: 5000 } }, {}, sleep, start);
+		proveHolder(key, 'first', start);
+		expect(limiterFor(key, { holder: 'second', terms: { capacity: 10, intervalMs: 2000 } }, {}, sleep, start + 1000)).toBe(first);
+		expect(first.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
+		first.setTerms(proveHolder(key, 'second', start + 1000));
 		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
 		// Used again, the first keeps counting; terms no credential used for an hour stop counting.
-		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, sleep, start + 30 * 60_000);
+		limiterFor(key, { holder: 'first', terms: { capacity: 50, intervalMs: 5000 } }, {}, sleep, start + 30 * 60_000);
 		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
-		limiterFor(key, { capacity: 50, intervalMs: 5000 }, {}, sleep, start + 62 * 60_000);
+		limiterFor(key, { holder: 'first', terms: { capacity: 50, intervalMs: 5000 } }, {}, sleep, start + 62 * 60_000);
 		expect(first.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
+	});
+
+	it('terms whose password the service has not accepted hold nobody back: the loosest with the standard terms until one has', () => {
+		const key = accountKey('https://unproven.example.com', 'user');
+		const start = 1_000_000;
+		const limiter = limiterFor(key, { holder: 'stranger', terms: { capacity: 1, intervalMs: 900_000 } }, {}, sleep, start);
+		expect(limiter.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
+		limiterFor(key, { holder: 'owner', terms: { capacity: 10, intervalMs: 60_000 } }, {}, sleep, start);
+		limiter.setTerms(proveHolder(key, 'owner', start));
+		expect(limiter.getTerms()).toEqual({ capacity: 10, intervalMs: 60_000 });
+		limiterFor(key, { holder: 'stranger', terms: { capacity: 1, intervalMs: 900_000 } }, {}, sleep, start + 1000);
+		expect(limiter.getTerms()).toEqual({ capacity: 10, intervalMs: 60_000 });
+		limiterFor(key, { holder: 'stranger', terms: { capacity: 10_000, intervalMs: 1 } }, {}, sleep, start + 2000);
+		expect(limiter.getTerms()).toEqual({ capacity: 10, intervalMs: 60_000 });
+	});
+
+	it('whoever holds the password is named by a keyed digest of it, the username exactly as written', () => {
+		const base = 'https://holder.example.com';
+		const owner = holderKey(base, 'alice', 'secret');
+		expect(holderKey('HTTPS://HOLDER.example.com/', 'alice', 'secret')).toBe(owner);
+		expect(holderKey(base, 'alice', 'other')).not.toBe(owner);
+		expect(new Set([owner, holderKey(base, 'ALICE', 'secret'), holderKey(base, ' alice ', 'secret')]).size).toBe(3);
+		expect(owner).not.toMatch(/alice|secret/);
+		// The bucket stays the account's, whoever sends: the service meters the account.
+		expect(accountKey(base, ' ALICE ')).toBe(accountKey(base, 'alice'));
 	});
 
 	it('what the service may take for one account is one limiter: Base URL spelling, username case', () => {

@@ -1,25 +1,21 @@
 import {
-	DAY_MS,
 	dueSessions,
-	followableRecords,
-	MAX_RECHECK_INTERVAL_MS,
 	newState,
-	PENDING_MAX_AGE_MS,
-	PENDING_MAX_COUNT,
 	planListing,
 	prune,
 	readState,
 	takeListing,
 	writeState,
 	type PendingSession,
-	type UploadRecord,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
+import { followableRecords, type UploadRecord } from '../../nodes/ProductDataIntegrationTrigger/records';
 import type { IDataObject } from 'n8n-workflow';
 
 import { serviceDay } from '../../nodes/shared/uploads';
 
 const at = (iso: string) => Date.parse(iso);
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 const UTC = 'UTC';
 
 function record(id: string, receivedAt: string, errors: unknown[] = []): UploadRecord {
@@ -72,7 +68,7 @@ describe('trigger state: dates', () => {
 
 	it('does not list tomorrow when the clock went backwards', () => {
 		const now = at('2025-03-10T12:00:00Z');
-		expect(planListing(now + DAY_MS, now, UTC)).toEqual({ days: ['2025-03-10'] });
+		expect(planListing(now + DAY, now, UTC)).toEqual({ days: ['2025-03-10'] });
 	});
 });
 
@@ -152,27 +148,52 @@ describe('trigger state: bounds', () => {
 		expect([...state.seen.keys()]).toEqual(['2025-03-11']);
 	});
 
-	it('gives up sessions unfinished after the age limit', () => {
+	it('gives up sessions unfinished after 7 days', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		state.pending = pendingOf(session(A, now - PENDING_MAX_AGE_MS - 1), session(B, now - DAY_MS));
+		state.pending = pendingOf(session(A, now - 7 * DAY - 1), session(B, now - 7 * DAY));
 		expect(prune(state, now, UTC).dropped).toEqual([{ id: A, reason: 'age' }]);
 		expect([...state.pending.keys()]).toEqual([B]);
 	});
 
-	it('follows at most a bounded number of sessions, dropping the oldest, in bounded static data', () => {
+	it('follows at most 2,000 sessions: a listing beyond that never evicts those already followed, in bounded static data', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
-		for (let i = 0; i < PENDING_MAX_COUNT + 3; i++) {
-			state.pending.set(sessionId(i), session(sessionId(i), now - DAY_MS + i, { lastChecked: now - MINUTE, reportsErrors: true }));
-		}
-		const { dropped } = prune(state, now, UTC);
-		expect(dropped).toEqual([0, 1, 2].map((i) => ({ id: sessionId(i), reason: 'count' })));
-		expect(state.pending.size).toBe(PENDING_MAX_COUNT);
+		state.pending = pendingOf(session(A, now - DAY), session(B, now - DAY));
+		const listing = Array.from({ length: 2_500 }, (_, i) => record(sessionId(i), '2025-03-20T07:00:00Z', [{ code: 'X' }]));
+		expect(takeListing(state, '2025-03-20', listing, now, true)).toHaveLength(2_500);
+		expect(prune(state, now, UTC).dropped).toEqual([]);
+		expect(state.pending.size).toBe(2_000);
+		expect(state.pending.has(A) && state.pending.has(B)).toBe(true);
+		// The oldest of the new sessions are followed.
+		expect(state.pending.has(sessionId(1_997)) && !state.pending.has(sessionId(1_998))).toBe(true);
+		for (const pending of state.pending.values()) pending.lastChecked = now + MINUTE;
 		// What the pending sessions cost in static data: at most 150 bytes each, whatever the service's records hold.
 		const staticData: IDataObject = {};
 		writeState(staticData, state);
-		expect(JSON.stringify(staticData.pending).length).toBeLessThan(PENDING_MAX_COUNT * 150);
+		expect(JSON.stringify(staticData.pending).length).toBeLessThan(2_000 * 150);
+	});
+
+	it('keeps at most 5,000 ids of a date, the oldest dropped first, and still takes the dropped ones for known', () => {
+		const now = at('2025-03-10T12:00:00Z');
+		const state = newState('scope', now);
+		const listing = (count: number) =>
+			Array.from({ length: count }, (_, i) => record(sessionId(i), new Date(at('2025-03-10T00:00:00Z') + i * 1000).toISOString()));
+		expect(takeListing(state, '2025-03-10', listing(20_000), now, false)).toHaveLength(20_000);
+		const ids = state.seen.get('2025-03-10') ?? [];
+		expect(ids).toHaveLength(5_000);
+		expect([ids[0], ids.at(-1)]).toEqual([sessionId(15_000), sessionId(19_999)]);
+		expect(takeListing(state, '2025-03-10', listing(20_001), now + MINUTE, false).map((r) => r.id)).toEqual([sessionId(20_000)]);
+		// Another date's listing is not taken for known by this date's bound.
+		expect(takeListing(state, '2025-03-11', [record(sessionId(30_000), '2025-03-10T00:00:00Z')], now, false)).toHaveLength(1);
+
+		const staticData: IDataObject = {};
+		writeState(staticData, state);
+		const stored = JSON.parse(JSON.stringify(staticData)) as IDataObject;
+		expect(JSON.stringify(stored.seen).length).toBeLessThan(200_000);
+		const reread = readState(stored, 'scope');
+		expect(reread).toEqual(state);
+		expect(reread && takeListing(reread, '2025-03-10', listing(20_001), now + 2 * MINUTE, false)).toEqual([]);
 	});
 });
 
@@ -191,14 +212,14 @@ describe('trigger state: checks', () => {
 		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([failing, neverChecked, checkedEarly, fresh]);
 	});
 
-	it('checks long-running sessions less often as they age, but at least every few minutes', () => {
+	it('checks long-running sessions less often as they age, but at least every 5 minutes', () => {
 		const [young, old, older] = [5, 6, 7].map(sessionId);
 		const state = newState('scope', now);
 		state.pending = pendingOf(
 			session(young, now - 2 * MINUTE, { lastChecked: now - MINUTE }),
 			// 40 minutes old when last checked: the next check waits 10 minutes, capped at the maximum.
 			session(old, now - 44 * MINUTE, { lastChecked: now - 4 * MINUTE }),
-			session(older, now - 120 * MINUTE, { lastChecked: now - MAX_RECHECK_INTERVAL_MS }),
+			session(older, now - 120 * MINUTE, { lastChecked: now - 5 * MINUTE }),
 		);
 		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([older, young]);
 		expect(dueSessions(state, now + MINUTE).map(({ id }) => id)).toEqual([older, old, young]);

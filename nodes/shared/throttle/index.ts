@@ -9,8 +9,8 @@ export {
 	type ScheduleHandOver,
 } from './limiter';
 export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
-// The bucket shared through Redis (./sharedRegistry.ts, ./redisBucket.ts) is imported from its own
-// modules: what is exported here makes up the edition without Redis as well.
-export { processLimiterFor } from './registry';
+// The bucket shared through Redis lives in the full edition's own folder (../redis/): what is
+// exported here is all either edition meters with in a process.
+export { processLimiterFor, proveHolder, type TermsDeclaration } from './registry';
 export { describeWait, waitWith, type Sleep } from './time';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';

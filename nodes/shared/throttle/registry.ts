@@ -1,10 +1,10 @@
 import { AdaptiveLimiter } from './adaptive';
 import { GcraLimiter, realClock } from './gcra';
-import type { BucketTerms } from './limiter';
+import { DEFAULT_TERMS, type BucketTerms } from './limiter';
 import type { Sleep } from './time';
 
-// The limiters of this process. A bucket shared between processes (./sharedRegistry.ts) builds on
-// them; this module imports nothing of it, so an edition without Redis is made of it alone.
+// The limiters of this process, in both editions. The full edition's bucket shared between
+// processes (../redis/sharedRegistry.ts) builds on them; the verified edition has them alone.
 
 /**
  * How many accounts this process keeps limiters for: the ones handed out least recently go
@@ -30,8 +30,27 @@ export function touch<V>(map: Map<string, V>, key: string, value: V, max: number
  */
 const TERMS_MEMORY_MS = 60 * 60_000;
 
-/** Terms declared by the credentials of each account: "capacity/intervalMs" -> terms, last used. */
-const declared = new Map<string, Map<string, { terms: BucketTerms; lastUsed: number }>>();
+/** Declarations kept per account: each credential (password and terms) in use is one. */
+const MAX_DECLARATIONS = 100;
+
+/**
+ * Terms a credential declares for its account. `holder` names whoever holds the credential's
+ * password (a keyed digest of it, see the transport's account module), so that a credential with
+ * another password cannot change the terms the account is metered by.
+ */
+export interface TermsDeclaration {
+	holder: string;
+	terms: BucketTerms;
+}
+
+interface AccountDeclarations {
+	/** "holder capacity/intervalMs" -> the declaration, when last used. */
+	declared: Map<string, TermsDeclaration & { lastUsed: number }>;
+	/** The holders whose password the service has accepted (see proveHolder). */
+	proven: Set<string>;
+}
+
+const declarations = new Map<string, AccountDeclarations>();
 
 /** The strictest of the terms: the smallest burst and the slowest leak any of them allows. */
 function strictestTerms(terms: BucketTerms[]): BucketTerms {
@@ -41,18 +60,38 @@ function strictestTerms(terms: BucketTerms[]): BucketTerms {
 	};
 }
 
+function declarationsOf(accountKey: string): AccountDeclarations {
+	const account = declarations.get(accountKey) ?? { declared: new Map(), proven: new Set<string>() };
+	touch(declarations, accountKey, account, MAX_ACCOUNTS);
+	return account;
+}
+
 /**
- * Two credentials of one account may declare different terms: the account works with the
- * strictest that any credential used within the last hour declares.
+ * The terms that hold requests back least in the long run: the fastest leak, then the largest burst.
+ * One declaration whole, never one made of the fields of several.
  */
-function accountTerms(accountKey: string, terms: BucketTerms, now: number): BucketTerms {
-	const account = declared.get(accountKey) ?? new Map<string, { terms: BucketTerms; lastUsed: number }>();
-	touch(declared, accountKey, account, MAX_ACCOUNTS);
-	account.set(`${terms.capacity}/${terms.intervalMs}`, { terms, lastUsed: now });
-	for (const [key, { lastUsed }] of account) {
-		if (now - lastUsed > TERMS_MEMORY_MS) account.delete(key);
+function loosestTerms(terms: BucketTerms[]): BucketTerms {
+	return terms.reduce((loosest, t) =>
+		t.intervalMs < loosest.intervalMs || (t.intervalMs === loosest.intervalMs && t.capacity > loosest.capacity) ? t : loosest,
+	);
+}
+
+/**
+ * Two credentials of one account may declare different terms: the account works with the strictest
+ * that any credential used within the last hour declares, counting only those whose password the
+ * service has accepted. Until it has accepted one, no declaration may hold another credential back:
+ * the account then goes by the loosest of the standard terms and those declared (see loosestTerms),
+ * and the service's refusals (429) slow it down if they are too loose.
+ */
+function termsInForce(account: AccountDeclarations, now: number): BucketTerms {
+	for (const [key, { lastUsed }] of account.declared) {
+		if (now - lastUsed > TERMS_MEMORY_MS) account.declared.delete(key);
 	}
-	return strictestTerms([...account.values()].map((entry) => entry.terms));
+	const declared = [...account.declared.values()];
+	const holders = new Set(declared.map((entry) => entry.holder));
+	for (const holder of account.proven) if (!holders.has(holder)) account.proven.delete(holder);
+	const counted = declared.filter((entry) => account.proven.has(entry.holder)).map((entry) => entry.terms);
+	return { ...(counted.length > 0 ? strictestTerms(counted) : loosestTerms([DEFAULT_TERMS, ...declared.map((entry) => entry.terms)])) };
 }
 
 // One module instance per n8n process: n8n loads the node and the trigger from the same package
@@ -62,10 +101,14 @@ const limiters = new Map<string, AdaptiveLimiter>();
 
 /**
  * The in-process limiter of one account (`accountKey`: see the transport's account module), created
- * on first use; its terms are the strictest its credentials declare. Its waits are made of `sleep`.
+ * on first use; its terms are the strictest its credentials declare (see termsInForce), `declaration`
+ * among them. Its waits are made of `sleep`.
  */
-export function processLimiterFor(accountKey: string, declaredTerms: BucketTerms, sleep: Sleep, now = Date.now()): AdaptiveLimiter {
-	const terms = accountTerms(accountKey, declaredTerms, now);
+export function processLimiterFor(accountKey: string, declaration: TermsDeclaration, sleep: Sleep, now = Date.now()): AdaptiveLimiter {
+	const account = declarationsOf(accountKey);
+	const { holder, terms: declared } = declaration;
+	touch(account.declared, `${holder} ${declared.capacity}/${declared.intervalMs}`, { holder, terms: declared, lastUsed: now }, MAX_DECLARATIONS);
+	const terms = termsInForce(account, now);
 	let limiter = limiters.get(accountKey);
 	if (limiter) {
 		limiter.setTerms(terms);
@@ -74,4 +117,14 @@ export function processLimiterFor(accountKey: string, declaredTerms: BucketTerms
 	}
 	touch(limiters, accountKey, limiter, MAX_ACCOUNTS);
 	return limiter;
+}
+
+/**
+ * The service accepted the password of `holder` (an answer other than 401/403): the terms it
+ * declares count for the account from now on. The account's terms now, for its limiters.
+ */
+export function proveHolder(accountKey: string, holder: string, now = Date.now()): BucketTerms {
+	const account = declarationsOf(accountKey);
+	account.proven.add(holder);
+	return termsInForce(account, now);
 }

@@ -1,7 +1,7 @@
-import { createHash } from 'crypto';
+import { createHash, createHmac } from 'crypto';
 import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { BucketTerms, RateLimiter } from '../throttle';
+import { proveHolder, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { accountLimiter } from './bucketHome';
 import { oncePerNodeRun } from './context';
@@ -30,6 +30,8 @@ export interface Account {
 	limiter: RateLimiter;
 	/** How long one exchange may take to connect and to answer. */
 	timeoutMs: number;
+	/** Tells the account the service answered one of its requests with `status` (see provesPassword). */
+	answered(status: number): void;
 }
 
 /**
@@ -38,11 +40,40 @@ export interface Account {
  * Base URL as checkBaseUrl normalises it (scheme and host in lower case, no default port, no
  * trailing slash), and the username without surrounding spaces, in Unicode normal form and in
  * lower case. Whether the service compares usernames without regard to case is not documented;
- * taking them as one account can only make the limiter stricter, never exceed the bucket.
+ * taking them as one account can only make the limiter stricter, never exceed the bucket. It names
+ * the bucket only: what the nodes keep for an account is keyed by holderKey.
  */
 export function accountKey(baseUrl: string, username: string): string {
 	const user = username.trim().normalize('NFC').toLowerCase();
 	return createHash('sha256').update(`${checkBaseUrl(baseUrl)}\n${user}`).digest('hex');
+}
+
+/**
+ * Names whoever holds the password of an account: a keyed digest (HMAC-SHA256, the password as key)
+ * of the Base URL as checkBaseUrl normalises it and the username exactly as written. What the nodes
+ * keep for an account (known images, declared rate-limit terms) is keyed by it, so a credential
+ * with the same Base URL and username but another password finds and changes none of it, and the
+ * key, in Redis too, gives neither the username nor the password back readable. Usernames are
+ * not folded: " Alice ", "ALICE" and "alice" are three holders, as a service with case-sensitive
+ * usernames has three accounts.
+ */
+export function holderKey(baseUrl: string, username: string, password: string): string {
+	return createHmac('sha256', password).update(`${checkBaseUrl(baseUrl)}\n${username}`).digest('hex');
+}
+
+/** The credential's holderKey. */
+export function holderOf(credentials: ICredentialDataDecryptedObject): string {
+	const text = (value: unknown) => (typeof value === 'string' ? value : '');
+	return holderKey(text(credentials.baseUrl), text(credentials.username), text(credentials.password));
+}
+
+/**
+ * Whether an answer shows the service accepted the password: any answer but a refused login
+ * (401, 403), a refusal for the rate limit (429, which a service may give before it checks the
+ * login) or a server's failure (5xx, which a proxy may give for any request).
+ */
+function provesPassword(status: number): boolean {
+	return status < 500 && status !== 401 && status !== 403 && status !== 429;
 }
 
 async function loadAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
@@ -62,12 +93,21 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 	}
 	const { baseUrl, terms, timeoutMs } = settings;
 	const username = typeof credentials.username === 'string' ? credentials.username : '';
+	const key = accountKey(baseUrl, username);
+	const holder = holderOf(credentials);
+	const limiter = accountLimiter(key, { holder, terms }, credentials, sleep);
+	let proven = false;
 	return {
 		baseUrl,
 		origin: new URL(baseUrl).origin,
 		credentials,
-		limiter: accountLimiter(accountKey(baseUrl, username), terms, credentials, sleep),
+		limiter,
 		timeoutMs,
+		answered: (status) => {
+			if (proven || !provesPassword(status)) return;
+			proven = true;
+			limiter.setTerms(proveHolder(key, holder));
+		},
 	};
 }
 

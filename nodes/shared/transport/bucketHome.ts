@@ -1,8 +1,8 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { BucketTerms, RateLimiter, Sleep } from '../throttle';
-import { limiterFor } from '../throttle/sharedRegistry';
-import { sharingFor } from './sharing';
+import type { RateLimiter, Sleep, TermsDeclaration } from '../throttle';
+import { limiterFor } from '../redis/sharedRegistry';
+import { sharingFor } from '../redis/sharing';
 
 /*
  * Where an account's bucket can live, for the full edition: in this process, or in Redis shared by
@@ -11,12 +11,12 @@ import { sharingFor } from './sharing';
  * place: the same signature, the bucket in this process only.
  */
 
-/** The limiter of the account `accountKey` for this n8n process. */
+/** The limiter of the account `accountKey` for this n8n process; `declaration`: the terms the credential declares. */
 export function accountLimiter(
 	accountKey: string,
-	terms: BucketTerms,
+	declaration: TermsDeclaration,
 	credentials: ICredentialDataDecryptedObject,
 	sleep: Sleep,
 ): RateLimiter {
-	return limiterFor(accountKey, terms, sharingFor(credentials), sleep);
+	return limiterFor(accountKey, declaration, sharingFor(credentials), sleep);
 }

@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { processLimiterFor, type BucketTerms, type RateLimiter, type Sleep } from '../throttle';
+import { processLimiterFor, type RateLimiter, type Sleep, type TermsDeclaration } from '../throttle';
 
 /*
  * Where an account's bucket can live, for the verified edition (n8n Cloud), built in place of
@@ -9,12 +9,12 @@ import { processLimiterFor, type BucketTerms, type RateLimiter, type Sleep } fro
  * adaptive limiter answers their refusals (429) by slowing down, never by failing.
  */
 
-/** The limiter of the account `accountKey` for this n8n process. */
+/** The limiter of the account `accountKey` for this n8n process; `declaration`: the terms the credential declares. */
 export function accountLimiter(
 	accountKey: string,
-	terms: BucketTerms,
+	declaration: TermsDeclaration,
 	_credentials: ICredentialDataDecryptedObject,
 	sleep: Sleep,
 ): RateLimiter {
-	return processLimiterFor(accountKey, terms, sleep);
+	return processLimiterFor(accountKey, declaration, sleep);
 }

@@ -4,7 +4,7 @@ import { serviceMessage } from './responses';
 import type { CustomerOverride, Exchange } from './types';
 
 /**
- * What a 401 tells, once the credential's own login was tried (GET /api/auth/me with its own
+ * What a 401 or 403 tells, once the credential's own login was tried (GET /api/auth/me with its own
  * customer): `login` when that failed too, `customer` when it worked, so the customer node of the
  * refused request is what the service refused.
  */
@@ -76,13 +76,24 @@ export class AmbiguousUploadError extends NodeApiError {
 }
 
 /**
+ * A 401 or 403 after which the credential's own login (GET /api/auth/me) was refused too: no request with
+ * this credential will be answered, whichever session or customer node it asks about.
+ */
+export class RefusedLoginError extends NodeApiError {
+	constructor(...args: ConstructorParameters<typeof NodeApiError>) {
+		super(...args);
+		this.name = 'NodeApiError';
+	}
+}
+
+/**
  * Builds an error from plain values only: errors that n8n's request helpers throw carry the
  * request options (Authorization header included), so none of them is ever passed on.
  */
 export function apiError(
 	node: INode,
 	message: string,
-	options: { description?: string; httpCode?: number; itemIndex?: number; code?: string; ambiguous?: boolean },
+	options: { description?: string; httpCode?: number; itemIndex?: number; code?: string; ambiguous?: boolean; refusedLogin?: boolean },
 ): NodeApiError {
 	// No `code` in the response object: n8n would swap the message for its generic text on codes
 	// such as ECONNRESET, losing what matters here (whether the upload may have arrived).
@@ -92,7 +103,7 @@ export function apiError(
 		options.code !== undefined
 			? `${options.description ? `${options.description} ` : ''}(${options.code})`
 			: options.description;
-	const ErrorClass = options.ambiguous === true ? AmbiguousUploadError : NodeApiError;
+	const ErrorClass = options.ambiguous === true ? AmbiguousUploadError : options.refusedLogin === true ? RefusedLoginError : NodeApiError;
 	return new ErrorClass(node, response, {
 		message,
 		description,
@@ -125,6 +136,7 @@ export function statusError(
 			httpCode: status,
 			itemIndex,
 			description: authDescription(environment, unauthorized),
+			refusedLogin: unauthorized?.cause === 'login',
 		});
 	}
 	if (status === 400) {

@@ -4,11 +4,11 @@
  */
 export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, effectiveCustomer, getServiceCredentials } from './account';
+export { accountKey, effectiveCustomer, getServiceCredentials, holderOf } from './account';
 export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
-export { AmbiguousUploadError } from './errors';
-export { parseServiceJson } from './responses';
+export { AmbiguousUploadError, RefusedLoginError } from './errors';
+export { cleanServiceText, parseServiceJson } from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export { listRequest, serviceRequest } from './request';

@@ -24,7 +24,7 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody, serviceMessage } from './responses';
 import { oncePerNodeRun } from './context';
 import { hintOncePerRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
@@ -248,8 +248,9 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
 }
 
 /**
- * One request to the service's origin, with the credential, through the account's limiter, tried
- * as often as is safe: the way of serviceRequest and of a URL the service names (serviceUrl.ts).
+ * One request to the service's origin, with the credential (or, `elsewhere`, to a URL on another
+ * host the service named, without it), through the account's limiter, tried as often as is safe: the
+ * way of serviceRequest and of a URL the service names (serviceUrl.ts).
  */
 export async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
@@ -280,13 +281,17 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		}
 
 		const { statusCode: status, headers, text, truncated } = result.answer;
+		account.answered(status);
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
 		const refused = isRefusal(status, retryAfterMs);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
-		// It is bounded: a Retry-After of a day fails its own request (below), not everyone else's.
-		if (refused) {
-			const penaltyMs = retryAfterPenalty(retryAfterMs, intervalMs);
-			await attempt.limiter.penalize(penaltyMs === undefined ? undefined : Math.min(penaltyMs, MAX_LIMIT_WAIT_MS));
+		// A Retry-After longer than an execution waits fails its own request (below) and holds the
+		// account back only as a refusal without one does: a penalty of 15 minutes would make each of
+		// the account's other requests wait that long or fail at once, whatever the service says to them.
+		// Another host's refusal is not the account's: it bounds that request's retries only.
+		if (refused && exchange.elsewhere !== true) {
+			const waitable = retryAfterMs !== undefined && retryAfterMs <= MAX_LIMIT_WAIT_MS ? retryAfterMs : undefined;
+			await attempt.limiter.penalize(retryAfterPenalty(waitable, intervalMs));
 		}
 		await grant.settle();
 
@@ -297,15 +302,22 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 			await afterRefusal(attempt, status, retryAfterMs);
 		} else if (status >= 500) {
 			await afterServerError(attempt, status, text, headers);
+		} else if (exchange.elsewhere === true) {
+			// No login check: the credential was not sent there.
+			throw apiError(attempt.node, `${describeTarget(exchange)} on ${new URL(exchange.url).host} answered with status ${status}`, {
+				httpCode: status,
+				itemIndex: exchange.itemIndex,
+				description: serviceMessage(text),
+			});
 		} else {
-			const unauthorized = status === 401 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
+			const unauthorized = status === 401 || status === 403 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
 			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers, unauthorized);
 		}
 	}
 }
 
 /**
- * After a 401, whether the credential's own login works: one GET /api/auth/me with its own
+ * After a 401 or 403, whether the credential's own login works: one GET /api/auth/me with its own
  * customer, sent only then, tells a refused login from a refused customer node.
  */
 async function diagnoseUnauthorized(context: ServiceContext, account: Account, exchange: Exchange): Promise<Unauthorized | undefined> {
@@ -327,7 +339,7 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 			allowStatus: [],
 		}).then(
 			() => 'customer' as const,
-			(error: unknown) => (error instanceof NodeApiError && error.httpCode === '401' ? ('login' as const) : undefined),
+			(error: unknown) => (error instanceof NodeApiError && (error.httpCode === '401' || error.httpCode === '403') ? ('login' as const) : undefined),
 		),
 	);
 	return { ...unauthorized, cause: answer };

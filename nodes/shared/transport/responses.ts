@@ -121,21 +121,37 @@ export function parseBody(text: string, responseType: Exchange['responseType']):
 	}
 }
 
-/** The service's own words for an error: the `message` of its JSON body, or a short plain text. */
+/** The most of the service's own words that a message, a warning or a log line carries. */
+export const SERVICE_TEXT_LIMIT = 300;
+
+/**
+ * Text from the service made fit for an error, an item's warning or a log line: control characters
+ * (a line break would start a forged line in n8n's log) become spaces, and a longer text is cut to
+ * `maxLength` characters, the cut marked with an ellipsis.
+ */
+export function cleanServiceText(text: string, maxLength = SERVICE_TEXT_LIMIT): string {
+	const clean = text.replace(/[\p{Cc}\u2028\u2029]/gu, ' ').trim();
+	return clean.length <= maxLength ? clean : `${clean.slice(0, maxLength - 1).replace(/[\ud800-\udbff]$/, '')}…`;
+}
+
+/**
+ * The service's own words for an error: the `message` of its JSON body, or a short plain text;
+ * cleaned and cut as cleanServiceText does.
+ */
 export function serviceMessage(text: string): string | undefined {
 	try {
 		const parsed = parseServiceJson(text);
 		if (typeof parsed === 'object' && parsed !== null) {
 			const { message, Message } = parsed as { message?: unknown; Message?: unknown };
 			const said = message ?? Message;
-			if (typeof said === 'string' && said.trim() !== '') return said.trim();
+			if (typeof said === 'string' && said.trim() !== '') return cleanServiceText(said) || undefined;
 		}
-		if (typeof parsed === 'string' && parsed.trim() !== '') return parsed.trim();
+		if (typeof parsed === 'string' && parsed.trim() !== '') return cleanServiceText(parsed) || undefined;
 		return undefined;
 	} catch {
 		const trimmed = text.trim();
-		if (trimmed === '' || trimmed.length > 300 || trimmed.startsWith('<')) return undefined;
-		return trimmed;
+		if (trimmed === '' || trimmed.length > SERVICE_TEXT_LIMIT || trimmed.startsWith('<')) return undefined;
+		return cleanServiceText(trimmed) || undefined;
 	}
 }
 

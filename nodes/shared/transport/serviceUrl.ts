@@ -2,7 +2,8 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { getAccount } from './account';
 import { perform } from './request';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes } from './responses';
+import { LOOPBACK_HTTP } from './loopback';
+import { cleanServiceText, DEFAULT_ANSWER_LIMIT_BYTES, describeBytes } from './responses';
 import type { ServiceContext, ServiceResponse } from './types';
 
 /**
@@ -18,13 +19,22 @@ export async function resolveServiceUrl(this: ServiceContext, url: string, itemI
 	}
 }
 
+/** Whether the Base URL is on this machine, where plain http is allowed for it (see LOOPBACK_HTTP). */
+function onThisMachine(baseUrl: string): boolean {
+	const url = new URL(baseUrl);
+	url.protocol = 'http:';
+	return LOOPBACK_HTTP.test(url.href);
+}
+
 /**
  * Fetches a URL the service handed out (e.g. the error document behind a 301 Location; a relative
- * one is read against the base URL), as any request of the service: with the credential, through
- * the account's rate limit and its bounded retries. Only the service's own origin (the Base URL's)
- * is fetched: an answer of the service cannot make the node send requests anywhere else, and a
- * workflow that wants a document elsewhere has its URL. Redirects are never followed. Only the
- * first 1 MiB is read; a longer document ends with a note saying so.
+ * one is read against the base URL), through the account's rate limit and its bounded retries. On
+ * the service's own origin (the Base URL's) it is a request of the service, with the credential. On
+ * another host (services keep error documents in blob storage or on a CDN) it goes without the
+ * Authorization and customer headers, through n8n's plain request helper (whose SSRF protection
+ * applies where the instance turns it on), over https only (plain http only where the Base URL
+ * itself is on this machine). Redirects are never followed. Only the first 1 MiB is read; a longer
+ * document ends with a note saying so.
  */
 export async function fetchServiceUrl(
 	this: ServiceContext,
@@ -36,12 +46,13 @@ export async function fetchServiceUrl(
 	try {
 		target = new URL(url, `${account.baseUrl}/`);
 	} catch {
-		throw new NodeOperationError(this.getNode(), `The service handed out an invalid URL: ${url}`, { itemIndex });
+		throw new NodeOperationError(this.getNode(), `The service handed out an invalid URL: ${cleanServiceText(url)}`, { itemIndex });
 	}
-	if (target.origin !== account.origin) {
-		throw new NodeOperationError(this.getNode(), `The service handed out a URL on another host (${target.origin}), which is not fetched`, {
+	const elsewhere = target.origin !== account.origin;
+	if (elsewhere && !(target.protocol === 'https:' || (target.protocol === 'http:' && onThisMachine(account.baseUrl)))) {
+		throw new NodeOperationError(this.getNode(), `The service handed out a URL on another host that is not https (${cleanServiceText(target.origin)}), which is not fetched`, {
 			itemIndex,
-			description: `Only URLs on the Base URL's own origin (${account.origin}) are fetched. The URL is in the output (errorUrl) for a workflow to follow if it trusts that host.`,
+			description: `A URL on another host than the Base URL's (${account.origin}) is fetched over https only, without the credential. The URL is in the output (errorUrl) for a workflow to follow if it trusts that host.`,
 		});
 	}
 	const response = await perform<string>(this, account, {
@@ -51,6 +62,7 @@ export async function fetchServiceUrl(
 		responseType: 'text',
 		allowStatus: [],
 		truncate: true,
+		elsewhere,
 	});
 	if (!response.truncated) return response;
 	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);

@@ -36,14 +36,20 @@ export interface ServiceRequest {
 }
 
 /**
- * A request as it goes out: its absolute URL on the service's origin (it always carries the
- * credential and goes through the account's limiter), the defaults filled in.
+ * A request as it goes out: its absolute URL, on the service's origin unless `elsewhere` (it goes
+ * through the account's limiter, and carries the credential on the service's origin), the defaults
+ * filled in.
  */
 export type Exchange = Omit<ServiceRequest, 'path' | 'responseType' | 'allowStatus'> &
 	Required<Pick<ServiceRequest, 'responseType' | 'allowStatus'>> & {
 		url: string;
 		/** An answer longer than maxAnswerBytes is handed back cut (truncated), not failed. */
 		truncate?: boolean;
+		/**
+		 * A URL on another host that the service named (an error document in blob storage): sent through
+		 * n8n's plain request helper, without the credential's Authorization and customer headers.
+		 */
+		elsewhere?: boolean;
 	};
 
 export interface ServiceResponse<T = unknown> {

@@ -1,19 +1,20 @@
 // Credentials, following n8n's CLI CredentialsHelper (packages/cli/src/credentials-helper.ts).
 import type {
+	IAuthenticateGeneric,
 	ICredentialDataDecryptedObject,
 	ICredentialType,
 	IHttpRequestOptions,
 	INode,
 	INodeCredentialsDetails,
+	INodeParameters,
 	INodeProperties,
 	IRequestOptionsSimplified,
 	IWorkflowExecuteAdditionalData,
 	Workflow,
 } from 'n8n-workflow';
-import { ICredentialsHelper, UnexpectedError } from 'n8n-workflow';
+import { ICredentialsHelper, isExpression, NodeHelpers, UnexpectedError } from 'n8n-workflow';
 
 import { ProductDataIntegrationApi } from '../../../credentials/ProductDataIntegrationApi.credentials';
-import { applyGenericAuthentication, credentialDataOf } from '../context';
 
 const credentialTypes = new Map<string, ICredentialType>();
 
@@ -21,7 +22,49 @@ export function registerCredentialType(type: ICredentialType): void {
 	credentialTypes.set(type.name, type);
 }
 
-registerCredentialType(new ProductDataIntegrationApi());
+export const packageCredential = new ProductDataIntegrationApi();
+registerCredentialType(packageCredential);
+
+/** What n8n hands a node from getCredentials: the type's defaults applied, hidden fields dropped. */
+function credentialDataOf(type: ICredentialType, data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
+	return NodeHelpers.getNodeParameters(type.properties, { ...data } as INodeParameters, true, false, null, null) as ICredentialDataDecryptedObject;
+}
+
+/** credentialDataOf for the package's own credential. */
+export function resolveCredentialData(data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
+	return credentialDataOf(packageCredential, data);
+}
+
+/** `text`, an expression of a credential type (e.g. its test request), resolved as n8n does. */
+export function resolveCredentialText(workflow: Workflow, node: INode, credentials: ICredentialDataDecryptedObject, text: string): string {
+	if (!isExpression(text)) return text;
+	const value = workflow.expression.getSimpleParameterValue(node, text, 'internal', { $credentials: credentials }, undefined, '');
+	return value ? String(value) : '';
+}
+
+/**
+ * n8n's CredentialsHelper.authenticate for a declarative (generic) credential: each key and value
+ * resolved with the expression engine and written into the request option of the same name
+ * (headers, auth, qs, body).
+ */
+function applyGenericAuthentication(
+	authenticate: IAuthenticateGeneric,
+	credentials: ICredentialDataDecryptedObject,
+	requestOptions: IHttpRequestOptions | IRequestOptionsSimplified,
+	workflow: Workflow,
+	node: INode,
+): IHttpRequestOptions {
+	const resolve = (text: string) => resolveCredentialText(workflow, node, credentials, text);
+	requestOptions.headers ??= {};
+	const target = requestOptions as unknown as Record<string, Record<string, string>>;
+	for (const [option, entries] of Object.entries(authenticate.properties)) {
+		for (const [key, value] of Object.entries(entries as Record<string, string>)) {
+			target[option] ??= {};
+			target[option][resolve(key)] = resolve(value);
+		}
+	}
+	return requestOptions as IHttpRequestOptions;
+}
 
 export class HarnessCredentialsHelper extends ICredentialsHelper {
 	constructor(private readonly data: ICredentialDataDecryptedObject) {

@@ -1,6 +1,7 @@
 /**
- * In-process n8n for node tests: runs a node class with n8n-core's real engine, so parameters,
- * credentials, HTTP, binary data, continue-on-fail, retries and cancellation behave as in n8n.
+ * In-process n8n for node tests and benchmarks: runs a node class with n8n-core's real engine, so
+ * parameters, credentials, HTTP, binary data, continue-on-fail, retries and cancellation behave as
+ * in n8n.
  *
  *   runNode(options): Promise<RunNodeResult>
  *     Runs the workflow "Start (Manual Trigger) -> node" with n8n-core's `WorkflowExecute`. The
@@ -22,6 +23,14 @@
  *     Event" does. staticData is the workflow's static data before the poll (n8n keys a node's
  *     part 'node:<name>'); the result's staticData is a plain copy after the poll, to pass
  *     to the next call. Result: output (null = nothing to emit), staticData, error.
+ *   createContext({ credentials, nodeParameters?, items?, continueOnFail?, signal? }): TestContext
+ *     The `this` of the action node's execute() without a workflow run, to call the package's parts
+ *     (the transport, an operation's steps) directly: n8n-core's ExecuteContext for the node with
+ *     those parameters (n8n adds the defaults), input items (default [{ json: {} }]), On Error
+ *     setting and execution cancel signal. `logged` holds every line it logged, as
+ *     'level message {metadata as JSON}'. Every context is a run of the same node.
+ *   createPollContext({ credentials, nodeParameters?, ... }): the same for the trigger's poll:
+ *     n8n-core's PollContext of an active workflow (no cancel signal; what it emits goes nowhere).
  *   runLoadOptions(node, method, parameters, credentials?): Promise<INodePropertyOptions[]>
  *     Calls methods.loadOptions[method] in n8n-core's LoadOptionsContext, as the editor does.
  *   runListSearch(node, method, parameters, credentials?, filter?): Promise<INodeListSearchResult>
@@ -35,6 +44,10 @@
  *   emulatorCredentials(emulator, overrides?): credential data for the emulator's default account.
  *   registerCredentialType(type): makes a credential type known to the credentials helper
  *     (the package's own credential is registered already).
+ *   resolveCredentialData(data): the package's credential as a node reads it (defaults added,
+ *     hidden fields dropped); resolveCredentialExpression(text, data) and
+ *     authenticateRequest(data, options): what n8n's credential tester does before it sends the
+ *     credential's test request.
  *   deduplicator: n8n's deduplication store (helpers.checkProcessedAndRecord and the rest) as
  *     n8n keeps it, mode 'entries', in this process; sizes() for tests; use(backend) hands it to
  *     another store (n8n's own helper on its database, for a benchmark).
@@ -42,15 +55,18 @@
  *     rendered in depth, so tests can assert that no secret was logged.
  *   NODE_NAME: the name of the node under test in the workflow.
  *
- * One file per part: run.ts (runNode, runPoll), editor.ts (runLoadOptions, runListSearch),
- * fixtures.ts (binaryItem, emulatorCredentials), execute.ts (the workflow, its additional data and
- * WorkflowExecute), nodeTypes.ts (the node under test, the Manual Trigger), credentials.ts (n8n's
- * CredentialsHelper for tests), services.ts (n8n's process-wide services), deduplication.ts (its
- * deduplication store), logging.ts (the recorder).
+ * One file per part: run.ts (runNode, runPoll), contexts.ts (createContext, createPollContext),
+ * editor.ts (runLoadOptions, runListSearch), fixtures.ts (binaryItem, emulatorCredentials),
+ * execute.ts (the workflow, its additional data and WorkflowExecute), nodeTypes.ts (the node under
+ * test as n8n's loader hands it out, the Manual Trigger), credentials.ts (n8n's CredentialsHelper
+ * for tests), credentialTester.ts (the credential test's request), services.ts (n8n's process-wide
+ * services), deduplication.ts (its deduplication store), logging.ts (the recorder).
  */
 
 export { clearLoggedLines, getLoggedLines } from './logging';
-export { registerCredentialType } from './credentials';
+export { registerCredentialType, resolveCredentialData } from './credentials';
+export { authenticateRequest, resolveCredentialExpression } from './credentialTester';
+export { createContext, createPollContext, type ContextOptions, type TestContext } from './contexts';
 export { NODE_NAME, type NodeParameters } from './nodeTypes';
 export { setBinaryDataMode } from './services';
 export { runNode, runPoll, type RunNodeOptions, type RunNodeResult, type RunPollResult } from './run';

@@ -1,6 +1,7 @@
 // The node under test and a Manual Trigger to start the workflow from, as n8n's node types know them.
 import { randomUUID } from 'node:crypto';
 
+import { commonPollingParameters } from 'n8n-core/dist/nodes-loader/constants';
 import type {
 	IDataObject,
 	INode,
@@ -41,8 +42,20 @@ export class ManualTrigger implements INodeType {
 		return { manualTriggerFunction: async () => this.emit([[{ json: {} }]]) };
 	}
 }
+/** A node type as n8n's loader hands it out: a polling node gains Poll Times (DirectoryLoader.applySpecialNodeParameters). */
+function asLoaded(nodeType: INodeType): INodeType {
+	const { description } = nodeType;
+	if (!description.polling) return nodeType;
+	const properties = [...commonPollingParameters, ...description.properties];
+	return Object.create(nodeType, { description: { value: { ...description, properties } } }) as INodeType;
+}
+
 export class HarnessNodeTypes implements INodeTypes {
-	constructor(private readonly types: Record<string, INodeType>) {}
+	private readonly types: Record<string, INodeType>;
+
+	constructor(types: Record<string, INodeType>) {
+		this.types = Object.fromEntries(Object.entries(types).map(([name, nodeType]) => [name, asLoaded(nodeType)]));
+	}
 
 	getByName(type: string): INodeType {
 		return this.getByNameAndVersion(type);

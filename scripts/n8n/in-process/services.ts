@@ -21,17 +21,23 @@ else process.once('exit', removeUserFolder);
 
 let ready: Promise<void> | undefined;
 
+/** What n8n-core reads as a node's context is made (its user folder, the logger); at once, for contexts made outside a run. */
+export function setUpSettings(): void {
+	if (userFolder) return;
+	// n8n reads its user folder (settings, binary data files) when the container first builds
+	// InstanceSettings: a throw-away folder keeps tests away from a real ~/.n8n. Made on first
+	// use, so a test file that fails to load leaves nothing behind.
+	userFolder = mkdtempSync(join(tmpdir(), 'n8n-harness-'));
+	process.env.N8N_USER_FOLDER = userFolder;
+	const logger = new RecordingLogger();
+	// n8n's Logger class has private winston internals; the recorder has its public surface.
+	Container.set(Logger, logger as unknown as Logger);
+	LoggerProxy.init(logger);
+}
+
 export function setUp(): Promise<void> {
 	ready ??= (async () => {
-		// n8n reads its user folder (settings, binary data files) when the container first builds
-		// InstanceSettings: a throw-away folder keeps tests away from a real ~/.n8n. Made on first
-		// use, so a test file that fails to load leaves nothing behind.
-		userFolder = mkdtempSync(join(tmpdir(), 'n8n-harness-'));
-		process.env.N8N_USER_FOLDER = userFolder;
-		const logger = new RecordingLogger();
-		// n8n's Logger class has private winston internals; the recorder has its public surface.
-		Container.set(Logger, logger as unknown as Logger);
-		LoggerProxy.init(logger);
+		setUpSettings();
 		Container.get(BinaryDataConfig).mode = 'default';
 		await Container.get(BinaryDataService).init();
 		await DataDeduplicationService.init(deduplicator);

@@ -11,6 +11,7 @@ import {
 } from '../../../shared/sessions';
 import {
 	AmbiguousUploadError,
+	cleanServiceText,
 	effectiveCustomer,
 	getServiceCredentials,
 	serviceRequest,
@@ -214,15 +215,19 @@ async function recoverUpload(
 	const itemIndex = document.itemIndexes[0];
 	const arrivals = await findPossibleArrivals.call(context, attempt, { customer, itemIndex, known });
 	if (arrivals.length === 0) return undefined;
-	if (arrivals.length === 1) {
-		return { sessionId: String(arrivals[0].id), uploadedAt: String(arrivals[0].receivedAt) };
-	}
+	// The listed id becomes the item's session ID as an upload's answer would: only when it is one.
+	const sessionId = arrivals.length === 1 ? normalizeSessionId(arrivals[0].id) : undefined;
+	if (sessionId !== undefined) return { sessionId, uploadedAt: String(arrivals[0].receivedAt) };
+	const listed = cleanServiceText(arrivals.map((record) => JSON.stringify(record.id ?? null)).join(', '));
 	throw new NodeOperationError(
 		context.getNode(),
 		`The document of ${describeItems(document.itemIndexes)} may or may not have reached the service on an earlier try, and the list of uploads cannot tell`,
 		{
 			itemIndex,
-			description: `${arrivals.length} uploads of the same length (${attempt.bytes} bytes) arrived since that try: ${arrivals.map((record) => String(record.id)).join(', ')}. It was not sent again, because a second upload could duplicate the first.`,
+			description:
+				arrivals.length === 1
+					? `An upload of the same length (${attempt.bytes} bytes) arrived since that try, but its id is not a session ID: ${listed}. It was not sent again, because a second upload could duplicate the first.`
+					: `${arrivals.length} uploads of the same length (${attempt.bytes} bytes) arrived since that try: ${listed}. It was not sent again, because a second upload could duplicate the first.`,
 		},
 	);
 }
@@ -261,7 +266,7 @@ async function sendDocument(
 			{
 				itemIndex,
 				httpCode: String(response.statusCode),
-				description: `It answered ${response.statusCode} with: ${String(response.body ?? '').slice(0, 200) || '(nothing)'}. List the uploads of today to find the session.`,
+				description: `It answered ${response.statusCode} with: ${cleanServiceText(String(response.body ?? ''), 200) || '(nothing)'}. List the uploads of today to find the session.`,
 			},
 		);
 	}
@@ -306,7 +311,13 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 			`Processing of the document of ${describeItems(document.itemIndexes)} ended with errors (session ${outcome.sessionId})`,
 			{
 				itemIndex,
-				description: outcome.errorMessage ?? (outcome.errorUrl ? `Error message: ${outcome.errorUrl}` : undefined),
+				// The output keeps the whole message; an error may become a log line.
+				description:
+					outcome.errorMessage !== undefined
+						? cleanServiceText(outcome.errorMessage)
+						: outcome.errorUrl
+							? `Error message: ${cleanServiceText(outcome.errorUrl)}`
+							: undefined,
 			},
 		);
 		slots[index] = {

@@ -59,7 +59,8 @@ export function selectBinaryImages(
 }
 
 const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
-const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;\\s*${TOKEN}=(${TOKEN}|"[^"\\\\\\r\\n]*"))*$`);
+// Spaces between parameters, and no control character in a quoted value (NUL, VT, a line break): see checkPartContentType.
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}( *; *${TOKEN}=(${TOKEN}|"[^"\\\\\\p{Cc}]*"))*$`, 'u');
 
 /**
  * The binary's MIME type goes into the part's Content-Type header as it is: item data that is not a
@@ -97,8 +98,10 @@ export function imagePart(context: IExecuteFunctions, itemIndex: number, image: 
 }
 
 /**
- * Reads an image once to learn its md5 and length: a stored image as a stream, so that no image is
- * held in memory whole; inline data (in the item already) is decoded and let go.
+ * Reads an image once to learn its md5 and length: a stored image as a stream, so that measuring
+ * holds no image in memory whole; inline data (in the item already) is decoded and let go. Sending
+ * differs by edition: the full edition streams each image again, the verified one holds a request's
+ * images in memory while it sends them (./multipart.verified.ts).
  */
 export async function measureImage(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): Promise<void> {
 	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));

@@ -3,6 +3,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { HASHCODE } from '../../../shared/hashcode';
 
 const properties: INodeProperties[] = [
 	{
@@ -37,6 +38,13 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 		throw new NodeOperationError(this.getNode(), `The Hashcode of item ${itemIndex} is empty`, {
 			itemIndex,
 			description: 'Give the image hashcode that the upload of the image returned',
+		});
+	}
+	if (!HASHCODE.test(hashcode)) {
+		throw new NodeOperationError(this.getNode(), `The Hashcode of item ${itemIndex} is not an image hashcode: ${JSON.stringify(hashcode.slice(0, 200))}`, {
+			itemIndex,
+			description:
+				'An image hashcode is 1 to 128 letters, digits and the signs . _ ~ : + / = -, begins with a letter or digit, and has no "." or ".." between slashes. Give the hashcode field of an image upload\'s output.',
 		});
 	}
 	const response = await serviceRequest.call(this, {

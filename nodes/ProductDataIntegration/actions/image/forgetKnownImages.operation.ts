@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from './knownImageStore';
+import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from '../../../shared/knownImages';
 
 const properties: INodeProperties[] = [
 	{

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'crypto';
 import FormData from 'form-data';
 import { Readable } from 'stream';
 
-import type { FilePart, MultipartUpload, PartDigest } from './multipartParts';
+import { checkPartContentType, type FilePart, type MultipartUpload, type PartDigest } from './multipartParts';
 
 /*
  * Multipart bodies for the full edition: parts held in n8n's binary store are streamed from it as
@@ -23,6 +23,7 @@ export function encodeMultipart(parts: FilePart[]): MultipartUpload {
 		headers: {},
 		// Called for every attempt: a stream that was sent once cannot be sent again after a 429.
 		body: async () => {
+			parts.forEach(checkPartContentType);
 			close();
 			const form = new FormData();
 			meters = parts.map((part) => {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'crypto';
 
-import type { FilePart, MultipartUpload, PartDigest } from './multipartParts';
+import { checkPartContentType, type FilePart, type MultipartUpload, type PartDigest } from './multipartParts';
 
 /*
  * Multipart bodies for the verified edition (n8n Cloud), built in place of ./multipart.ts: n8n's
@@ -22,7 +22,7 @@ function quotedValue(value: string): string {
 }
 
 function partHeader(boundary: string, part: FilePart): string {
-	if (/[\r\n]/.test(part.contentType)) throw new Error(`The content type of ${part.filename} spans several lines`);
+	checkPartContentType(part);
 	return (
 		`--${boundary}${CRLF}` +
 		`Content-Disposition: form-data; name="${quotedValue(part.name)}"; filename="${quotedValue(part.filename)}"${CRLF}` +

@@ -34,3 +34,12 @@ export interface MultipartUpload {
 	/** Releases what the last attempt holds open. */
 	close(): void;
 }
+
+/**
+ * A part's Content-Type goes into its header as it is: a control character there (a line break, NUL,
+ * VT) would add header lines or cut the header. Item data is checked, naming the item, before this;
+ * the encoders refuse what still holds one.
+ */
+export function checkPartContentType(part: FilePart): void {
+	if (/\p{Cc}/u.test(part.contentType)) throw new Error(`The content type of ${part.filename} holds control characters`);
+}

@@ -4,8 +4,8 @@
  * and anything else is handed back raw instead of failing an upload that did succeed.
  */
 
-import { HASHCODE } from '../../../shared/knownImages';
-import { parseServiceJson } from '../../../shared/transport';
+import { HASHCODE } from '../../../shared/hashcode';
+import { cleanServiceText, parseServiceJson } from '../../../shared/transport';
 
 /** One hashcode the upload answer names, with the md5 the service reports for it when it does. */
 export interface ReturnedHashcode {
@@ -16,6 +16,8 @@ export interface ReturnedHashcode {
 const HASHCODE_KEYS = ['hashcode', 'hashCode', 'HashCode', 'Hashcode', 'hash', 'Hash', 'id', 'Id'];
 const LIST_KEYS = ['hashcodes', 'hashCodes', 'HashCodes', 'images', 'Images', 'files', 'Files'];
 const MD5_KEYS = ['md5', 'MD5', 'Md5'];
+/** Twice an md5's 32 hex digits: room to show what the service reports instead of one. */
+const MD5_TEXT_LIMIT = 64;
 
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -40,7 +42,8 @@ function fromRecord(record: Record<string, unknown>): ReturnedHashcode | undefin
 	const hashcode = asToken(pick(record, HASHCODE_KEYS));
 	if (hashcode === undefined) return undefined;
 	const md5 = pick(record, MD5_KEYS);
-	return typeof md5 === 'string' && md5 !== '' ? { hashcode, md5: md5.toLowerCase() } : { hashcode };
+	// An md5 has 32 hex digits: whatever else the service reports goes into a warning, short and on one line.
+	return typeof md5 === 'string' && md5 !== '' ? { hashcode, md5: cleanServiceText(md5, MD5_TEXT_LIMIT).toLowerCase() } : { hashcode };
 }
 
 function fromJson(value: unknown, depth: number): ReturnedHashcode[] | undefined {

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, MAX_LOOK_UP_AGAIN_DAYS } from './knownImageStore';
+import { DEFAULT_LOOK_UP_AGAIN_DAYS, MAX_LOOK_UP_AGAIN_DAYS, MIN_LOOK_UP_AGAIN_DAYS } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
 import { DEFAULT_IMAGES_PER_REQUEST, DEFAULT_MAX_REQUEST_MEGABYTES, uploadItems } from './uploadItems';
 
@@ -71,7 +71,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Look Up Again After (Days)',
 				name: 'lookUpAgainAfterDays',
 				type: 'number',
-				typeOptions: { minValue: 0.01, maxValue: MAX_LOOK_UP_AGAIN_DAYS },
+				typeOptions: { minValue: MIN_LOOK_UP_AGAIN_DAYS, maxValue: MAX_LOOK_UP_AGAIN_DAYS },
 				default: DEFAULT_LOOK_UP_AGAIN_DAYS,
 				description:
 					'How long a known image is trusted (with Remember Known Images on). After that it is looked up (Skip Existing) or uploaded again, in case the service removed it.',

@@ -1,12 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
-import type { KnownImages } from '../../../shared/imageMemory';
 import { getCustomerOverride } from '../../../shared/customer';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import { describeImage, uploadInBatches, type BatchLimits, type BatchTarget, type PendingImage } from './imageBatches';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from './knownImageStore';
+import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf, type KnownImages } from '../../../shared/knownImages';
 import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
 
 export const DEFAULT_IMAGES_PER_REQUEST = 50;
@@ -169,7 +168,9 @@ class UploadRun {
 			}
 			const result = { ...entry.slot.results[entry.position], ...outcome.result };
 			entry.slot.results[entry.position] = result;
-			uploadedImages.remember(this.context, entry.retryKey, result);
+			// Only a result with a hashcode is kept: an answer this node cannot read may be as long as
+			// the service makes it, and sending the image again gets its hashcode.
+			if (typeof result.hashcode === 'string') uploadedImages.remember(this.context, entry.retryKey, result);
 			if (typeof result.hashcode === 'string' && result.warning === undefined) learnt.push({ md5: entry.image.md5 as string, hashcode: result.hashcode });
 		});
 		// What was stored is remembered before a failure may stop the run.

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
-import { serviceRequest } from '../../../shared/transport';
+import { cleanServiceText, serviceRequest } from '../../../shared/transport';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { getSessionId, sessionIdField } from './sessionId';
 
@@ -49,7 +49,7 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 		throw new NodeApiError(
 			this.getNode(),
 			{ message: 'The service answered neither true nor false to whether the session is done' },
-			{ itemIndex, description: `It answered: ${String(response.body ?? '').slice(0, 200)}` },
+			{ itemIndex, description: `It answered: ${cleanServiceText(String(response.body ?? ''), 200)}` },
 		);
 	}
 	return { sessionId, done };

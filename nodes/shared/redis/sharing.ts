@@ -1,8 +1,8 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { RedisConnection } from '../throttle/redisBucket';
-import type { SharingDecision } from '../throttle/sharedRegistry';
-import { isLoopbackHost } from './loopback';
+import type { RedisConnection } from './redisBucket';
+import type { SharingDecision } from './sharedRegistry';
+import { isLoopbackHost } from '../transport/loopback';
 
 /**
  * Where the account's bucket lives, from the credential's Rate Limit Sharing:
@@ -55,9 +55,10 @@ function queueMode(env: Environment, command: string | undefined): boolean | und
 /**
  * A Redis host as a Redis client takes it: a host name or an IP address alone. Anything else
  * (`user:password@host`, a redis:// URL, a port) is refused without being repeated, since it may
- * hold a password that a hint or a log line would then show.
+ * hold a password that a hint or a log line would then show. An IPv6 address has at least two
+ * colons: one colon is a host with a port (`10.0.0.5:6380`).
  */
-const REDIS_HOST = /^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|[0-9a-f:.]*:[0-9a-f:.]*(?:%[\w.-]+)?)$/i;
+const REDIS_HOST = /^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|(?=[^:]*:[^:]*:)[0-9a-f:.]+(?:%[\w.-]+)?)$/i;
 
 const HOST_ALONE = 'a host name or IP address alone (a user, password or port go in their own settings)';
 

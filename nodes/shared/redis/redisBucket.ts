@@ -2,8 +2,8 @@ import { createHash } from 'crypto';
 import Redis, { ReplyError, type RedisOptions } from 'ioredis';
 
 import { IDLE_EXPIRY_MARGIN_MS, isDone, PUSH, readReservation, RELEASE, RESERVE, type Reservation } from './bucketScripts';
-import { gcraSpacing, penaltyMs } from './gcra';
-import { waitWith, type Sleep } from './time';
+import { gcraSpacing, penaltyMs } from '../throttle/gcra';
+import { waitWith, type Sleep } from '../throttle/time';
 import {
 	LimiterCancelledError,
 	MAX_LIMIT_WAIT_MS,
@@ -12,7 +12,7 @@ import {
 	type BucketTerms,
 	type LimiterGrant,
 	type RateLimiter,
-} from './limiter';
+} from '../throttle/limiter';
 
 /**
  * The account's bucket kept in Redis, so that every n8n process using the account (queue-mode

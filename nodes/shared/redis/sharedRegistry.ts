@@ -1,11 +1,11 @@
-import type { BucketTerms, RateLimiter } from './limiter';
+import type { RateLimiter } from '../throttle/limiter';
 import { connectionId, SharedBucketStore, type RedisConnection } from './redisBucket';
-import { MAX_ACCOUNTS, processLimiterFor, touch } from './registry';
-import { SharedLimiter, UnsharedLimiter } from './shared';
-import type { Sleep } from './time';
+import { MAX_ACCOUNTS, processLimiterFor, touch, type TermsDeclaration } from '../throttle/registry';
+import { SharedLimiter, UnsharedLimiter } from './sharedLimiter';
+import type { Sleep } from '../throttle/time';
 
 // The bucket an account's processes share through Redis, on top of each process's own limiter
-// (./registry.ts). Only the full edition has it: the verified one is built without this module.
+// (../throttle/registry.ts). Only the full edition has it: the verified one is built without this folder.
 
 const stores = new Map<string, SharedBucketStore>();
 
@@ -59,18 +59,19 @@ function releaseUnused(storeId: string): void {
 
 /**
  * The limiter of one account (`accountKey`: see the transport's account module) for this process,
- * created on first use; its terms are the strictest its credentials declare. With a shared store
+ * created on first use; its terms are the strictest its credentials declare (`declaration` among
+ * them, see the throttle's registry). With a shared store
  * (`sharing`, from the credential and n8n's queue-mode settings) it meters the bucket every process
  * of the account shares, with this process's own limiter as fallback. Its waits are made of `sleep`.
  */
 export function limiterFor(
 	accountKey: string,
-	declaredTerms: BucketTerms,
+	declaration: TermsDeclaration,
 	sharing: SharingDecision,
 	sleep: Sleep,
 	now = Date.now(),
 ): RateLimiter {
-	const local = processLimiterFor(accountKey, declaredTerms, sleep, now);
+	const local = processLimiterFor(accountKey, declaration, sleep, now);
 	const terms = local.getTerms();
 	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
 	const store = storeFor(sharing.connection);

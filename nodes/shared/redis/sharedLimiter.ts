@@ -1,5 +1,5 @@
 import { SharedBucketUnavailableError, type SharedBucket } from './redisBucket';
-import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter, ScheduleHandOver } from './limiter';
+import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter, ScheduleHandOver } from '../throttle/limiter';
 
 /** After Redis failed, requests stay with the in-process limiter this long before Redis is asked again. */
 const RETRY_SHARED_AFTER_MS = 5000;

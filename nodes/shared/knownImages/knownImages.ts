@@ -1,17 +1,15 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-/** What a hashcode looks like: one token (a message such as "Image uploaded" or an HTML page is not one). */
-export const HASHCODE = /^[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;
-
 /**
  * The images an account's customer node already has, by md5: what the image upload learnt from the
  * service (an upload's answer, a lookup), so that an image it knows costs no request. The service
  * never changes the hashcode of an image it has, but it may remove images: an entry is trusted for
  * a given age only, then the image is looked up or uploaded again.
  *
- * Where it lives: in the Redis the account shares its rate limit through, when there is one, so
- * that every n8n process of the account (queue-mode workers, several mains) shares it and it
- * outlives restarts; otherwise in this process only. Never in the workflow's static data: n8n
+ * Where it lives: in the full edition, in the Redis the account shares its rate limit through,
+ * when there is one, so that every n8n process of the account (queue-mode workers, several mains)
+ * shares it and it outlives restarts; otherwise, and always in the verified edition, in this
+ * process only (see ./home.ts). Never in the workflow's static data: n8n
  * saves that as one object after each execution, and a copy written by this node could overwrite
  * the trigger's newer state.
  */

@@ -2,20 +2,24 @@ import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { KnownImages } from './knownImages';
-import { sharedKnownImages } from './knownImagesHome';
-import { accountKey, effectiveCustomer, type CustomerOverride } from './transport';
+import { sharedKnownImages } from './home';
+import { effectiveCustomer, holderOf, type CustomerOverride } from '../transport';
 
 export type { KnownImages } from './knownImages';
 
 /** Entries in this process for all accounts together; beyond it the oldest are dropped. */
 export const PROCESS_MAX_ENTRIES = 100_000;
 
-/** Names an account's customer node by a digest: never the account's name, nor the customer id. */
+/** Entries looked at for expiry per write, oldest written first. */
+const PRUNED_PER_WRITE = 1000;
+
+/**
+ * Names the customer node of whoever holds the credential's password (see holderOf) by a digest:
+ * never the account's name, nor the customer id; another password names another memory.
+ */
 function knownImagesScope(credentials: ICredentialDataDecryptedObject, customer: CustomerOverride | undefined): string {
 	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
-	const username = typeof credentials.username === 'string' ? credentials.username : '';
-	const account = accountKey(String(credentials.baseUrl), username);
-	return createHash('sha256').update(`${account}\n${customerIdType}:${customerId}`).digest('hex');
+	return createHash('sha256').update(`${holderOf(credentials)}\n${customerIdType}:${customerId}`).digest('hex');
 }
 
 // Process memory: one map for every scope, in insertion order, so the oldest entries go first.
@@ -40,16 +44,25 @@ export class ProcessKnownImages implements KnownImages {
 		return known;
 	}
 
+	/** An entry's expiry only grows: a writer with a short age never cuts what others remembered for longer. */
 	async remember(entries: Array<{ md5: string; hashcode: string }>): Promise<void> {
-		const expiresAt = this.now() + this.ageMs;
+		const now = this.now();
+		const expiresAt = now + this.ageMs;
 		for (const { md5, hashcode } of entries) {
 			const key = `${this.scope}\n${md5}`;
+			const kept = processEntries.get(key)?.expiresAt ?? 0;
 			processEntries.delete(key);
-			processEntries.set(key, { hashcode, expiresAt });
+			processEntries.set(key, { hashcode, expiresAt: Math.max(kept, expiresAt) });
 		}
 		for (const key of processEntries.keys()) {
 			if (processEntries.size <= PROCESS_MAX_ENTRIES) break;
 			processEntries.delete(key);
+		}
+		// A memory that keeps being written does not keep what expired: the oldest written, a slice per write.
+		let looked = 0;
+		for (const [key, entry] of processEntries) {
+			if (looked++ >= PRUNED_PER_WRITE) break;
+			if (entry.expiresAt <= now) processEntries.delete(key);
 		}
 	}
 
@@ -66,7 +79,7 @@ export class ProcessKnownImages implements KnownImages {
 
 /**
  * The known images of the credential's account and customer node (or `customer`) in the Redis the
- * account shares its rate limit through (see knownImagesHome.ts), or in this process when there is none; when Redis
+ * account shares its rate limit through (the full edition, see ./home.ts), or in this process when there is none; when Redis
  * cannot be asked, this process's memory stands in (and `unavailable` says why, once).
  */
 export class KnownImagesWithFallback implements KnownImages {

@@ -1,0 +1,20 @@
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+
+import { RedisKnownImages } from '../redis/knownImages';
+import { sharingFor } from '../redis/sharing';
+import type { SharedKnownImages } from './knownImages';
+
+/*
+ * Where the known images can be shared, for the full edition: the Redis the account shares its
+ * rate limit through (queue mode, or Rate Limit Sharing set to Redis). The verified edition (n8n
+ * Cloud) is built with ./home.verified.ts in its place: nowhere, so this process only.
+ */
+
+/** What a run remembering its known images in the process only is told it could do instead. */
+export const SHARING_ADVICE = ' With Redis (queue mode, or Rate Limit Sharing set to Redis in the credential) they are kept there for every process.';
+
+/** In the Redis of the account's rate limit, where it has one. */
+export const sharedKnownImages: SharedKnownImages | undefined = (credentials: ICredentialDataDecryptedObject, scope: string, ageMs: number) => {
+	const { connection } = sharingFor(credentials);
+	return connection ? new RedisKnownImages(connection, scope, ageMs) : undefined;
+};
