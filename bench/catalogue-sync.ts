@@ -27,13 +27,24 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import type { IDataDeduplicator, IDataObject, INodeExecutionData, INodeType, ICredentialType } from 'n8n-workflow';
+import type {
+	IDataDeduplicator,
+	IDataObject,
+	INodeExecutionData,
+	INodeType,
+	ICredentialType,
+} from 'n8n-workflow';
 
 // The explicit .js keeps tsx from resolving the node's codex file (ProductDataIntegration.node.json).
 import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
 import { DEFAULT_ACCOUNT, startEmulator } from '../scripts/emulator';
 import { installN8n, PROJECT_ROOT } from '../scripts/n8n/instance';
-import { deduplicator, emulatorCredentials, registerCredentialType, runNode } from '../scripts/n8n/in-process';
+import {
+	deduplicator,
+	emulatorCredentials,
+	registerCredentialType,
+	runNode,
+} from '../scripts/n8n/in-process';
 
 const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? 100_000);
 const CHANGED = Math.max(1, Math.round(PRODUCTS / 100));
@@ -80,11 +91,16 @@ function parameters(incremental: boolean): IDataObject {
 }
 
 async function control(url: string, route: string, body?: unknown): Promise<unknown> {
-	const response = await fetch(`${url}/__emulator/${route}`, body === undefined ? {} : {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify(body),
-	});
+	const response = await fetch(
+		`${url}/__emulator/${route}`,
+		body === undefined
+			? {}
+			: {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify(body),
+				},
+	);
 	if (!response.ok) throw new Error(`emulator ${route}: ${response.status}`);
 	return await response.json();
 }
@@ -116,13 +132,29 @@ async function productsUploaded(url: string, known: Set<string>): Promise<number
 async function n8nStore(n8nModules: string, database: string) {
 	const load = createRequire(join(n8nModules, 'n8n', 'package.json'));
 	load('reflect-metadata');
-	const { Container } = load('@n8n/di') as { Container: { set(type: unknown, value: unknown): void } };
-	const db = load('@n8n/db') as { ProcessedData: new () => unknown; ProcessedDataRepository: new (source: unknown) => unknown };
-	const { DataSource } = load('@n8n/typeorm') as {
-		DataSource: new (options: object) => { initialize(): Promise<void>; query(sql: string): Promise<Array<Record<string, number>>>; getMetadata(entity: unknown): { tableName: string } };
+	const { Container } = load('@n8n/di') as {
+		Container: { set(type: unknown, value: unknown): void };
 	};
-	const { DeduplicationHelper } = load('n8n/dist/deduplication/deduplication-helper') as { DeduplicationHelper: new () => IDataDeduplicator };
-	const source = new DataSource({ type: 'sqlite', database, entities: [db.ProcessedData], synchronize: true });
+	const db = load('@n8n/db') as {
+		ProcessedData: new () => unknown;
+		ProcessedDataRepository: new (source: unknown) => unknown;
+	};
+	const { DataSource } = load('@n8n/typeorm') as {
+		DataSource: new (options: object) => {
+			initialize(): Promise<void>;
+			query(sql: string): Promise<Array<Record<string, number>>>;
+			getMetadata(entity: unknown): { tableName: string };
+		};
+	};
+	const { DeduplicationHelper } = load('n8n/dist/deduplication/deduplication-helper') as {
+		DeduplicationHelper: new () => IDataDeduplicator;
+	};
+	const source = new DataSource({
+		type: 'sqlite',
+		database,
+		entities: [db.ProcessedData],
+		synchronize: true,
+	});
 	await source.initialize();
 	Container.set(db.ProcessedDataRepository, new db.ProcessedDataRepository(source));
 	const helper = new DeduplicationHelper();
@@ -164,9 +196,13 @@ function nodeOf(edition: ChildTask['edition']): INodeType {
 	if (edition === 'full') return new ProductDataIntegration();
 	const dist = join(PROJECT_ROOT, 'verified', 'dist');
 	const load = createRequire(join(dist, 'package.json'));
-	const { ProductDataIntegrationApi } = load('./credentials/ProductDataIntegrationApi.credentials.js') as { ProductDataIntegrationApi: new () => ICredentialType };
+	const { ProductDataIntegrationApi } = load(
+		'./credentials/ProductDataIntegrationApi.credentials.js',
+	) as { ProductDataIntegrationApi: new () => ICredentialType };
 	registerCredentialType(new ProductDataIntegrationApi());
-	const { ProductDataIntegration: VerifiedNode } = load('./nodes/ProductDataIntegration/ProductDataIntegration.node.js') as {
+	const { ProductDataIntegration: VerifiedNode } = load(
+		'./nodes/ProductDataIntegration/ProductDataIntegration.node.js',
+	) as {
 		ProductDataIntegration: new () => INodeType;
 	};
 	return new VerifiedNode();
@@ -176,7 +212,9 @@ async function runNights(task: ChildTask): Promise<void> {
 	const { store, takeStoreMs, row } = await n8nStore(task.n8nModules, task.database);
 	deduplicator.use(store);
 	const node = nodeOf(task.edition);
-	const known = new Set(((await control(task.emulatorUrl, 'uploads')) as Array<{ id: string }>).map(({ id }) => id));
+	const known = new Set(
+		((await control(task.emulatorUrl, 'uploads')) as Array<{ id: string }>).map(({ id }) => id),
+	);
 	for (const night of task.nights) {
 		for (const way of ['incremental', 'today'] as const) {
 			const failing = night === FAILING_NIGHT && way === 'incremental';
@@ -189,7 +227,10 @@ async function runNights(task: ChildTask): Promise<void> {
 				nodeId,
 				parameters: parameters(way === 'incremental'),
 				items: catalogue(night),
-				credentials: emulatorCredentials({ url: task.emulatorUrl }, { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 }),
+				credentials: emulatorCredentials(
+					{ url: task.emulatorUrl },
+					{ customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 },
+				),
 			});
 			const ms = Math.round(performance.now() - start);
 			if (failing) await control(task.emulatorUrl, 'failing', { texts: [] });
@@ -208,7 +249,12 @@ async function runNights(task: ChildTask): Promise<void> {
 					bucketSeconds: Math.max(0, requests - SERVICE_CAPACITY) * SERVICE_INTERVAL_SECONDS,
 					ms,
 					storeMs: takeStoreMs(),
-					...(way === 'incremental' ? { sessionsFailed: (output[0][0].json.run as IDataObject).sessionsFailed, ...(await row(nodeId)) } : {}),
+					...(way === 'incremental'
+						? {
+								sessionsFailed: (output[0][0].json.run as IDataObject).sessionsFailed,
+								...(await row(nodeId)),
+							}
+						: {}),
 				}),
 			);
 		}
@@ -223,7 +269,9 @@ async function inChild(task: ChildTask): Promise<void> {
 
 async function main(): Promise<void> {
 	const n8nModules = dirname(dirname(await installN8n()));
-	execFileSync(process.execPath, [join(PROJECT_ROOT, 'scripts', 'verified.mjs'), 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+	execFileSync(process.execPath, [join(PROJECT_ROOT, 'scripts', 'verified.mjs'), 'build'], {
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
 	const emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
 	const folder = mkdtempSync(join(tmpdir(), 'catalogue-sync-'));
 	const base = { emulatorUrl: emulator.url, database: join(folder, 'database.sqlite'), n8nModules };

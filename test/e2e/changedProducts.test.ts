@@ -10,10 +10,22 @@ import type { IDataObject } from 'n8n-workflow';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { postControl } from '../helpers/service';
-import { actionNode, chainWorkflow, nodeItems, OWNER, prepareN8n, type N8nHarness, type N8nServer } from './harness';
+import {
+	actionNode,
+	chainWorkflow,
+	nodeItems,
+	OWNER,
+	prepareN8n,
+	type N8nHarness,
+	type N8nServer,
+} from './harness';
 
 function catalogue(count: number): IDataObject[] {
-	return Array.from({ length: count }, (_, index) => ({ sku: `P-${index}`, name: `Product ${index}`, price: 10 }));
+	return Array.from({ length: count }, (_, index) => ({
+		sku: `P-${index}`,
+		name: `Product ${index}`,
+		price: 10,
+	}));
 }
 
 describe('Only Changed Products in a real n8n', () => {
@@ -23,7 +35,9 @@ describe('Only Changed Products in a real n8n', () => {
 	const servers: N8nServer[] = [];
 
 	async function skusUploaded(): Promise<string[]> {
-		const uploads = (await (await fetch(`${n8n.emulator.url}/__emulator/uploads`)).json()) as Array<{ id: string }>;
+		const uploads = (await (
+			await fetch(`${n8n.emulator.url}/__emulator/uploads`)
+		).json()) as Array<{ id: string }>;
 		const skus: string[] = [];
 		for (const { id } of uploads) {
 			const response = await fetch(`${n8n.emulator.url}/api/files/${id}`, {
@@ -33,7 +47,9 @@ describe('Only Changed Products in a real n8n', () => {
 					customerIdType: 'ServiceID',
 				},
 			});
-			skus.push(...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]));
+			skus.push(
+				...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
+			);
 		}
 		n8n.emulator.reset();
 		return skus.sort();
@@ -57,18 +73,27 @@ describe('Only Changed Products in a real n8n', () => {
 
 	test('sends only what changed after a restart, and the products of a failed session again', async () => {
 		const workflowId = await n8n.importWorkflow(
-			chainWorkflow('Nightly catalogue', [{ json: {} }], [
-				{ name: 'Shop', type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, parameters: { url: shop.url } },
-				actionNode('Upload', {
-					resource: 'document',
-					operation: 'upload',
-					source: 'items',
-					rootElement: 'Products',
-					itemElement: 'Product',
-					onlyChangedProducts: true,
-					productField: 'sku',
-				}),
-			]),
+			chainWorkflow(
+				'Nightly catalogue',
+				[{ json: {} }],
+				[
+					{
+						name: 'Shop',
+						type: 'n8n-nodes-base.httpRequest',
+						typeVersion: 4.2,
+						parameters: { url: shop.url },
+					},
+					actionNode('Upload', {
+						resource: 'document',
+						operation: 'upload',
+						source: 'items',
+						rootElement: 'Products',
+						itemElement: 'Product',
+						onlyChangedProducts: true,
+						productField: 'sku',
+					}),
+				],
+			),
 		);
 		const run = async () => await servers[servers.length - 1].runWorkflow(workflowId);
 
@@ -86,7 +111,12 @@ describe('Only Changed Products in a real n8n', () => {
 		products[17].name = 'Renamed';
 		const second = await run();
 		expect(await skusUploaded()).toEqual(['P-17', 'P-3']);
-		expect(nodeItems(second, 'Upload')[0].run).toMatchObject({ products: 30, sent: 2, unchanged: 28, sessionsConfirmed: 1 });
+		expect(nodeItems(second, 'Upload')[0].run).toMatchObject({
+			products: 30,
+			sent: 2,
+			unchanged: 28,
+			sessionsConfirmed: 1,
+		});
 
 		await postControl(n8n.emulator.url, 'failing', { texts: ['<sku>P-5</sku>'] });
 		products[5].price = 12;
@@ -98,13 +128,16 @@ describe('Only Changed Products in a real n8n', () => {
 
 		const again = await run();
 		expect(await skusUploaded()).toEqual(['P-5', 'P-6']);
-		expect(nodeItems(again, 'Upload').filter((item) => item.sent).map((item) => item.reason)).toEqual([
-			'sentAgainAfterFailure',
-			'sentAgainAfterFailure',
-		]);
+		expect(
+			nodeItems(again, 'Upload')
+				.filter((item) => item.sent)
+				.map((item) => item.reason),
+		).toEqual(['sentAgainAfterFailure', 'sentAgainAfterFailure']);
 
 		const quiet = await run();
 		expect(n8n.emulator.stats().requests).toEqual({});
-		expect(String((nodeItems(quiet, 'Upload')[0].run as IDataObject).message)).toMatch(/^Nothing to send/);
+		expect(String((nodeItems(quiet, 'Upload')[0].run as IDataObject).message)).toMatch(
+			/^Nothing to send/,
+		);
 	});
 });

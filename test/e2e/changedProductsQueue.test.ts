@@ -8,7 +8,15 @@ import { request } from 'undici';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { listenLocal, type LocalServer } from '../helpers/server';
-import { CREDENTIAL_TYPE, nodeType, OWNER, prepareN8n, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
+import {
+	CREDENTIAL_TYPE,
+	nodeType,
+	OWNER,
+	prepareN8n,
+	type N8nHarness,
+	type N8nServer,
+	type WorkflowDefinition,
+} from './harness';
 
 const PATH = 'catalogue-sync';
 const WORKERS = 2;
@@ -22,7 +30,11 @@ let workflowId: string;
 let products = catalogue();
 
 function catalogue(): Array<Record<string, unknown>> {
-	return Array.from({ length: 40 }, (_, index) => ({ sku: `Q-${index}`, name: `Product ${index}`, price: 5 }));
+	return Array.from({ length: 40 }, (_, index) => ({
+		sku: `Q-${index}`,
+		name: `Product ${index}`,
+		price: 5,
+	}));
 }
 
 /** Webhook -> the shop's products (HTTP Request) -> Upload with Only Changed Products. */
@@ -38,9 +50,22 @@ function syncWorkflow(credential: { id: string; name: string }): WorkflowDefinit
 				typeVersion: 2,
 				position: [0, 0],
 				webhookId: 'catalogue-sync-webhook',
-				parameters: { httpMethod: 'POST', path: PATH, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
+				parameters: {
+					httpMethod: 'POST',
+					path: PATH,
+					responseMode: 'lastNode',
+					responseData: 'allEntries',
+					options: {},
+				},
 			},
-			{ id: 'catalogue-sync-shop', name: 'Shop', type: 'n8n-nodes-base.httpRequest', typeVersion: 4.2, position: [220, 0], parameters: { url: shop.url } },
+			{
+				id: 'catalogue-sync-shop',
+				name: 'Shop',
+				type: 'n8n-nodes-base.httpRequest',
+				typeVersion: 4.2,
+				position: [220, 0],
+				parameters: { url: shop.url },
+			},
 			{
 				id: 'catalogue-sync-upload',
 				name: 'Upload',
@@ -68,12 +93,19 @@ function syncWorkflow(credential: { id: string; name: string }): WorkflowDefinit
 
 /** Runs the sync through its webhook; its output and the index of the worker that ran it. */
 async function sync(): Promise<{ output: Array<Record<string, unknown>>; worker: number }> {
-	const response = await request(`${main.url}/webhook/${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+	const response = await request(`${main.url}/webhook/${PATH}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: '{}',
+	});
 	const text = await response.body.text();
-	if (response.statusCode !== 200) throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
+	if (response.statusCode !== 200)
+		throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
 	const runs = await main.listExecutions({ workflowId });
 	const latest = Math.max(...runs.map((execution) => Number(execution.id)));
-	const worker = workers.findIndex((process) => process.log().includes(`Worker started execution ${latest} `));
+	const worker = workers.findIndex((process) =>
+		process.log().includes(`Worker started execution ${latest} `),
+	);
 	return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
 }
 
@@ -87,7 +119,9 @@ async function skusUploaded(): Promise<string[]> {
 				customerIdType: 'ServiceID',
 			},
 		});
-		skus.push(...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]));
+		skus.push(
+			...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
+		);
 	}
 	n8n.emulator.reset();
 	return skus.sort();
@@ -99,7 +133,11 @@ beforeAll(async () => {
 		response.setHeader('content-type', 'application/json');
 		response.end(JSON.stringify(products));
 	});
-	const queue = { EXECUTIONS_MODE: 'queue', QUEUE_BULL_REDIS_HOST: '127.0.0.1', QUEUE_BULL_REDIS_PORT: String(redis.port) };
+	const queue = {
+		EXECUTIONS_MODE: 'queue',
+		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+		QUEUE_BULL_REDIS_PORT: String(redis.port),
+	};
 	n8n = await prepareN8n({ env: queue });
 	workflowId = await n8n.importWorkflow(syncWorkflow(n8n.credential));
 	await n8n.server.activateWorkflow(workflowId);
@@ -108,12 +146,16 @@ beforeAll(async () => {
 	main = await n8n.folder.start({ env: queue });
 	await main.ensureOwner(OWNER);
 	for (let index = 0; index < WORKERS; index++) {
-		workers.push(await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }));
+		workers.push(
+			await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }),
+		);
 	}
 });
 
 afterAll(async () => {
-	await Promise.all([...workers, main].filter(Boolean).map(async (process) => await process.stop()));
+	await Promise.all(
+		[...workers, main].filter(Boolean).map(async (process) => await process.stop()),
+	);
 	await n8n?.stop();
 	await shop?.close();
 	await redis?.stop();
@@ -132,5 +174,10 @@ test('a run on the other worker sends only what changed', async () => {
 	const second = await sync();
 	expect(second.worker).toBe(1 - first.worker);
 	expect(await skusUploaded()).toEqual(['Q-8']);
-	expect(second.output[0].run).toMatchObject({ products: 40, sent: 1, unchanged: 39, sessionsConfirmed: 1 });
+	expect(second.output[0].run).toMatchObject({
+		products: 40,
+		sent: 1,
+		unchanged: 39,
+		sessionsConfirmed: 1,
+	});
 });

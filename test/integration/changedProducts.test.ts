@@ -11,7 +11,11 @@ const node = new ProductDataIntegration();
 const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 
 function catalogue(count: number, price = 10): IDataObject[] {
-	return Array.from({ length: count }, (_, index) => ({ sku: `P-${index}`, name: `Product ${index}`, price }));
+	return Array.from({ length: count }, (_, index) => ({
+		sku: `P-${index}`,
+		name: `Product ${index}`,
+		price,
+	}));
 }
 
 function asItems(products: IDataObject[]): INodeExecutionData[] {
@@ -36,14 +40,17 @@ jest.setTimeout(30_000);
 describe('Document Upload: Only Changed Products', () => {
 	let emulator: Emulator;
 	let nodeId: string;
-	const credentials = (overrides: IDataObject = {}) => emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+	const credentials = (overrides: IDataObject = {}) =>
+		emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
 
 	function requests(): number {
 		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
 	}
 
 	async function skusUploaded(): Promise<string[]> {
-		const uploads = (await (await fetch(`${emulator.url}/__emulator/uploads`)).json()) as Array<{ id: string }>;
+		const uploads = (await (await fetch(`${emulator.url}/__emulator/uploads`)).json()) as Array<{
+			id: string;
+		}>;
 		const skus: string[] = [];
 		for (const { id } of uploads) {
 			const response = await fetch(`${emulator.url}/api/files/${id}`, {
@@ -53,13 +60,19 @@ describe('Document Upload: Only Changed Products', () => {
 					customerIdType: 'ServiceID',
 				},
 			});
-			skus.push(...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]));
+			skus.push(
+				...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
+			);
 		}
 		emulator.reset();
 		return skus.sort();
 	}
 
-	async function run(items: INodeExecutionData[], parameters: INodeParameters = buildFromItems(), extra: IDataObject = {}) {
+	async function run(
+		items: INodeExecutionData[],
+		parameters: INodeParameters = buildFromItems(),
+		extra: IDataObject = {},
+	) {
 		return await runNode({ node, nodeId, parameters, items, credentials: credentials(), ...extra });
 	}
 
@@ -81,15 +94,35 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(first.error).toBeUndefined();
 		expect(await skusUploaded()).toHaveLength(20);
 		expect(first.output[0]).toHaveLength(20);
-		expect(first.output[0][3]).toMatchObject({ json: { product: 'P-3', sent: true, reason: 'changed', status: 'succeeded', confirmed: true }, pairedItem: { item: 3 } });
-		expect(first.output[0][0].json.run).toMatchObject({ products: 20, sent: 20, unchanged: 0, sessions: 1, sessionsConfirmed: 1, sessionsUnconfirmed: 0 });
+		expect(first.output[0][3]).toMatchObject({
+			json: { product: 'P-3', sent: true, reason: 'changed', status: 'succeeded', confirmed: true },
+			pairedItem: { item: 3 },
+		});
+		expect(first.output[0][0].json.run).toMatchObject({
+			products: 20,
+			sent: 20,
+			unchanged: 0,
+			sessions: 1,
+			sessionsConfirmed: 1,
+			sessionsUnconfirmed: 0,
+		});
 
 		const second = await run(asItems(catalogue(20)));
 		expect(second.error).toBeUndefined();
 		expect(requests()).toBe(0);
-		expect(second.output[0][5]).toMatchObject({ json: { product: 'P-5', sent: false, reason: 'unchanged' }, pairedItem: { item: 5 } });
-		expect(second.output[0][0].json.run).toMatchObject({ products: 20, sent: 0, unchanged: 20, sessions: 0 });
-		expect(String((second.output[0][0].json.run as IDataObject).message)).toMatch(/^Nothing to send: .* No request was made\.$/);
+		expect(second.output[0][5]).toMatchObject({
+			json: { product: 'P-5', sent: false, reason: 'unchanged' },
+			pairedItem: { item: 5 },
+		});
+		expect(second.output[0][0].json.run).toMatchObject({
+			products: 20,
+			sent: 0,
+			unchanged: 20,
+			sessions: 0,
+		});
+		expect(String((second.output[0][0].json.run as IDataObject).message)).toMatch(
+			/^Nothing to send: .* No request was made\.$/,
+		);
 
 		const changed = catalogue(20);
 		changed[7].price = 11;
@@ -106,9 +139,21 @@ describe('Document Upload: Only Changed Products', () => {
 		await postControl(emulator.url, 'failing', { texts: ['<sku>P-2</sku>'] });
 		const first = await run(asItems(catalogue(6)), buildFromItems({ itemsPerDocument: 2 }));
 		expect(first.error).toBeUndefined();
-		expect(first.output[0][2].json).toMatchObject({ product: 'P-2', status: 'failed', confirmed: false });
-		expect(first.output[0][3].json).toMatchObject({ product: 'P-3', status: 'failed', confirmed: false });
-		expect(first.output[0][0].json.run).toMatchObject({ sessions: 3, sessionsConfirmed: 2, sessionsFailed: 1 });
+		expect(first.output[0][2].json).toMatchObject({
+			product: 'P-2',
+			status: 'failed',
+			confirmed: false,
+		});
+		expect(first.output[0][3].json).toMatchObject({
+			product: 'P-3',
+			status: 'failed',
+			confirmed: false,
+		});
+		expect(first.output[0][0].json.run).toMatchObject({
+			sessions: 3,
+			sessionsConfirmed: 2,
+			sessionsFailed: 1,
+		});
 		await postControl(emulator.url, 'failing', { texts: [] });
 		emulator.reset();
 
@@ -125,7 +170,11 @@ describe('Document Upload: Only Changed Products', () => {
 			'unchanged',
 			'changed',
 		]);
-		expect(second.output[0][0].json.run).toMatchObject({ sent: 3, sentAgainAfterFailure: 2, unchanged: 3 });
+		expect(second.output[0][0].json.run).toMatchObject({
+			sent: 3,
+			sentAgainAfterFailure: 2,
+			unchanged: 3,
+		});
 
 		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
 		expect(requests()).toBe(0);
@@ -149,11 +198,27 @@ describe('Document Upload: Only Changed Products', () => {
 			productField: 'sku',
 			options: { timeout: 0 },
 		} as INodeParameters;
-		const items = [{ json: { sku: 'S-1', xml: '<Products><!--emulator:processing-ms=600000--><Product><sku>S-1</sku></Product></Products>' } }];
+		const items = [
+			{
+				json: {
+					sku: 'S-1',
+					xml: '<Products><!--emulator:processing-ms=600000--><Product><sku>S-1</sku></Product></Products>',
+				},
+			},
+		];
 		const pending = await run(items, parameters);
 		expect(pending.error).toBeUndefined();
-		expect(pending.output[0][0].json).toMatchObject({ product: 'S-1', sent: true, status: 'processing', confirmed: false });
-		expect(pending.output[0][0].json.run).toMatchObject({ sessions: 1, sessionsConfirmed: 0, sessionsUnconfirmed: 1 });
+		expect(pending.output[0][0].json).toMatchObject({
+			product: 'S-1',
+			sent: true,
+			status: 'processing',
+			confirmed: false,
+		});
+		expect(pending.output[0][0].json.run).toMatchObject({
+			sessions: 1,
+			sessionsConfirmed: 0,
+			sessionsUnconfirmed: 1,
+		});
 		emulator.reset();
 
 		await run(items, parameters);
@@ -222,14 +287,40 @@ describe('Document Upload: Only Changed Products', () => {
 		const changed = catalogue(10);
 		for (const index of [1, 2, 8]) changed[index].price = 99;
 
-		const validated = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2, validateOnly: true }), {
-			credentials: credentials({ customRateLimit: true, bucketCapacity: 1, leakIntervalSeconds: 0.02 }),
-		});
+		const validated = await run(
+			asItems(changed),
+			buildFromItems({ itemsPerDocument: 2, validateOnly: true }),
+			{
+				credentials: credentials({
+					customRateLimit: true,
+					bucketCapacity: 1,
+					leakIntervalSeconds: 0.02,
+				}),
+			},
+		);
 		expect(validated.error).toBeUndefined();
 		expect(requests()).toBe(0);
-		expect(validated.output[0].map(({ json }) => json.wouldSend)).toEqual([false, true, true, false, false, false, false, false, true, false]);
+		expect(validated.output[0].map(({ json }) => json.wouldSend)).toEqual([
+			false,
+			true,
+			true,
+			false,
+			false,
+			false,
+			false,
+			false,
+			true,
+			false,
+		]);
 		// Two documents (P-1 and P-2, then P-8): two uploads and two status reads; 1 at once, then one per 0.02 s.
-		expect(validated.output[0][0].json.run).toMatchObject({ validateOnly: true, wouldSend: 3, unchanged: 7, documents: 2, requests: 4, bucketSeconds: 0.06 });
+		expect(validated.output[0][0].json.run).toMatchObject({
+			validateOnly: true,
+			wouldSend: 3,
+			unchanged: 7,
+			documents: 2,
+			requests: 4,
+			bucketSeconds: 0.06,
+		});
 
 		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
 		expect(await skusUploaded()).toEqual(['P-1', 'P-2', 'P-8']);
@@ -245,12 +336,22 @@ describe('Document Upload: Only Changed Products', () => {
 			productField: 'sku',
 		} as INodeParameters;
 		const documents = (price: number) =>
-			catalogue(3).map((json) => ({ json: { sku: json.sku, xml: `<Products><Product><sku>${String(json.sku)}</sku><price>${json.sku === 'P-1' ? price : 1}</price></Product></Products>` } }));
+			catalogue(3).map((json) => ({
+				json: {
+					sku: json.sku,
+					xml: `<Products><Product><sku>${String(json.sku)}</sku><price>${json.sku === 'P-1' ? price : 1}</price></Product></Products>`,
+				},
+			}));
 		await run(documents(5), parameters);
 		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
 		const second = await run(documents(6), parameters);
 		expect(await skusUploaded()).toEqual(['P-1']);
-		expect(second.output[0][1].json).toMatchObject({ product: 'P-1', sent: true, reason: 'changed', confirmed: true });
+		expect(second.output[0][1].json).toMatchObject({
+			product: 'P-1',
+			sent: true,
+			reason: 'changed',
+			confirmed: true,
+		});
 	});
 
 	it('an upload that fails leaves its products unconfirmed: with Continue On Fail they say so, and go again next run', async () => {
@@ -259,9 +360,13 @@ describe('Document Upload: Only Changed Products', () => {
 		const changed = catalogue(4);
 		for (const product of changed) product.price = 20;
 		await postControl(emulator.url, 'faults', { count: 10, kind: '500', path: '/api/xml' });
-		const broken = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }), { continueOnFail: true });
+		const broken = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }), {
+			continueOnFail: true,
+		});
 		expect(broken.error).toBeUndefined();
-		expect(broken.output[0].every(({ json }) => json.sent === false && typeof json.error === 'string')).toBe(true);
+		expect(
+			broken.output[0].every(({ json }) => json.sent === false && typeof json.error === 'string'),
+		).toBe(true);
 		expect(broken.output[0][0].json.run).toMatchObject({ sent: 0, sessions: 0 });
 		emulator.reset();
 
@@ -270,12 +375,19 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 
 	it('refuses a second run of the same node while the first is still syncing, sending nothing', async () => {
-		await postControl(emulator.url, 'faults', { count: 1, kind: 'slow', delayMs: 1500, path: '/api/status' });
+		await postControl(emulator.url, 'faults', {
+			count: 1,
+			kind: 'slow',
+			delayMs: 1500,
+			path: '/api/status',
+		});
 		const first = run(asItems(catalogue(3)));
 		await new Promise((resolve) => setTimeout(resolve, 500));
 		const uploadsBefore = emulator.stats().uploads;
 		const second = await run(asItems(catalogue(3)));
-		expect(second.error?.message).toBe('Another run of this node is still syncing its changed products');
+		expect(second.error?.message).toBe(
+			'Another run of this node is still syncing its changed products',
+		);
 		expect(emulator.stats().uploads).toBe(uploadsBefore);
 		expect((await first).error).toBeUndefined();
 		emulator.reset();
@@ -286,24 +398,50 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 
 	it('takes at most 250,000 products in one run: one more fails before anything is read or sent', async () => {
-		const many = (count: number) => Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));
+		const many = (count: number) =>
+			Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));
 		const tooMany = await run(many(250_001));
-		expect(tooMany.error?.message).toBe('Only Changed Products remembers at most 250000 products per node; this run has 250001 items');
+		expect(tooMany.error?.message).toBe(
+			'Only Changed Products remembers at most 250000 products per node; this run has 250001 items',
+		);
 		expect(Object.keys(deduplicator.sizes()).filter((key) => key.includes(nodeId))).toEqual([]);
 
 		const atTheBound = await run(many(250_000), buildFromItems({ validateOnly: true }));
 		expect(atTheBound.error).toBeUndefined();
-		expect(atTheBound.output[0][0].json.run).toMatchObject({ products: 250_000, wouldSend: 250_000 });
+		expect(atTheBound.output[0][0].json.run).toMatchObject({
+			products: 250_000,
+			wouldSend: 250_000,
+		});
 		expect(requests()).toBe(0);
 	}, 180_000);
 
 	describe('bad input fails before any request, naming the item and the field', () => {
 		it.each([
-			['a missing product field', [{ sku: 'A' }, { name: 'no sku' }], /^Item 1 has no product field "sku" \(Product Field\)$/],
-			['the same product twice', [{ sku: 'A' }, { sku: 'B' }, { sku: 'A' }], /^Item 2 names the same product as item 0 in the field "sku": "A"$/],
-			['a product that is an object', [{ sku: { id: 1 } }], /^The product field "sku" of item 0 is a object, not a string or number$/],
-			['a product that is a list', [{ sku: 'A' }, { sku: ['B'] }], /^The product field "sku" of item 1 is a list, not a string or number$/],
-			['a product that is a boolean', [{ sku: true }], /^The product field "sku" of item 0 is a boolean, not a string or number$/],
+			[
+				'a missing product field',
+				[{ sku: 'A' }, { name: 'no sku' }],
+				/^Item 1 has no product field "sku" \(Product Field\)$/,
+			],
+			[
+				'the same product twice',
+				[{ sku: 'A' }, { sku: 'B' }, { sku: 'A' }],
+				/^Item 2 names the same product as item 0 in the field "sku": "A"$/,
+			],
+			[
+				'a product that is an object',
+				[{ sku: { id: 1 } }],
+				/^The product field "sku" of item 0 is a object, not a string or number$/,
+			],
+			[
+				'a product that is a list',
+				[{ sku: 'A' }, { sku: ['B'] }],
+				/^The product field "sku" of item 1 is a list, not a string or number$/,
+			],
+			[
+				'a product that is a boolean',
+				[{ sku: true }],
+				/^The product field "sku" of item 0 is a boolean, not a string or number$/,
+			],
 		])('%s', async (_, products, message) => {
 			const { error } = await run(asItems(products as IDataObject[]));
 			expect(error?.message).toMatch(message);
@@ -312,7 +450,11 @@ describe('Document Upload: Only Changed Products', () => {
 		});
 
 		it('with Continue On Fail, the bad item fails alone and the others are sent', async () => {
-			const { output, error } = await run(asItems([{ sku: 'A' }, { name: 'x' }, { sku: 'A' }, { sku: 7 }]), buildFromItems(), { continueOnFail: true });
+			const { output, error } = await run(
+				asItems([{ sku: 'A' }, { name: 'x' }, { sku: 'A' }, { sku: 7 }]),
+				buildFromItems(),
+				{ continueOnFail: true },
+			);
 			expect(error).toBeUndefined();
 			expect(output[0].map(({ json }) => json.error ?? json.reason)).toEqual([
 				'changed',
@@ -320,7 +462,12 @@ describe('Document Upload: Only Changed Products', () => {
 				'Item 2 names the same product as item 0 in the field "sku": "A"',
 				'changed',
 			]);
-			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }, { item: 3 }]);
+			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+				{ item: 0 },
+				{ item: 1 },
+				{ item: 2 },
+				{ item: 3 },
+			]);
 			expect(await skusUploaded()).toEqual(['7', 'A']);
 		});
 	});

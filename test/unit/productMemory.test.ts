@@ -1,7 +1,11 @@
 import { keyedAccountDigest } from '../../nodes/ProductDataIntegration/actions/document/productMemory';
 
 describe('keyedAccountDigest: the account as only the holder of its password can name it', () => {
-	const account = { origin: 'https://service.example.com', username: 'alice', password: 'secret-1' };
+	const account = {
+		origin: 'https://service.example.com',
+		username: 'alice',
+		password: 'secret-1',
+	};
 
 	it('is the same for the same account and another for another password, username (case counts) or origin', () => {
 		const digest = keyedAccountDigest(account);
@@ -9,7 +13,9 @@ describe('keyedAccountDigest: the account as only the holder of its password can
 		expect(keyedAccountDigest({ ...account, password: 'secret-2' })).not.toBe(digest);
 		expect(keyedAccountDigest({ ...account, username: 'Alice' })).not.toBe(digest);
 		expect(keyedAccountDigest({ ...account, username: ' alice' })).not.toBe(digest);
-		expect(keyedAccountDigest({ ...account, origin: 'https://other.example.com' })).not.toBe(digest);
+		expect(keyedAccountDigest({ ...account, origin: 'https://other.example.com' })).not.toBe(
+			digest,
+		);
 	});
 
 	it('holds neither the password nor the username readable', () => {

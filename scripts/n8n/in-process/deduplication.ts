@@ -20,7 +20,8 @@ class ProcessDeduplicator implements IDataDeduplicator {
 	private rows: Rows = {};
 
 	private static key(scope: DeduplicationScope, contextData: ICheckProcessedContextData): string {
-		if (scope === 'node' && !contextData.node) throw new Error("No node information has been provided and so cannot use scope 'node'");
+		if (scope === 'node' && !contextData.node)
+			throw new Error("No node information has been provided and so cannot use scope 'node'");
 		return `${contextData.workflow.id}|${scope === 'node' ? `n:${contextData.node?.id}` : ''}`;
 	}
 
@@ -29,7 +30,8 @@ class ProcessDeduplicator implements IDataDeduplicator {
 	}
 
 	private static assertEntries(options: ICheckProcessedOptions): void {
-		if (options.mode !== 'entries') throw new Error(`The harness keeps only the mode 'entries', not '${options.mode}'`);
+		if (options.mode !== 'entries')
+			throw new Error(`The harness keeps only the mode 'entries', not '${options.mode}'`);
 	}
 
 	async checkProcessedAndRecord(
@@ -77,7 +79,10 @@ class ProcessDeduplicator implements IDataDeduplicator {
 		}
 	}
 
-	async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
+	async clearAllProcessedItems(
+		scope: DeduplicationScope,
+		contextData: ICheckProcessedContextData,
+	): Promise<void> {
 		delete this.rows[ProcessDeduplicator.key(scope, contextData)];
 	}
 
@@ -92,9 +97,10 @@ class ProcessDeduplicator implements IDataDeduplicator {
 
 	/** Every row's number of entries, by 'workflow id|context'. */
 	sizes(): Record<string, number> {
-		return Object.fromEntries(Object.entries(this.rows).map(([key, row]) => [key, row.data.length]));
+		return Object.fromEntries(
+			Object.entries(this.rows).map(([key, row]) => [key, row.data.length]),
+		);
 	}
-
 }
 
 /** The store the harness gives n8n-core: this process's rows, or the backend handed to use(). */
@@ -111,7 +117,9 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 		return this.own.sizes();
 	}
 
-	async checkProcessedAndRecord(...args: Parameters<IDataDeduplicator['checkProcessedAndRecord']>): Promise<IDeduplicationOutput> {
+	async checkProcessedAndRecord(
+		...args: Parameters<IDataDeduplicator['checkProcessedAndRecord']>
+	): Promise<IDeduplicationOutput> {
 		return await this.backend.checkProcessedAndRecord(...args);
 	}
 
@@ -119,11 +127,15 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 		await this.backend.removeProcessed(...args);
 	}
 
-	async clearAllProcessedItems(...args: Parameters<IDataDeduplicator['clearAllProcessedItems']>): Promise<void> {
+	async clearAllProcessedItems(
+		...args: Parameters<IDataDeduplicator['clearAllProcessedItems']>
+	): Promise<void> {
 		await this.backend.clearAllProcessedItems(...args);
 	}
 
-	async getProcessedDataCount(...args: Parameters<IDataDeduplicator['getProcessedDataCount']>): Promise<number> {
+	async getProcessedDataCount(
+		...args: Parameters<IDataDeduplicator['getProcessedDataCount']>
+	): Promise<number> {
 		return await this.backend.getProcessedDataCount(...args);
 	}
 }

@@ -1,10 +1,26 @@
 import { createHash } from 'crypto';
-import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getCustomerOverride } from '../../../shared/customer';
-import { bucketTerms, checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../../../shared/transport';
-import { destinationDigest, keyedAccountDigest, MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './productMemory';
+import {
+	bucketTerms,
+	checkBaseUrl,
+	effectiveCustomer,
+	getServiceCredentials,
+} from '../../../shared/transport';
+import {
+	destinationDigest,
+	keyedAccountDigest,
+	MAX_PRODUCTS_PER_RUN,
+	type ProductEntry,
+	type Recalled,
+} from './productMemory';
 
 /** The fields of Only Changed Products, shown with every XML source. */
 export const changedProductsFields: INodeProperties[] = [
@@ -22,7 +38,8 @@ export const changedProductsFields: INodeProperties[] = [
 		type: 'string',
 		default: 'sku',
 		required: true,
-		description: 'The field of each input item that identifies its product, e.g. sku. Each product may come once per run.',
+		description:
+			'The field of each input item that identifies its product, e.g. sku. Each product may come once per run.',
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 	{
@@ -52,7 +69,9 @@ export interface ChangedProductsSettings {
 }
 
 /** The settings of Only Changed Products, or undefined when it is off. */
-export function changedProductsSettings(context: IExecuteFunctions): ChangedProductsSettings | undefined {
+export function changedProductsSettings(
+	context: IExecuteFunctions,
+): ChangedProductsSettings | undefined {
 	if (context.getNodeParameter('onlyChangedProducts', 0, false) !== true) return undefined;
 	const productField = String(context.getNodeParameter('productField', 0, '')).trim();
 	if (productField === '') {
@@ -84,7 +103,8 @@ export function readProducts(
 			`Only Changed Products remembers at most ${MAX_PRODUCTS_PER_RUN} products per node; this run has ${items.length} items`,
 			{
 				itemIndex: 0,
-				description: 'Nothing was sent. Split the catalogue over several Upload nodes, or turn off Only Changed Products.',
+				description:
+					'Nothing was sent. Split the catalogue over several Upload nodes, or turn off Only Changed Products.',
 			},
 		);
 	}
@@ -108,7 +128,10 @@ export function readProducts(
 		}
 		const product = String(value);
 		if (product.trim() === '') {
-			return fail(`The product field "${productField}" of item ${itemIndex} is empty`, 'Nothing was sent for it.');
+			return fail(
+				`The product field "${productField}" of item ${itemIndex} is empty`,
+				'Nothing was sent for it.',
+			);
 		}
 		const earlier = firstItemOf.get(product);
 		if (earlier !== undefined) {
@@ -145,14 +168,27 @@ export async function productEntry(
 	content: string,
 ): Promise<ProductEntry> {
 	const credentials = await getServiceCredentials.call(context, itemIndex);
-	const { customerIdType, customerId } = effectiveCustomer(credentials, getCustomerOverride.call(context, itemIndex));
-	return { destination: destinationDigest(accountDigest, `${customerIdType}:${customerId}`, endpoint), product, content };
+	const { customerIdType, customerId } = effectiveCustomer(
+		credentials,
+		getCustomerOverride.call(context, itemIndex),
+	);
+	return {
+		destination: destinationDigest(accountDigest, `${customerIdType}:${customerId}`, endpoint),
+		product,
+		content,
+	};
 }
 
 /** What Build From Items makes of an item: its element name and its fields, in their order. */
-export function itemContent(context: IExecuteFunctions, item: INodeExecutionData, itemIndex: number): string {
+export function itemContent(
+	context: IExecuteFunctions,
+	item: INodeExecutionData,
+	itemIndex: number,
+): string {
 	const itemElement = String(context.getNodeParameter('itemElement', itemIndex, ''));
-	return createHash('sha256').update(`${itemElement}\n${JSON.stringify(item.json)}`).digest('hex');
+	return createHash('sha256')
+		.update(`${itemElement}\n${JSON.stringify(item.json)}`)
+		.digest('hex');
 }
 
 export type ProductReason = 'unchanged' | 'changed' | 'sentAgainAfterFailure';
@@ -163,7 +199,10 @@ export function reasonOf(recalled: Recalled): ProductReason {
 }
 
 /** How long the account's bucket takes for `requests` requests, from an empty bucket. */
-export function bucketSecondsFor(credentials: ICredentialDataDecryptedObject, requests: number): number {
+export function bucketSecondsFor(
+	credentials: ICredentialDataDecryptedObject,
+	requests: number,
+): number {
 	const { capacity, intervalMs } = bucketTerms(credentials);
 	return (Math.max(0, requests - capacity) * intervalMs) / 1000;
 }

@@ -26,7 +26,10 @@ import { NodeOperationError } from 'n8n-workflow';
 
 /** Products one run may hold: the list then holds at most twice as many values (confirmed and failed). */
 export const MAX_PRODUCTS_PER_RUN = 250_000;
-const STORE_OPTIONS: ICheckProcessedOptions = { mode: 'entries', maxEntries: 2 * MAX_PRODUCTS_PER_RUN };
+const STORE_OPTIONS: ICheckProcessedOptions = {
+	mode: 'entries',
+	maxEntries: 2 * MAX_PRODUCTS_PER_RUN,
+};
 
 /** The node runs of this process using their node's memory now, by workflow and node. */
 const nodesInUse = new Set<string>();
@@ -37,13 +40,20 @@ const nodesInUse = new Set<string>();
  * in flight could count as synced a product the other has not yet had confirmed. Other processes
  * (queue mode's workers) are not seen: there the schedule must keep runs apart.
  */
-export async function aloneInMemory<T>(context: IExecuteFunctions, run: () => Promise<T>): Promise<T> {
+export async function aloneInMemory<T>(
+	context: IExecuteFunctions,
+	run: () => Promise<T>,
+): Promise<T> {
 	const key = `${context.getWorkflow().id ?? ''}\n${context.getNode().id}`;
 	if (nodesInUse.has(key)) {
-		throw new NodeOperationError(context.getNode(), 'Another run of this node is still syncing its changed products', {
-			description:
-				'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			'Another run of this node is still syncing its changed products',
+			{
+				description:
+					'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
+			},
+		);
 	}
 	nodesInUse.add(key);
 	try {
@@ -70,7 +80,11 @@ export interface AccountIdentity {
  * derived from it, and must not let whoever reads n8n's database test guessed passwords quickly.
  */
 export function keyedAccountDigest({ origin, username, password }: AccountIdentity): string {
-	return scryptSync(password, `product-memory\n${origin}\n${username}`, 32, { N: 2 ** 14, r: 8, p: 1 }).toString('hex');
+	return scryptSync(password, `product-memory\n${origin}\n${username}`, 32, {
+		N: 2 ** 14,
+		r: 8,
+		p: 1,
+	}).toString('hex');
 }
 
 function digest(...parts: string[]): string {
@@ -87,7 +101,11 @@ export interface ProductEntry {
 }
 
 /** Where a product goes, as the memory knows it: the account (keyedAccountDigest), customer node and route. */
-export function destinationDigest(accountDigest: string, customer: string, endpoint: string): string {
+export function destinationDigest(
+	accountDigest: string,
+	customer: string,
+	endpoint: string,
+): string {
 	return digest(accountDigest, customer, endpoint);
 }
 
@@ -111,17 +129,28 @@ export interface Recalled {
  * held besides them (other products, older contents, other credentials) is forgotten when any of
  * them is not confirmed as it is now.
  */
-export async function recallProducts(context: IExecuteFunctions, entries: ProductEntry[]): Promise<Recalled[]> {
+export async function recallProducts(
+	context: IExecuteFunctions,
+	entries: ProductEntry[],
+): Promise<Recalled[]> {
 	const helpers = context.helpers;
 	const confirmed = entries.map(confirmedValue);
-	const { new: notConfirmed } = await helpers.checkProcessedAndRecord(confirmed, 'node', STORE_OPTIONS);
+	const { new: notConfirmed } = await helpers.checkProcessedAndRecord(
+		confirmed,
+		'node',
+		STORE_OPTIONS,
+	);
 	const notConfirmedSet = new Set(notConfirmed.map(String));
 	const unchanged = confirmed.map((value) => !notConfirmedSet.has(value));
 	// Whether a session failed matters only for the products to send: only theirs are looked up.
 	const failed = entries.map((entry, index) => (unchanged[index] ? undefined : failedValue(entry)));
 	const toLookUp = failed.filter((value): value is string => value !== undefined);
 	const failedBefore = new Set(
-		toLookUp.length > 0 ? (await helpers.checkProcessedAndRecord(toLookUp, 'node', STORE_OPTIONS)).processed.map(String) : [],
+		toLookUp.length > 0
+			? (await helpers.checkProcessedAndRecord(toLookUp, 'node', STORE_OPTIONS)).processed.map(
+					String,
+				)
+			: [],
 	);
 	if (notConfirmed.length > 0) {
 		// The checks recorded what they did not find: written again with what they found.
@@ -147,5 +176,6 @@ export async function rememberRun(
 ): Promise<void> {
 	await context.helpers.clearAllProcessedItems('node', STORE_OPTIONS);
 	const values = [...confirmed.map(confirmedValue), ...failed.map(failedValue)];
-	if (values.length > 0) await context.helpers.checkProcessedAndRecord(values, 'node', STORE_OPTIONS);
+	if (values.length > 0)
+		await context.helpers.checkProcessedAndRecord(values, 'node', STORE_OPTIONS);
 }

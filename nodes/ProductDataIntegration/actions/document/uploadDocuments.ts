@@ -28,7 +28,13 @@ import {
 	prepareDocuments,
 	type XmlDocument,
 } from './documents';
-import { isAmbiguousUpload, sessionsOf, uploadedDocuments, type AmbiguousUpload, type RememberedUpload } from './uploadMemory';
+import {
+	isAmbiguousUpload,
+	sessionsOf,
+	uploadedDocuments,
+	type AmbiguousUpload,
+	type RememberedUpload,
+} from './uploadMemory';
 import {
 	accountDigestOf,
 	bucketSecondsFor,
@@ -78,7 +84,8 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument, alwaysWai
 				document,
 				options,
 				customer: getCustomerOverride.call(context, itemIndex),
-				wait: options.waitForCompletion || alwaysWait ? waitSettings(context, itemIndex) : undefined,
+				wait:
+					options.waitForCompletion || alwaysWait ? waitSettings(context, itemIndex) : undefined,
 			},
 		};
 	} catch (error) {
@@ -89,7 +96,9 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument, alwaysWai
 function listUploaded(slots: Slot[]): string {
 	const lines = slots.flatMap((slot) =>
 		'uploaded' in slot
-			? [`${describeItems(slot.uploaded.document.itemIndexes)} -> ${String(slot.uploaded.json.sessionId)}`]
+			? [
+					`${describeItems(slot.uploaded.document.itemIndexes)} -> ${String(slot.uploaded.json.sessionId)}`,
+				]
 			: [],
 	);
 	return lines.length
@@ -118,7 +127,10 @@ export async function uploadDocuments(
 ): Promise<INodeExecutionData[]> {
 	const onlyChanged = changedProductsSettings(this);
 	if (onlyChanged) {
-		return await aloneInMemory(this, async () => await uploadChangedProducts(this, items, failures, endpoint, onlyChanged));
+		return await aloneInMemory(
+			this,
+			async () => await uploadChangedProducts(this, items, failures, endpoint, onlyChanged),
+		);
 	}
 
 	const plans = (await prepareDocuments(this, items)).map(
@@ -150,7 +162,10 @@ async function uploadPlans(
 
 	for (const plan of plans) {
 		if ('error' in plan) {
-			slots.push({ failure: failures.output(plan.error, plan.itemIndexes), itemIndexes: plan.itemIndexes });
+			slots.push({
+				failure: failures.output(plan.error, plan.itemIndexes),
+				itemIndexes: plan.itemIndexes,
+			});
 			continue;
 		}
 		const { document, options, customer } = plan.upload;
@@ -173,7 +188,8 @@ async function uploadPlans(
 					upload = await sendDocument(context, document, endpoint, contentType, customer);
 				} catch (error) {
 					// The next try (Retry On Fail) looks for it before sending it again.
-					if (error instanceof AmbiguousUploadError) uploadedDocuments.remember(context, key, attempt);
+					if (error instanceof AmbiguousUploadError)
+						uploadedDocuments.remember(context, key, attempt);
 					throw asNodeError(context, error, itemIndex);
 				}
 				uploadedDocuments.remember(context, key, upload);
@@ -213,12 +229,18 @@ async function recoverUpload(
 	known: Set<string>,
 ): Promise<RememberedUpload | undefined> {
 	const itemIndex = document.itemIndexes[0];
-	const arrivals = await findPossibleArrivals.call(context, attempt, { customer, itemIndex, known });
+	const arrivals = await findPossibleArrivals.call(context, attempt, {
+		customer,
+		itemIndex,
+		known,
+	});
 	if (arrivals.length === 0) return undefined;
 	// The listed id becomes the item's session ID as an upload's answer would: only when it is one.
 	const sessionId = arrivals.length === 1 ? normalizeSessionId(arrivals[0].id) : undefined;
 	if (sessionId !== undefined) return { sessionId, uploadedAt: String(arrivals[0].receivedAt) };
-	const listed = cleanServiceText(arrivals.map((record) => JSON.stringify(record.id ?? null)).join(', '));
+	const listed = cleanServiceText(
+		arrivals.map((record) => JSON.stringify(record.id ?? null)).join(', '),
+	);
 	throw new NodeOperationError(
 		context.getNode(),
 		`The document of ${describeItems(document.itemIndexes)} may or may not have reached the service on an earlier try, and the list of uploads cannot tell`,
@@ -274,19 +296,33 @@ async function sendDocument(
 }
 
 /** Wait for Completion: the sessions of all uploaded documents are polled together. */
-async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], failures: ItemFailures): Promise<void> {
-	const waiting = slots.flatMap((slot) => ('uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : []));
+async function addWaitedOutcomes(
+	context: IExecuteFunctions,
+	slots: Slot[],
+	failures: ItemFailures,
+): Promise<void> {
+	const waiting = slots.flatMap((slot) =>
+		'uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : [],
+	);
 	if (waiting.length === 0) return;
 
 	let outcomes: WaitResult[];
 	try {
 		outcomes = await waitForSessions.call(
 			context,
-			waiting.map(({ json, wait }) => ({ sessionId: String(json.sessionId), ...(wait as Omit<SessionToAwait, 'sessionId'>) })),
+			waiting.map(({ json, wait }) => ({
+				sessionId: String(json.sessionId),
+				...(wait as Omit<SessionToAwait, 'sessionId'>),
+			})),
 		);
 	} catch (error) {
 		// The uploads themselves succeeded: their items keep the session IDs and say what went wrong.
-		const { error: message } = failures.output(error, waiting[0].document.itemIndexes, {}, listingUploaded(slots)).json;
+		const { error: message } = failures.output(
+			error,
+			waiting[0].document.itemIndexes,
+			{},
+			listingUploaded(slots),
+		).json;
 		for (const upload of waiting) upload.json.waitError = message;
 		return;
 	}
@@ -299,7 +335,12 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 		const { json, document, options } = slot.uploaded;
 		if (isUnfollowedSession(outcome)) {
 			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
-			json.waitError = failures.output(outcome.error, document.itemIndexes, {}, listingUploaded(slots)).json.error;
+			json.waitError = failures.output(
+				outcome.error,
+				document.itemIndexes,
+				{},
+				listingUploaded(slots),
+			).json.error;
 			continue;
 		}
 		Object.assign(json, waitedOutcome(outcome));
@@ -361,7 +402,8 @@ async function uploadChangedProducts(
 	const documentOf = new Map<number, XmlDocument>();
 	const contents = new Map<number, string>();
 	if (source === 'items') {
-		for (const itemIndex of products.keys()) contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
+		for (const itemIndex of products.keys())
+			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
 	} else {
 		for (const entry of await prepareDocuments(context, items, [...products.keys()])) {
 			if (entry.document) {
@@ -379,7 +421,10 @@ async function uploadChangedProducts(
 	for (const [itemIndex, content] of contents) {
 		try {
 			const product = products.get(itemIndex) as string;
-			checked.push([itemIndex, await productEntry(context, accountDigest, itemIndex, endpoint, product, content)]);
+			checked.push([
+				itemIndex,
+				await productEntry(context, accountDigest, itemIndex, endpoint, product, content),
+			]);
 		} catch (error) {
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
@@ -387,18 +432,28 @@ async function uploadChangedProducts(
 	// Send All Products forgets only once the run has proven the password (see rememberRun).
 	const recalled = settings.sendAll
 		? checked.map(() => ({ unchanged: false, failedBefore: false }))
-		: await recallProducts(context, checked.map(([, entry]) => entry));
-	checked.forEach(([itemIndex, entry], index) => entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }));
+		: await recallProducts(
+				context,
+				checked.map(([, entry]) => entry),
+			);
+	checked.forEach(([itemIndex, entry], index) =>
+		entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
+	);
 
-	const toSend = [...entries].filter(([, entry]) => entry.reason !== 'unchanged').map(([itemIndex]) => itemIndex);
+	const toSend = [...entries]
+		.filter(([, entry]) => entry.reason !== 'unchanged')
+		.map(([itemIndex]) => itemIndex);
 	const plans: Plan[] =
 		source === 'items'
 			? (await prepareDocuments(context, items, toSend)).map((entry) =>
 					entry.document ? planUpload(context, entry.document, true) : entry,
 				)
-			: toSend.map((itemIndex) => planUpload(context, documentOf.get(itemIndex) as XmlDocument, true));
+			: toSend.map((itemIndex) =>
+					planUpload(context, documentOf.get(itemIndex) as XmlDocument, true),
+				);
 
-	if (settings.validateOnly) return await validatedOutput(context, items, failures, entries, itemErrors, plans);
+	if (settings.validateOnly)
+		return await validatedOutput(context, items, failures, entries, itemErrors, plans);
 
 	const slots = await uploadPlans(context, plans, failures, endpoint);
 	const confirmed: ProductEntry[] = [];
@@ -407,7 +462,8 @@ async function uploadChangedProducts(
 	for (const slot of slots) {
 		const json = 'failure' in slot ? slot.failure.json : slot.uploaded.json;
 		const itemIndexes = 'failure' in slot ? slot.itemIndexes : slot.uploaded.document.itemIndexes;
-		const status = typeof json.status === 'string' && json.waitError === undefined ? json.status : undefined;
+		const status =
+			typeof json.status === 'string' && json.waitError === undefined ? json.status : undefined;
 		for (const itemIndex of itemIndexes) {
 			outcomeOf.set(itemIndex, { json, status });
 			const entry = entries.get(itemIndex);
@@ -426,12 +482,16 @@ async function uploadChangedProducts(
 		products: items.length,
 		sent: [...outcomeOf.values()].filter(({ json }) => json.sessionId !== undefined).length,
 		unchanged: entries.size - toSend.length,
-		sentAgainAfterFailure: toSend.filter((itemIndex) => entries.get(itemIndex)?.reason === 'sentAgainAfterFailure').length,
+		sentAgainAfterFailure: toSend.filter(
+			(itemIndex) => entries.get(itemIndex)?.reason === 'sentAgainAfterFailure',
+		).length,
 		invalid: itemErrors.size,
 		sessions: sessions.length,
 		sessionsConfirmed: sessions.filter((json) => json.status === 'succeeded').length,
 		sessionsFailed: sessions.filter((json) => json.status === 'failed').length,
-		sessionsUnconfirmed: sessions.filter((json) => json.status !== 'succeeded' && json.status !== 'failed').length,
+		sessionsUnconfirmed: sessions.filter(
+			(json) => json.status !== 'succeeded' && json.status !== 'failed',
+		).length,
 	};
 	if (toSend.length === 0) summary.message = nothingToSend(entries.size);
 	return items.map((_, itemIndex) => {
@@ -439,9 +499,16 @@ async function uploadChangedProducts(
 		const outcome = outcomeOf.get(itemIndex);
 		let output: INodeExecutionData;
 		if (!entry) {
-			output = failures.output(itemErrors.get(itemIndex), [itemIndex], productJson(products.get(itemIndex)));
+			output = failures.output(
+				itemErrors.get(itemIndex),
+				[itemIndex],
+				productJson(products.get(itemIndex)),
+			);
 		} else if (!outcome) {
-			output = { json: { product: entry.product, sent: false, reason: entry.reason }, pairedItem: { item: itemIndex } };
+			output = {
+				json: { product: entry.product, sent: false, reason: entry.reason },
+				pairedItem: { item: itemIndex },
+			};
 		} else {
 			output = {
 				json: {
@@ -478,20 +545,25 @@ async function validatedOutput(
 ): Promise<INodeExecutionData[]> {
 	const failedPlans = plans.flatMap((plan) => ('error' in plan ? [plan] : []));
 	// Without Continue On Fail, a document that cannot be built fails the run, as a real run would.
-	for (const plan of failures.continueOnFail ? [] : failedPlans) failures.output(plan.error, plan.itemIndexes);
-	for (const plan of failedPlans) for (const itemIndex of plan.itemIndexes) itemErrors.set(itemIndex, plan.error);
+	for (const plan of failures.continueOnFail ? [] : failedPlans)
+		failures.output(plan.error, plan.itemIndexes);
+	for (const plan of failedPlans)
+		for (const itemIndex of plan.itemIndexes) itemErrors.set(itemIndex, plan.error);
 
 	const documents = plans.length - failedPlans.length;
 	// Each upload is one request, and each session is read at least once before it is confirmed.
 	const requests = 2 * documents;
 	const credentials = await getServiceCredentials.call(context, 0);
-	const wouldSend = [...entries].filter(([itemIndex, entry]) => entry.reason !== 'unchanged' && !itemErrors.has(itemIndex));
+	const wouldSend = [...entries].filter(
+		([itemIndex, entry]) => entry.reason !== 'unchanged' && !itemErrors.has(itemIndex),
+	);
 	const summary: IDataObject = {
 		validateOnly: true,
 		products: items.length,
 		wouldSend: wouldSend.length,
 		unchanged: [...entries.values()].filter((entry) => entry.reason === 'unchanged').length,
-		sentAgainAfterFailure: wouldSend.filter(([, entry]) => entry.reason === 'sentAgainAfterFailure').length,
+		sentAgainAfterFailure: wouldSend.filter(([, entry]) => entry.reason === 'sentAgainAfterFailure')
+			.length,
 		invalid: itemErrors.size,
 		documents,
 		requests,
@@ -505,7 +577,11 @@ async function validatedOutput(
 			error || !entry
 				? failures.output(error, [itemIndex], productJson(entry?.product))
 				: {
-						json: { product: entry.product, wouldSend: entry.reason !== 'unchanged', reason: entry.reason },
+						json: {
+							product: entry.product,
+							wouldSend: entry.reason !== 'unchanged',
+							reason: entry.reason,
+						},
 						pairedItem: { item: itemIndex },
 					};
 		if (itemIndex === 0) output.json = { ...output.json, run: summary };
