@@ -19,7 +19,14 @@ import tseslint from 'typescript-eslint';
 const PACKAGE_CODE = ['nodes/**/*.ts', 'credentials/**/*.ts'];
 
 export default tseslint.config(
-	globalIgnores(['**/node_modules', 'dist', 'verified', 'coverage', '**/.n8n', 'scripts/n8n-host*']),
+	globalIgnores([
+		'**/node_modules',
+		'dist',
+		'verified',
+		'coverage',
+		'**/.n8n',
+		'scripts/n8n-host*',
+	]),
 	{
 		files: ['**/*.ts', '**/*.js', '**/*.mjs'],
 		extends: [js.configs.recommended, tseslint.configs.recommended],

@@ -39,20 +39,29 @@ const REAL_CAPACITY = 50;
 const REAL_INTERVAL_SECONDS = 5;
 // Both buckets fast, so the bench measures requests, not waiting.
 const FAST_BUCKET = { bucketCapacity: REAL_CAPACITY, leakIntervalMs: 1 };
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: REAL_CAPACITY, leakIntervalSeconds: 0.001 };
+const FAST_CREDENTIAL = {
+	customRateLimit: true,
+	bucketCapacity: REAL_CAPACITY,
+	leakIntervalSeconds: 0.001,
+};
 
 const node = new ProductDataIntegration();
 
 /** Bytes that depend on the seed and `name` only: the same run gives the same catalogue and changes. */
 function seeded(name: string, length: number): Buffer {
 	const blocks: Buffer[] = [];
-	for (let block = 0; block * 32 < length; block++) blocks.push(createHash('sha256').update(`${SEED}:${name}:${block}`).digest());
+	for (let block = 0; block * 32 < length; block++)
+		blocks.push(createHash('sha256').update(`${SEED}:${name}:${block}`).digest());
 	return Buffer.concat(blocks).subarray(0, length);
 }
 
 /** images[item][field]: the catalogue's photos, all different. */
 function catalogue(): Buffer[][] {
-	return Array.from({ length: ITEMS }, (_, item) => Array.from({ length: IMAGES_PER_ITEM }, (_, field) => seeded(`image:${item}:${field}`, IMAGE_BYTES)));
+	return Array.from({ length: ITEMS }, (_, item) =>
+		Array.from({ length: IMAGES_PER_ITEM }, (_, field) =>
+			seeded(`image:${item}:${field}`, IMAGE_BYTES),
+		),
+	);
 }
 
 /** The catalogue with some photos replaced by new ones, at positions picked by the seed. */
@@ -61,9 +70,13 @@ function changeSome(images: Buffer[][]): { changed: Buffer[][]; count: number } 
 	const count = Math.round((total * CHANGED_PERCENT) / 100);
 	const changed = images.map((fields) => [...fields]);
 	const picked = new Set<number>();
-	for (let n = 0; picked.size < count; n++) picked.add(seeded(`change:${n}`, 4).readUInt32BE() % total);
+	for (let n = 0; picked.size < count; n++)
+		picked.add(seeded(`change:${n}`, 4).readUInt32BE() % total);
 	for (const position of picked) {
-		changed[Math.floor(position / IMAGES_PER_ITEM)][position % IMAGES_PER_ITEM] = seeded(`changed:${position}`, IMAGE_BYTES);
+		changed[Math.floor(position / IMAGES_PER_ITEM)][position % IMAGES_PER_ITEM] = seeded(
+			`changed:${position}`,
+			IMAGE_BYTES,
+		);
 	}
 	return { changed, count };
 }
@@ -75,7 +88,9 @@ async function asItems(images: Buffer[][]): Promise<INodeExecutionData[]> {
 	for (const [index, fields] of images.entries()) {
 		const binary: IBinaryKeyData = {};
 		for (const [n, data] of fields.entries()) {
-			binary[FIELDS[n]] = (await binaryItem(data, `product-${index}-${n + 1}.jpg`, 'image/jpeg')).binary!.data;
+			binary[FIELDS[n]] = (
+				await binaryItem(data, `product-${index}-${n + 1}.jpg`, 'image/jpeg')
+			).binary!.data;
 		}
 		items.push({ json: { sku: `SKU-${index}` }, binary });
 	}
@@ -85,7 +100,10 @@ async function asItems(images: Buffer[][]): Promise<INodeExecutionData[]> {
 function requestCounts(emulator: Emulator): { requests: number; imageRequests: number } {
 	const { requests } = emulator.stats();
 	const all = Object.values(requests).reduce((sum, n) => sum + n, 0);
-	const images = Object.entries(requests).reduce((sum, [route, n]) => (route.endsWith(' /api/images') ? sum + n : sum), 0);
+	const images = Object.entries(requests).reduce(
+		(sum, [route, n]) => (route.endsWith(' /api/images') ? sum + n : sum),
+		0,
+	);
 	return { requests: all, imageRequests: images };
 }
 
@@ -101,13 +119,22 @@ async function sync(emulator: Emulator, options: INodeParameters, items: INodeEx
 	const before = requestCounts(emulator);
 	const result = await runNode({
 		node,
-		parameters: { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: FIELDS.join(','), options },
+		parameters: {
+			resource: 'image',
+			operation: 'upload',
+			imagesFrom: 'named',
+			binaryProperties: FIELDS.join(','),
+			options,
+		},
 		items,
 		credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
 	});
 	if (result.error) throw new Error(`The sync failed: ${result.error.message}`);
 	const after = requestCounts(emulator);
-	return { requests: after.requests - before.requests, imageRequests: after.imageRequests - before.imageRequests };
+	return {
+		requests: after.requests - before.requests,
+		imageRequests: after.imageRequests - before.imageRequests,
+	};
 }
 
 async function main(): Promise<void> {

@@ -18,7 +18,10 @@ import type { Readable } from 'node:stream';
 
 import * as full from '../nodes/ProductDataIntegration/actions/image/multipart';
 import * as verified from '../nodes/ProductDataIntegration/actions/image/multipart.verified';
-import type { FilePart, MultipartUpload } from '../nodes/ProductDataIntegration/actions/image/multipartParts';
+import type {
+	FilePart,
+	MultipartUpload,
+} from '../nodes/ProductDataIntegration/actions/image/multipartParts';
 
 const IMAGES = Number(process.env.BENCH_IMAGES ?? 4);
 const IMAGE_BYTES = Number(process.env.BENCH_IMAGE_MB ?? 50) * 1024 * 1024;
@@ -41,7 +44,11 @@ async function send(port: number, upload: MultipartUpload): Promise<void> {
 	const headers: Record<string, string> = {};
 	for (const [name, value] of Object.entries(upload.headers)) headers[name] = String(value);
 	const isForm = typeof (body as { getHeaders?: unknown }).getHeaders === 'function';
-	if (isForm) Object.assign(headers, (body as unknown as { getHeaders: () => Record<string, string> }).getHeaders());
+	if (isForm)
+		Object.assign(
+			headers,
+			(body as unknown as { getHeaders: () => Record<string, string> }).getHeaders(),
+		);
 	const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/', headers });
 	const answered = once(req, 'response');
 	if (Buffer.isBuffer(body)) req.end(body);
@@ -64,7 +71,12 @@ async function measure(edition: 'full' | 'verified', files: string[]): Promise<v
 	}));
 	const encoder = edition === 'full' ? full : verified;
 	// A small warm-up loads everything the measured run needs.
-	await send(port, encoder.encodeMultipart([{ ...parts[0], size: 1, read: async () => Buffer.from('x'), open: undefined }]));
+	await send(
+		port,
+		encoder.encodeMultipart([
+			{ ...parts[0], size: 1, read: async () => Buffer.from('x'), open: undefined },
+		]),
+	);
 
 	(globalThis as { gc?: () => void }).gc?.();
 	const base = process.memoryUsage();
@@ -84,7 +96,8 @@ async function measure(edition: 'full' | 'verified', files: string[]): Promise<v
 	const sent = upload.digests().reduce((sum, digest) => sum + (digest?.bytes ?? 0), 0);
 	upload.close();
 	server.close();
-	if (sent !== IMAGES * IMAGE_BYTES) throw new Error(`${edition}: sent ${sent} bytes instead of ${IMAGES * IMAGE_BYTES}`);
+	if (sent !== IMAGES * IMAGE_BYTES)
+		throw new Error(`${edition}: sent ${sent} bytes instead of ${IMAGES * IMAGE_BYTES}`);
 	process.stdout.write(
 		`${JSON.stringify({ edition, images: IMAGES, image_mb: mb(IMAGE_BYTES), body_mb: mb(IMAGES * IMAGE_BYTES), peak_rss_growth_mb: mb(peakRss - base.rss), peak_buffers_growth_mb: mb(peakBuffers - base.arrayBuffers) })}\n`,
 	);
@@ -99,15 +112,21 @@ function main(): void {
 			return file;
 		});
 		const results = (['full', 'verified'] as const).map((edition) => {
-			const line = execFileSync(process.execPath, [...process.execArgv, __filename, '--edition', edition, ...files], {
-				encoding: 'utf8',
-				stdio: ['ignore', 'pipe', 'inherit'],
-			});
+			const line = execFileSync(
+				process.execPath,
+				[...process.execArgv, __filename, '--edition', edition, ...files],
+				{
+					encoding: 'utf8',
+					stdio: ['ignore', 'pipe', 'inherit'],
+				},
+			);
 			process.stdout.write(line);
 			return JSON.parse(line.trim().split('\n').pop() as string) as { peak_rss_growth_mb: number };
 		});
 		const [fullRun, verifiedRun] = results;
-		process.stdout.write(`${JSON.stringify({ verified_over_full_peak_rss: Math.round((verifiedRun.peak_rss_growth_mb / Math.max(fullRun.peak_rss_growth_mb, 0.1)) * 10) / 10 })}\n`);
+		process.stdout.write(
+			`${JSON.stringify({ verified_over_full_peak_rss: Math.round((verifiedRun.peak_rss_growth_mb / Math.max(fullRun.peak_rss_growth_mb, 0.1)) * 10) / 10 })}\n`,
+		);
 	} finally {
 		rmSync(folder, { recursive: true, force: true });
 	}
@@ -119,7 +138,9 @@ if (editionFlag >= 0) {
 	measure(edition, process.argv.slice(editionFlag + 2)).then(
 		() => process.exit(0),
 		(error: unknown) => {
-			process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+			process.stderr.write(
+				`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+			);
 			process.exit(1);
 		},
 	);

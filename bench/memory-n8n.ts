@@ -55,7 +55,8 @@ const TINY_BYTES = 1024;
 const SAMPLE_MS = 50;
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 // From 65 s on, the Wait node parks the execution in the database instead of waiting in-process.
-if (!(SETTLE_SECONDS >= 0 && SETTLE_SECONDS < 65)) throw new Error('BENCH_SETTLE_SECONDS must be from 0 to 64');
+if (!(SETTLE_SECONDS >= 0 && SETTLE_SECONDS < 65))
+	throw new Error('BENCH_SETTLE_SECONDS must be from 0 to 64');
 
 interface ProcessPeak {
 	pid: number;
@@ -177,7 +178,9 @@ async function measure(n8n: N8nFolder, workflowId: string): Promise<Measured> {
 	const started = performance.now();
 	let run: WorkflowRun;
 	try {
-		run = parseExecuteOutput((await n8n.n8n(['execute', `--id=${workflowId}`, '--rawOutput'])).stdout);
+		run = parseExecuteOutput(
+			(await n8n.n8n(['execute', `--id=${workflowId}`, '--rawOutput'])).stdout,
+		);
 	} catch (error) {
 		await stop();
 		throw error;
@@ -217,7 +220,9 @@ function uploadWorkflow(name: string, file: string, upload: ChainNode): Workflow
 	}));
 	const connections: Record<string, unknown> = {};
 	for (let index = 0; index < chain.length - 1; index++) {
-		connections[chain[index].name] = { main: [[{ node: chain[index + 1].name, type: 'main', index: 0 }]] };
+		connections[chain[index].name] = {
+			main: [[{ node: chain[index + 1].name, type: 'main', index: 0 }]],
+		};
 	}
 	return { name, nodes, connections, settings: { executionOrder: 'v1' } };
 }
@@ -268,8 +273,14 @@ function binaryMode(run: WorkflowRun): string {
 }
 
 /** The size of the document the emulator received for a session, from its list of the day. */
-async function receivedBytes(emulator: Emulator, run: WorkflowRun, sessionId: string): Promise<number | undefined> {
-	const days = new Set([run.startedAt, run.stoppedAt ?? new Date().toISOString()].map((at) => at.slice(0, 10)));
+async function receivedBytes(
+	emulator: Emulator,
+	run: WorkflowRun,
+	sessionId: string,
+): Promise<number | undefined> {
+	const days = new Set(
+		[run.startedAt, run.stoppedAt ?? new Date().toISOString()].map((at) => at.slice(0, 10)),
+	);
 	for (const day of days) {
 		const answer = await call(emulator, 'GET', `/api/xml/${day}`);
 		const records = answer.json<Array<{ id: string; fileLenght: number }>>();
@@ -279,16 +290,25 @@ async function receivedBytes(emulator: Emulator, run: WorkflowRun, sessionId: st
 	return undefined;
 }
 
-async function checkUpload(emulator: Emulator, measured: Measured, bytes: number, variant: string): Promise<void> {
+async function checkUpload(
+	emulator: Emulator,
+	measured: Measured,
+	bytes: number,
+	variant: string,
+): Promise<void> {
 	const [item] = nodeItems(measured.run, UPLOAD_NODE);
 	if (!item) throw new Error(`${variant}: the upload node output no item`);
 	const sessionId = String(item.sessionId ?? '').trim();
 	if (variant === 'node' && (item.bytes !== bytes || item.validation !== 'passed')) {
-		throw new Error(`${variant}: the node reported ${String(item.bytes)} bytes, validation ${String(item.validation)}`);
+		throw new Error(
+			`${variant}: the node reported ${String(item.bytes)} bytes, validation ${String(item.validation)}`,
+		);
 	}
 	const received = await receivedBytes(emulator, measured.run, sessionId);
 	if (received !== bytes) {
-		throw new Error(`${variant}: the service received ${String(received)} bytes instead of ${bytes} (session "${sessionId}")`);
+		throw new Error(
+			`${variant}: the service received ${String(received)} bytes instead of ${bytes} (session "${sessionId}")`,
+		);
 	}
 }
 
@@ -296,7 +316,9 @@ const mb = (kb: number) => Math.round((kb / 1024) * 10) / 10;
 
 async function main(): Promise<void> {
 	if (Number(process.versions.node.split('.')[0]) < 24) {
-		throw new Error(`n8n 2.x needs Node 24, this is Node ${process.versions.node}: run it with the toolchain of scripts/toolchain.sh`);
+		throw new Error(
+			`n8n 2.x needs Node 24, this is Node ${process.versions.node}: run it with the toolchain of scripts/toolchain.sh`,
+		);
 	}
 	const folder = realpathSync(mkdtempSync(join(tmpdir(), 'memory-n8n-')));
 	let emulator: Emulator | undefined;
@@ -308,7 +330,10 @@ async function main(): Promise<void> {
 		const tiny = join(files, 'tiny.xml');
 		const large = join(files, 'catalogue.xml');
 		mkdirSync(files);
-		const sizes = { tiny: await writeCatalogue(tiny, TINY_BYTES), large: await writeCatalogue(large, LARGE_MB * MB) };
+		const sizes = {
+			tiny: await writeCatalogue(tiny, TINY_BYTES),
+			large: await writeCatalogue(large, LARGE_MB * MB),
+		};
 		// The only folder the n8n runs may read files from; every n8n command gets this process's
 		// environment.
 		process.env.N8N_RESTRICT_FILE_ACCESS_TO = files;
@@ -385,7 +410,9 @@ async function main(): Promise<void> {
 main().then(
 	() => process.exit(0),
 	(error: unknown) => {
-		process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+		process.stderr.write(
+			`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+		);
 		process.exit(1);
 	},
 );

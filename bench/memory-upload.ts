@@ -29,7 +29,8 @@ import { writeCatalogue } from './catalogue';
 
 const TARGET_BYTES = Number(process.env.BENCH_UPLOAD_MB ?? 200) * 1024 * 1024;
 const SAMPLE_MS = 10;
-const IMAGES = process.env.BENCH_KIND === 'images' ? Math.max(1, Number(process.env.BENCH_IMAGES ?? 50)) : 0;
+const IMAGES =
+	process.env.BENCH_KIND === 'images' ? Math.max(1, Number(process.env.BENCH_IMAGES ?? 50)) : 0;
 
 interface Upload {
 	parameters: INodeParameters;
@@ -41,7 +42,13 @@ interface Upload {
 async function documentUpload(folder: string): Promise<Upload> {
 	const file = join(folder, 'catalogue.xml');
 	const bytes = await writeCatalogue(file, TARGET_BYTES);
-	const binary = await prepareBinaryData(createReadStream(file), 'bench-execution', 'harness-workflow', 'catalogue.xml', 'application/xml');
+	const binary = await prepareBinaryData(
+		createReadStream(file),
+		'bench-execution',
+		'harness-workflow',
+		'catalogue.xml',
+		'application/xml',
+	);
 	if (!binary.id) throw new Error('The binary data was not stored in the filesystem store');
 	return {
 		parameters: {
@@ -63,12 +70,32 @@ async function imagesUpload(folder: string): Promise<Upload> {
 	for (let index = 0; index < IMAGES; index++) {
 		const file = join(folder, `photo-${index}.jpg`);
 		writeFileSync(file, randomBytes(size));
-		const binary = await prepareBinaryData(createReadStream(file), 'bench-execution', 'harness-workflow', `photo-${index}.jpg`, 'image/jpeg');
+		const binary = await prepareBinaryData(
+			createReadStream(file),
+			'bench-execution',
+			'harness-workflow',
+			`photo-${index}.jpg`,
+			'image/jpeg',
+		);
 		if (!binary.id) throw new Error('The binary data was not stored in the filesystem store');
 		items.push({ json: {}, binary: { data: binary } });
 	}
-	const options = { imagesPerRequest: IMAGES, maxRequestMegabytes: 100_000, rememberKnownImages: false };
-	return { parameters: { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options }, items, bytes: size * IMAGES };
+	const options = {
+		imagesPerRequest: IMAGES,
+		maxRequestMegabytes: 100_000,
+		rememberKnownImages: false,
+	};
+	return {
+		parameters: {
+			resource: 'image',
+			operation: 'upload',
+			imagesFrom: 'named',
+			binaryProperties: 'data',
+			options,
+		},
+		items,
+		bytes: size * IMAGES,
+	};
 }
 
 /** Child: the emulator, announcing its URL on stdout and stopping when stdin closes. */
@@ -140,7 +167,12 @@ async function main(): Promise<void> {
 		}, SAMPLE_MS);
 
 		const started = performance.now();
-		const { output, error } = await runNode({ node, parameters: upload.parameters, items: upload.items, credentials });
+		const { output, error } = await runNode({
+			node,
+			parameters: upload.parameters,
+			items: upload.items,
+			credentials,
+		});
 		const seconds = (performance.now() - started) / 1000;
 		clearInterval(sampler);
 		peak = Math.max(peak, process.memoryUsage.rss());
@@ -150,7 +182,8 @@ async function main(): Promise<void> {
 
 		if (error) throw new Error(`The upload failed: ${error.message}`);
 		const uploaded = output[0].reduce((sum, { json }) => sum + Number(json.bytes), 0);
-		if (uploaded !== upload.bytes) throw new Error(`Uploaded ${uploaded} bytes instead of ${upload.bytes}`);
+		if (uploaded !== upload.bytes)
+			throw new Error(`Uploaded ${uploaded} bytes instead of ${upload.bytes}`);
 
 		const mb = (value: number) => Math.round((value / (1024 * 1024)) * 10) / 10;
 		process.stdout.write(
@@ -175,7 +208,9 @@ const run = process.argv.includes('--emulator') ? emulatorProcess : main;
 run().then(
 	() => process.exit(0),
 	(error: unknown) => {
-		process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+		process.stderr.write(
+			`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+		);
 		process.exit(1);
 	},
 );

@@ -92,7 +92,9 @@ function startChild(task: ProcessTask): Child {
 			if (line === 'ready') markReady();
 			else if (line.startsWith('{')) resolve(JSON.parse(line) as ProcessResult);
 		});
-		child.on('exit', (code) => reject(new Error(`bench process exited with ${code} before its result`)));
+		child.on('exit', (code) =>
+			reject(new Error(`bench process exited with ${code} before its result`)),
+		);
 	});
 	return { process: child, ready, result };
 }
@@ -106,7 +108,13 @@ async function scenario(sharing: Sharing, processes: number, redisPort: number):
 		for (let index = 0; index < processes; index++) {
 			const share = Math.floor(REQUESTS / processes) + (index < REQUESTS % processes ? 1 : 0);
 			children.push(
-				startChild({ url: emulator.url, warmUpUrl: warmUp.url, redisPort, sharing, requests: share }),
+				startChild({
+					url: emulator.url,
+					warmUpUrl: warmUp.url,
+					redisPort,
+					sharing,
+					requests: share,
+				}),
 			);
 		}
 		await Promise.all(children.map((child) => child.ready));

@@ -81,7 +81,9 @@ function planDay(): PlannedUpload[] {
 }
 
 async function upload(emulator: Emulator, planned: Omit<PlannedUpload, 'at'>): Promise<string> {
-	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64');
+	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString(
+		'base64',
+	);
 	const markers = `<!--emulator:processing-ms=${planned.processingMs}-->${planned.fail ? '<!--emulator:fail-->' : ''}`;
 	const response = await fetch(`${emulator.url}/api/xml`, {
 		method: 'PUT',
@@ -100,14 +102,18 @@ async function upload(emulator: Emulator, planned: Omit<PlannedUpload, 'at'>): P
 
 function trackedRequests(emulator: Emulator): number {
 	const { requests } = emulator.stats();
-	return Object.entries(requests).reduce((sum, [key, count]) => (key === UPLOAD ? sum : sum + count), 0);
+	return Object.entries(requests).reduce(
+		(sum, [key, count]) => (key === UPLOAD ? sum : sum + count),
+		0,
+	);
 }
 
 async function withWatchdog<T>(work: Promise<T>): Promise<T> {
 	let timer: NodeJS.Timeout | undefined;
 	const watchdog = new Promise<never>((_, reject) => {
 		timer = setTimeout(
-			() => reject(new Error('A poll did not finish: it waited for the rate limit on a stopped clock')),
+			() =>
+				reject(new Error('A poll did not finish: it waited for the rate limit on a stopped clock')),
 			WATCHDOG_MS,
 		);
 	});
@@ -147,7 +153,10 @@ async function main(): Promise<void> {
 			if (result.error) throw result.error;
 			polls++;
 			maxPerPoll = Math.max(maxPerPoll, trackedRequests(emulator) - before);
-			maxChecksPerPoll = Math.max(maxChecksPerPoll, (emulator.stats().requests[RESULT] ?? 0) - checksBefore);
+			maxChecksPerPoll = Math.max(
+				maxChecksPerPoll,
+				(emulator.stats().requests[RESULT] ?? 0) - checksBefore,
+			);
 			maxStaticDataBytes = Math.max(maxStaticDataBytes, JSON.stringify(result.staticData).length);
 			for (const item of result.output?.[0] ?? []) {
 				const id = String(item.json.id);
@@ -219,6 +228,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-	process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+	process.stderr.write(
+		`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+	);
 	process.exit(1);
 });

@@ -23,13 +23,23 @@ async function seconds(run: () => Promise<unknown> | unknown): Promise<number> {
 }
 
 function xmllint(file: string): void {
-	const result = spawnSync('xmllint', ['--stream', '--noout', '--nonet', file], { stdio: ['ignore', 'ignore', 'pipe'] });
-	if (result.status !== 0) throw new Error(`xmllint refused the catalogue: ${result.stderr.toString().slice(0, 500)}`);
+	const result = spawnSync('xmllint', ['--stream', '--noout', '--nonet', file], {
+		stdio: ['ignore', 'ignore', 'pipe'],
+	});
+	if (result.status !== 0)
+		throw new Error(`xmllint refused the catalogue: ${result.stderr.toString().slice(0, 500)}`);
 }
 
-async function check(checkXmlStream: Check['checkXmlStream'], file: string, hash: boolean): Promise<void> {
+async function check(
+	checkXmlStream: Check['checkXmlStream'],
+	file: string,
+	hash: boolean,
+): Promise<void> {
 	const sha256 = createHash('sha256');
-	const problem = await checkXmlStream(createReadStream(file, { highWaterMark: 64 * 1024 }), hash ? (chunk) => sha256.update(chunk) : undefined);
+	const problem = await checkXmlStream(
+		createReadStream(file, { highWaterMark: 64 * 1024 }),
+		hash ? (chunk) => sha256.update(chunk) : undefined,
+	);
 	if (problem) throw new Error(`the check refused the catalogue: ${problem.message}`);
 }
 
@@ -46,7 +56,11 @@ async function main(): Promise<void> {
 		const bytes = await writeCatalogue(file, megabytes * 2 ** 20);
 		// Both read the file from the page cache: one read first.
 		await check(checkXmlStream, file, false);
-		const timings = { xmllint: [] as number[], check: [] as number[], checkAndHash: [] as number[] };
+		const timings = {
+			xmllint: [] as number[],
+			check: [] as number[],
+			checkAndHash: [] as number[],
+		};
 		for (let round = 0; round < rounds; round++) {
 			timings.xmllint.push(await seconds(() => xmllint(file)));
 			timings.check.push(await seconds(() => check(checkXmlStream, file, false)));

@@ -7,11 +7,16 @@ import type {
 
 import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
 import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/transport/edition';
-import { BUCKET_CAPACITY_FIELD, LEAK_INTERVAL_FIELD, REQUEST_TIMEOUT_FIELD } from '../nodes/shared/transport/settings';
+import {
+	BUCKET_CAPACITY_FIELD,
+	LEAK_INTERVAL_FIELD,
+	REQUEST_TIMEOUT_FIELD,
+} from '../nodes/shared/transport/settings';
 import { sharingProperties } from './rateLimitSharing';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
-const TESTED_URL = 'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
+const TESTED_URL =
+	'String($credentials.baseUrl).replace(/[\\t\\n\\r]/g, "").replace(/^[\\u0000-\\u0020]+|[\\u0000-\\u0020]+$/g, "")';
 
 const REDIRECT_MESSAGE =
 	'The Base URL redirects elsewhere: the credentials were not sent there and the test stops. Use the address the service answers at directly';
@@ -26,7 +31,8 @@ export class ProductDataIntegrationApi implements ICredentialType {
 		dark: 'file:../icons/productDataIntegration.dark.svg',
 	} as const;
 
-	documentationUrl = 'https://github.com/product-data-integration/n8n-nodes-product-data-integration#credentials';
+	documentationUrl =
+		'https://github.com/product-data-integration/n8n-nodes-product-data-integration#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -131,7 +137,11 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			displayName: BUCKET_CAPACITY_FIELD.displayName,
 			name: BUCKET_CAPACITY_FIELD.name,
 			type: 'number',
-			typeOptions: { minValue: BUCKET_CAPACITY_FIELD.min, maxValue: BUCKET_CAPACITY_FIELD.max, numberPrecision: 0 },
+			typeOptions: {
+				minValue: BUCKET_CAPACITY_FIELD.min,
+				maxValue: BUCKET_CAPACITY_FIELD.max,
+				numberPrecision: 0,
+			},
 			default: BUCKET_CAPACITY_FIELD.default,
 			description: 'How many requests the account may send at once (1 to 10,000)',
 			displayOptions: { show: { customRateLimit: [true] } },
@@ -140,7 +150,11 @@ export class ProductDataIntegrationApi implements ICredentialType {
 			displayName: LEAK_INTERVAL_FIELD.displayName,
 			name: LEAK_INTERVAL_FIELD.name,
 			type: 'number',
-			typeOptions: { minValue: LEAK_INTERVAL_FIELD.min, maxValue: LEAK_INTERVAL_FIELD.max, numberPrecision: 3 },
+			typeOptions: {
+				minValue: LEAK_INTERVAL_FIELD.min,
+				maxValue: LEAK_INTERVAL_FIELD.max,
+				numberPrecision: 3,
+			},
 			default: LEAK_INTERVAL_FIELD.default,
 			description: 'After the first burst, one request every this many seconds (0.001 to 900)',
 			displayOptions: { show: { customRateLimit: [true] } },

@@ -22,12 +22,14 @@ export const sharingProperties: INodeProperties[] = [
 			{
 				name: 'Redis',
 				value: 'redis',
-				description: 'All n8n processes that use this credential share the bucket through the Redis server below',
+				description:
+					'All n8n processes that use this credential share the bucket through the Redis server below',
 			},
 			{
 				name: 'This n8n Process Only',
 				value: 'process',
-				description: 'Each n8n process meters its own requests; when several use the account, refusals (429) slow them down',
+				description:
+					'Each n8n process meters its own requests; when several use the account, refusals (429) slow them down',
 			},
 		],
 		default: 'automatic',
@@ -74,7 +76,8 @@ export const sharingProperties: INodeProperties[] = [
 		type: 'string',
 		typeOptions: { password: true },
 		default: '',
-		description: 'Sent unencrypted unless Redis SSL is on, so it is only used without SSL for Redis on this machine (localhost, 127.0.0.1, ::1)',
+		description:
+			'Sent unencrypted unless Redis SSL is on, so it is only used without SSL for Redis on this machine (localhost, 127.0.0.1, ::1)',
 		displayOptions: { show: { rateLimitSharing: ['redis'] } },
 	},
 	{

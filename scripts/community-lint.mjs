@@ -39,7 +39,7 @@ const FULL_EDITION_EXCEPTIONS = [
 		files: ['nodes/shared/redis/sharing.ts'],
 		why:
 			'Rate Limit Sharing "Automatic" shares the bucket through the Redis of n8n\'s own queue mode, so it reads ' +
-			'n8n\'s settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment, and the command n8n was started with ' +
+			"n8n's settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment, and the command n8n was started with " +
 			'(`n8n worker` runs in queue mode whatever the settings say) from its arguments; n8n gives nodes no other way to them.',
 	},
 	{
@@ -47,7 +47,7 @@ const FULL_EDITION_EXCEPTIONS = [
 		name: 'form-data',
 		files: ['nodes/ProductDataIntegration/actions/image/multipart.ts'],
 		why:
-			'Image upload sends the images of many items in one multipart request, each streamed from n8n\'s binary store, ' +
+			"Image upload sends the images of many items in one multipart request, each streamed from n8n's binary store, " +
 			'never held whole; n8n-workflow has no multipart encoder and its HTTP layer streams form-data bodies.',
 	},
 	{
@@ -55,7 +55,7 @@ const FULL_EDITION_EXCEPTIONS = [
 		name: 'stream',
 		files: ['nodes/ProductDataIntegration/actions/image/multipart.ts'],
 		why:
-			'The multipart body needs each stored image as a Readable that opens n8n\'s binary stream only when sent and ' +
+			"The multipart body needs each stored image as a Readable that opens n8n's binary stream only when sent and " +
 			'hashes it on the way; without it every image of an item would be read into memory first.',
 	},
 	{
@@ -118,8 +118,17 @@ function exceptionFor(directory, file, message) {
 }
 
 async function lint(directory, patterns, config) {
-	const eslint = new ESLint({ cwd: directory, allowInlineConfig: false, overrideConfigFile: true, overrideConfig: config });
-	const files = glob.sync(patterns, { cwd: directory, absolute: true, ignore: ['node_modules/**', '**/package-lock.json'] });
+	const eslint = new ESLint({
+		cwd: directory,
+		allowInlineConfig: false,
+		overrideConfigFile: true,
+		overrideConfig: config,
+	});
+	const files = glob.sync(patterns, {
+		cwd: directory,
+		absolute: true,
+		ignore: ['node_modules/**', '**/package-lock.json'],
+	});
 	return { eslint, results: await eslint.lintFiles(files) };
 }
 
@@ -134,8 +143,14 @@ function packTarball() {
 		buildVerified();
 		tarball = packVerified(folder);
 	} else if (!tarball) {
-		execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-		tarball = join(folder, readdirSync(folder).find((name) => name.endsWith('.tgz')));
+		execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', folder], {
+			cwd: ROOT,
+			stdio: ['ignore', 'ignore', 'inherit'],
+		});
+		tarball = join(
+			folder,
+			readdirSync(folder).find((name) => name.endsWith('.tgz')),
+		);
 	}
 	execFileSync('tar', ['-xzf', tarball, '--strip-components=1'], { cwd: folder });
 	if (!PACKED) rmSync(tarball);
@@ -175,7 +190,9 @@ try {
 }
 
 const stale = EXCEPTIONS.flatMap((exception, index) =>
-	exception.files.filter((file) => !used.has(`${index} ${file}`)).map((file) => `${file}: ${exception.rule} '${exception.name}'`),
+	exception.files
+		.filter((file) => !used.has(`${index} ${file}`))
+		.map((file) => `${file}: ${exception.rule} '${exception.name}'`),
 );
 for (const entry of stale) console.log(`Exception no longer needed, remove it: ${entry}`);
 if (problems > 0 || stale.length > 0) process.exit(1);

@@ -11,15 +11,25 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const VERIFIED = fileURLToPath(new URL('../verified', import.meta.url));
 
 // Installed by scripts/lint-verified.sh, which names its folder.
-const nodeCliConfig = createRequire(join(process.env.NODE_CLI_HOME ?? '', 'package.json')).resolve('@n8n/node-cli/eslint');
+const nodeCliConfig = createRequire(join(process.env.NODE_CLI_HOME ?? '', 'package.json')).resolve(
+	'@n8n/node-cli/eslint',
+);
 const nodeCli = dirname(dirname(dirname(nodeCliConfig)));
 const { ESLint } = await import(pathToFileURL(createRequire(nodeCliConfig).resolve('eslint')).href);
 
 const normalized = (text) => text.replace(/\s+/g, ' ').trim();
-const expected = readFileSync(join(nodeCli, 'dist', 'template', 'templates', 'shared', 'default', 'eslint.config.mjs'), 'utf8');
+const expected = readFileSync(
+	join(nodeCli, 'dist', 'template', 'templates', 'shared', 'default', 'eslint.config.mjs'),
+	'utf8',
+);
 const manifest = JSON.parse(readFileSync(join(VERIFIED, 'package.json'), 'utf8'));
-if (manifest.n8n?.strict !== true || normalized(readFileSync(join(VERIFIED, 'eslint.config.mjs'), 'utf8')) !== normalized(expected)) {
-	console.error('verified/ is not in n8n-node\'s strict mode with its Cloud-support eslint.config.mjs: run `npm run build:verified`');
+if (
+	manifest.n8n?.strict !== true ||
+	normalized(readFileSync(join(VERIFIED, 'eslint.config.mjs'), 'utf8')) !== normalized(expected)
+) {
+	console.error(
+		"verified/ is not in n8n-node's strict mode with its Cloud-support eslint.config.mjs: run `npm run build:verified`",
+	);
 	process.exit(1);
 }
 
@@ -32,4 +42,6 @@ const report = await (await eslint.loadFormatter('stylish')).format(results);
 if (report) console.log(report);
 const problems = results.reduce((sum, result) => sum + result.errorCount + result.warningCount, 0);
 if (problems > 0) process.exit(1);
-console.log(`n8n-node lint (Cloud support, ESLint ${ESLint.version}) of the verified edition: no findings`);
+console.log(
+	`n8n-node lint (Cloud support, ESLint ${ESLint.version}) of the verified edition: no findings`,
+);

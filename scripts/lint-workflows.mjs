@@ -17,7 +17,9 @@ for (const name of files) {
 	const path = relative(ROOT, join(WORKFLOWS, name));
 	for (const finding of lint(readFileSync(join(WORKFLOWS, name), 'utf8'), path)) {
 		problems++;
-		console.log(`${finding.file}:${finding.line}:${finding.column}: ${finding.message} [${finding.kind}]`);
+		console.log(
+			`${finding.file}:${finding.line}:${finding.column}: ${finding.message} [${finding.kind}]`,
+		);
 	}
 }
 if (problems > 0) process.exit(1);

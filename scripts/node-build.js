@@ -38,7 +38,8 @@ const REGISTRY_BUILDS = {
  * @returns {NodeChoice}
  */
 function chooseNode({ platform, arch, nodeVersion }) {
-	if (Number(nodeVersion.replace(/^v/, '').split('.')[0]) === REQUIRED_MAJOR) return { kind: 'own' };
+	if (Number(nodeVersion.replace(/^v/, '').split('.')[0]) === REQUIRED_MAJOR)
+		return { kind: 'own' };
 	const build = REGISTRY_BUILDS[`${platform}-${arch}`];
 	if (build) return { kind: 'registry', ...build };
 	const need = `n8n needs Node ${REQUIRED_MAJOR}; this is Node ${nodeVersion} on ${platform} ${arch}`;
@@ -63,10 +64,16 @@ function chooseNode({ platform, arch, nodeVersion }) {
 module.exports = { chooseNode, REQUIRED_MAJOR, REGISTRY_BUILDS };
 
 if (require.main === module) {
-	const choice = chooseNode({ platform: process.platform, arch: process.arch, nodeVersion: process.version });
+	const choice = chooseNode({
+		platform: process.platform,
+		arch: process.arch,
+		nodeVersion: process.version,
+	});
 	if (choice.kind === 'unsupported') {
 		process.stderr.write(`${choice.message}\n`);
 		process.exit(1);
 	}
-	process.stdout.write(choice.kind === 'own' ? 'own\n' : `registry ${choice.name} ${choice.version}\n`);
+	process.stdout.write(
+		choice.kind === 'own' ? 'own\n' : `registry ${choice.name} ${choice.version}\n`,
+	);
 }

@@ -38,10 +38,51 @@ function openssl(dir: string, args: string[]): void {
 
 /** A certificate authority and a server certificate it signed, valid for localhost and 127.0.0.1. */
 function makeCertificates(dir: string): void {
-	openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=Test Redis CA']);
-	openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
+	openssl(dir, [
+		'req',
+		'-x509',
+		'-newkey',
+		'rsa:2048',
+		'-nodes',
+		'-keyout',
+		'ca.key',
+		'-out',
+		'ca.crt',
+		'-days',
+		'2',
+		'-subj',
+		'/CN=Test Redis CA',
+	]);
+	openssl(dir, [
+		'req',
+		'-newkey',
+		'rsa:2048',
+		'-nodes',
+		'-keyout',
+		'server.key',
+		'-out',
+		'server.csr',
+		'-subj',
+		'/CN=localhost',
+	]);
 	writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-	openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'san.ext']);
+	openssl(dir, [
+		'x509',
+		'-req',
+		'-in',
+		'server.csr',
+		'-CA',
+		'ca.crt',
+		'-CAkey',
+		'ca.key',
+		'-CAcreateserial',
+		'-out',
+		'server.crt',
+		'-days',
+		'2',
+		'-extfile',
+		'san.ext',
+	]);
 }
 
 function accepts(port: number): Promise<boolean> {
@@ -58,7 +99,20 @@ function accepts(port: number): Promise<boolean> {
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
 	const dir = mkdtempSync(join(tmpdir(), 'pdi-redis-'));
 	const port = options.port ?? (await freePort());
-	const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'];
+	const args = [
+		'--port',
+		String(port),
+		'--bind',
+		'127.0.0.1',
+		'--save',
+		'',
+		'--appendonly',
+		'no',
+		'--dir',
+		dir,
+		'--loglevel',
+		'warning',
+	];
 	if (options.password) args.push('--requirepass', options.password);
 	let tlsPort: number | undefined;
 	let ca: string | undefined;
@@ -67,11 +121,16 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 		tlsPort = await freePort();
 		ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
 		args.push(
-			'--tls-port', String(tlsPort),
-			'--tls-cert-file', join(dir, 'server.crt'),
-			'--tls-key-file', join(dir, 'server.key'),
-			'--tls-ca-cert-file', join(dir, 'ca.crt'),
-			'--tls-auth-clients', 'no',
+			'--tls-port',
+			String(tlsPort),
+			'--tls-cert-file',
+			join(dir, 'server.crt'),
+			'--tls-key-file',
+			join(dir, 'server.key'),
+			'--tls-ca-cert-file',
+			join(dir, 'ca.crt'),
+			'--tls-auth-clients',
+			'no',
 		);
 	}
 	const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -95,7 +154,9 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 	while (!(await accepts(port))) {
 		if (spawnError || child.exitCode !== null || Date.now() > deadline) {
 			await stop();
-			throw new Error(`redis-server did not start: ${spawnError?.message ?? stderr.trim()} (scripts/toolchain.sh ensure_redis installs it)`);
+			throw new Error(
+				`redis-server did not start: ${spawnError?.message ?? stderr.trim()} (scripts/toolchain.sh ensure_redis installs it)`,
+			);
 		}
 		await new Promise((resolve) => setTimeout(resolve, 50));
 	}

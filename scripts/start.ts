@@ -16,7 +16,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+	closeSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -27,7 +36,12 @@ import { killGroup, sleep, tail, track, untrack } from './n8n/processes';
 import type { N8nServer, Owner, WorkflowDefinition } from './n8n/server';
 
 /** Local demo values, printed for the user like the emulator's demo account. */
-const DEMO_OWNER: Owner = { email: 'demo@example.com', password: 'Demo-password-1', firstName: 'Demo', lastName: 'Owner' };
+const DEMO_OWNER: Owner = {
+	email: 'demo@example.com',
+	password: 'Demo-password-1',
+	firstName: 'Demo',
+	lastName: 'Owner',
+};
 
 const EMULATOR_START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
@@ -59,26 +73,40 @@ async function assertPortFree(port: number): Promise<void> {
 	await new Promise<void>((resolve, reject) => {
 		const server = createServer();
 		server.once('error', () =>
-			reject(new Error(`Port ${port} on 127.0.0.1 is in use: stop what listens there or choose another with N8N_PORT.`)),
+			reject(
+				new Error(
+					`Port ${port} on 127.0.0.1 is in use: stop what listens there or choose another with N8N_PORT.`,
+				),
+			),
 		);
 		server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
 	});
 }
 
 function cacheRoot(): string {
-	return join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'n8n-nodes-product-data-integration');
+	return join(
+		process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
+		'n8n-nodes-product-data-integration',
+	);
 }
 
 /** The emulator (`npm run emulator`) as its own process, logging to `logFile`; ready when resolved. */
-async function startEmulator(work: string, logFile: string): Promise<{ child: ChildProcess; ready: EmulatorReady }> {
+async function startEmulator(
+	work: string,
+	logFile: string,
+): Promise<{ child: ChildProcess; ready: EmulatorReady }> {
 	const readyFile = join(work, 'emulator.json');
 	const log = openSync(logFile, 'w');
-	const child = spawn(process.execPath, ['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'emulator', 'cli.ts')], {
-		cwd: PROJECT_ROOT,
-		env: { ...process.env, EMULATOR_READY_FILE: readyFile },
-		detached: true,
-		stdio: ['ignore', log, log],
-	});
+	const child = spawn(
+		process.execPath,
+		['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'emulator', 'cli.ts')],
+		{
+			cwd: PROJECT_ROOT,
+			env: { ...process.env, EMULATOR_READY_FILE: readyFile },
+			detached: true,
+			stdio: ['ignore', log, log],
+		},
+	);
 	closeSync(log);
 	track(child);
 	const deadline = Date.now() + EMULATOR_START_TIMEOUT_MS;
@@ -116,7 +144,10 @@ function readExamples(): Array<WorkflowDefinition & { id: string }> {
 		.sort()
 		.map((file) => {
 			const workflow = JSON.parse(readFileSync(join(dir, file), 'utf8')) as WorkflowDefinition;
-			return { ...workflow, id: workflow.id ?? createHash('sha1').update(basename(file)).digest('hex').slice(0, 16) };
+			return {
+				...workflow,
+				id: workflow.id ?? createHash('sha1').update(basename(file)).digest('hex').slice(0, 16),
+			};
 		});
 }
 
@@ -152,7 +183,9 @@ async function main(): Promise<void> {
 	try {
 		say('Build and pack the package');
 		const tarball = packPackage(work);
-		const { name, version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+		const { name, version } = JSON.parse(
+			readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8'),
+		) as {
 			name: string;
 			version: string;
 		};

@@ -16,7 +16,17 @@
 //
 // The full edition's build (`npm run build`, tsconfig.json, gulpfile.js) is left as it is.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	copyFileSync,
+	cpSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +38,8 @@ export const VERIFIED_PACKAGE = join(ROOT, 'verified');
 const GENERATED = ['package.json', 'eslint.config.mjs', 'nodes', 'credentials', 'icons'];
 // n8n's node tooling (`n8n-node lint`, `n8n-node cloud-support`) wants this file exactly: its
 // configuration for packages that n8n Cloud may verify, unchanged.
-const CLOUD_ESLINT_CONFIG = "import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n";
+const CLOUD_ESLINT_CONFIG =
+	"import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n";
 const SUFFIX = '.verified.ts';
 /** The full edition's own code: the verified edition is built from the tree without it. */
 export const FULL_EDITION_ONLY = 'nodes/shared/redis';
@@ -52,11 +63,17 @@ function stageSource(folder) {
 	for (const name of GENERATED) rmSync(join(folder, name), { recursive: true, force: true });
 	const fullEditionOnly = join(ROOT, FULL_EDITION_ONLY);
 	for (const name of ['nodes', 'credentials', 'icons']) {
-		cpSync(join(ROOT, name), join(folder, name), { recursive: true, filter: (source) => source !== fullEditionOnly });
+		cpSync(join(ROOT, name), join(folder, name), {
+			recursive: true,
+			filter: (source) => source !== fullEditionOnly,
+		});
 	}
 	for (const twin of filesUnder(folder).filter((file) => file.endsWith(SUFFIX))) {
 		const full = `${twin.slice(0, -SUFFIX.length)}.ts`;
-		if (!existsSync(full)) throw new Error(`${relative(folder, twin)} has no full-edition module ${relative(folder, full)} to replace`);
+		if (!existsSync(full))
+			throw new Error(
+				`${relative(folder, twin)} has no full-edition module ${relative(folder, full)} to replace`,
+			);
 		renameSync(twin, full);
 	}
 	// A node's codex names its node type, which n8n prefixes with the package's name.
@@ -83,8 +100,14 @@ function compile(folder) {
 	const program = ts.createProgram(entryPoints(folder), { ...options, rootDir: folder, outDir });
 	const diagnostics = [...ts.getPreEmitDiagnostics(program), ...program.emit().diagnostics];
 	if (diagnostics.length > 0) {
-		const host = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
-		throw new Error(`The verified edition does not compile:\n${ts.formatDiagnostics(diagnostics, host)}`);
+		const host = {
+			getCanonicalFileName: (name) => name,
+			getCurrentDirectory: () => ROOT,
+			getNewLine: () => '\n',
+		};
+		throw new Error(
+			`The verified edition does not compile:\n${ts.formatDiagnostics(diagnostics, host)}`,
+		);
 	}
 	const reached = new Set(program.getSourceFiles().map((file) => resolve(file.fileName)));
 	for (const file of ['nodes', 'credentials'].flatMap((name) => filesUnder(join(folder, name)))) {
@@ -101,7 +124,19 @@ function compile(folder) {
 
 /** package.json of the verified edition: the full edition's, without dependencies or development fields. */
 function packageManifest() {
-	const { description, keywords, license, author, homepage, repository, engines, files, peerDependencies, version, n8n } = manifest;
+	const {
+		description,
+		keywords,
+		license,
+		author,
+		homepage,
+		repository,
+		engines,
+		files,
+		peerDependencies,
+		version,
+		n8n,
+	} = manifest;
 	return {
 		name: VERIFIED_NAME,
 		version,
@@ -130,10 +165,16 @@ function generate(folder) {
 export function build() {
 	generate(VERIFIED_PACKAGE);
 	// As gulpfile.js's build:icons: the nodes point at their icons relative to their built files.
-	for (const icon of filesUnder(join(VERIFIED_PACKAGE, 'icons')).filter((file) => file.endsWith('.svg'))) {
-		cpSync(icon, join(VERIFIED_PACKAGE, 'dist', 'icons', relative(join(VERIFIED_PACKAGE, 'icons'), icon)));
+	for (const icon of filesUnder(join(VERIFIED_PACKAGE, 'icons')).filter((file) =>
+		file.endsWith('.svg'),
+	)) {
+		cpSync(
+			icon,
+			join(VERIFIED_PACKAGE, 'dist', 'icons', relative(join(VERIFIED_PACKAGE, 'icons'), icon)),
+		);
 	}
-	for (const file of ['README.md', 'LICENSE']) copyFileSync(join(ROOT, file), join(VERIFIED_PACKAGE, file));
+	for (const file of ['README.md', 'LICENSE'])
+		copyFileSync(join(ROOT, file), join(VERIFIED_PACKAGE, file));
 }
 
 /** The generated files of verified/ that differ from what the source generates now, by path. */
@@ -144,9 +185,13 @@ export function staleFiles() {
 	mkdirSync(fresh, { recursive: true });
 	try {
 		generate(fresh);
-		const listed = (folder) => GENERATED.flatMap((name) => (name.includes('.') ? [join(folder, name)] : filesUnder(join(folder, name)))).map((file) => relative(folder, file));
+		const listed = (folder) =>
+			GENERATED.flatMap((name) =>
+				name.includes('.') ? [join(folder, name)] : filesUnder(join(folder, name)),
+			).map((file) => relative(folder, file));
 		const paths = [...new Set([...listed(fresh), ...listed(VERIFIED_PACKAGE)])].sort();
-		const read = (folder, path) => (existsSync(join(folder, path)) ? readFileSync(join(folder, path), 'utf8') : undefined);
+		const read = (folder, path) =>
+			existsSync(join(folder, path)) ? readFileSync(join(folder, path), 'utf8') : undefined;
 		return paths.filter((path) => read(fresh, path) !== read(VERIFIED_PACKAGE, path));
 	} finally {
 		rmSync(fresh, { recursive: true, force: true });
@@ -155,11 +200,15 @@ export function staleFiles() {
 
 /** Packs the built edition into `destination`; the tarball's path. */
 export function pack(destination) {
-	const output = execFileSync('npm', ['pack', VERIFIED_PACKAGE, '--ignore-scripts', '--silent', '--pack-destination', destination], {
-		cwd: ROOT,
-		encoding: 'utf8',
-		stdio: ['ignore', 'pipe', 'inherit'],
-	});
+	const output = execFileSync(
+		'npm',
+		['pack', VERIFIED_PACKAGE, '--ignore-scripts', '--silent', '--pack-destination', destination],
+		{
+			cwd: ROOT,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'inherit'],
+		},
+	);
 	return join(destination, output.trim().split('\n').pop());
 }
 
@@ -169,13 +218,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
 		const stale = staleFiles();
 		for (const path of stale) console.error(`verified/${path} is not what the source generates`);
 		if (stale.length > 0) {
-			console.error('Run `npm run build:verified` and add verified/ to the release commit (git add -f verified).');
+			console.error(
+				'Run `npm run build:verified` and add verified/ to the release commit (git add -f verified).',
+			);
 			process.exit(1);
 		}
 		console.log('verified/ is what the source generates');
 	} else if (command === 'build' || command === 'pack') {
 		build();
-		console.log(command === 'pack' ? pack(resolve(process.argv[3] ?? ROOT)) : `verified edition built in ${relative(ROOT, VERIFIED_PACKAGE)}`);
+		console.log(
+			command === 'pack'
+				? pack(resolve(process.argv[3] ?? ROOT))
+				: `verified edition built in ${relative(ROOT, VERIFIED_PACKAGE)}`,
+		);
 	} else {
 		console.error('usage: node scripts/verified.mjs build|pack|check');
 		process.exit(2);

@@ -20,7 +20,9 @@ export class Listings {
 	) {}
 
 	async list(day: string): Promise<UploadRecord[]> {
-		const { records, skippedIds } = followableRecords(await listUploads.call(this.context, day, { customer: this.customer }));
+		const { records, skippedIds } = followableRecords(
+			await listUploads.call(this.context, day, { customer: this.customer }),
+		);
 		warnAboutSkippedIds(this.context.logger, skippedIds);
 		this.byDay.set(day, new Map(records.map((record) => [record.id, record])));
 		return records;
@@ -34,11 +36,15 @@ export class Listings {
 		}
 		if (!this.byDay.has(session.day)) {
 			try {
-				const record = (await this.list(session.day)).find((candidate) => candidate.id === session.id);
+				const record = (await this.list(session.day)).find(
+					(candidate) => candidate.id === session.id,
+				);
 				if (record) return record;
 			} catch (error) {
 				// The outcome is known: a listing that fails costs the record's details, not the event.
-				this.context.logger.warn(`The uploads of ${session.day} could not be listed again: ${(error as Error).message}`);
+				this.context.logger.warn(
+					`The uploads of ${session.day} could not be listed again: ${(error as Error).message}`,
+				);
 			}
 		}
 		return { id: session.id, listedDate: session.day };

@@ -24,7 +24,10 @@ export async function runAlone<T>(
 		context.logger.debug('Skipping a poll: the previous poll of this trigger is still running');
 		return null;
 	}
-	if (previous) context.logger.warn('The previous poll of this trigger has not ended long after its deadline: polling goes on without it');
+	if (previous)
+		context.logger.warn(
+			'The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
+		);
 	const mark = { until: Date.now() + deadlineMs + STUCK_POLL_MARGIN_MS };
 	running.set(key, mark);
 	try {

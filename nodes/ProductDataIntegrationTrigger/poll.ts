@@ -21,8 +21,15 @@ export async function pollUploads(
 ): Promise<INodeExecutionData[][] | null> {
 	if (this.getMode() === 'manual') return await sampleEvent.call(this, settings);
 	const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
-	return await runAlone(this, deadlineMs, async () =>
-		await withPollDeadline(this, deadlineMs, async () => await poll.call(this, settings, deadlineMs)),
+	return await runAlone(
+		this,
+		deadlineMs,
+		async () =>
+			await withPollDeadline(
+				this,
+				deadlineMs,
+				async () => await poll.call(this, settings, deadlineMs),
+			),
 	);
 }
 
@@ -75,7 +82,9 @@ async function poll(
 			continue;
 		}
 		if (outcome.status !== 'processing' && matches(settings.status, outcome.status)) {
-			items.push(finishedItem(await listings.recordOf(session), outcome, settings.includeErrorMessage));
+			items.push(
+				finishedItem(await listings.recordOf(session), outcome, settings.includeErrorMessage),
+			);
 		}
 		state.checked(session, outcome.status === 'processing' ? 'processing' : 'finished');
 	}

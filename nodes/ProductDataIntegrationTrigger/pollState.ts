@@ -42,7 +42,11 @@ export class PollState {
 	) {}
 
 	/** The state the last stored poll left, or a new one: then this is the trigger's first poll. */
-	static async load(context: IPollFunctions, customer: CustomerOverride | undefined, now: number): Promise<PollState> {
+	static async load(
+		context: IPollFunctions,
+		customer: CustomerOverride | undefined,
+		now: number,
+	): Promise<PollState> {
 		const scope = await scopeOf(context, customer);
 		const previous = previousState(context, scope, now);
 		return new PollState(context, previous ?? newState(scope, now), now, previous?.listedAt);
@@ -69,7 +73,8 @@ export class PollState {
 		const follow = !this.isFirst && followFinished;
 		const fresh = takeListing(this.state, day, records, this.now, follow);
 		if (follow) {
-			for (const { id } of fresh) if (!this.state.pending.has(id)) this.dropped.push({ id, reason: 'limit' });
+			for (const { id } of fresh)
+				if (!this.state.pending.has(id)) this.dropped.push({ id, reason: 'limit' });
 		}
 		return fresh;
 	}
@@ -97,7 +102,8 @@ export class PollState {
 			return;
 		}
 		this.state.pending.delete(session.id);
-		if (result !== 'finished') this.dropped.push({ id: session.id, reason: result === 'unknown' ? 'unknown' : 'failing' });
+		if (result !== 'finished')
+			this.dropped.push({ id: session.id, reason: result === 'unknown' ? 'unknown' : 'failing' });
 	}
 
 	/**
@@ -110,7 +116,11 @@ export class PollState {
 		const summary = droppedSummary(this.dropped);
 		if (summary !== undefined) this.context.logger.warn(summary);
 		if (!this.isFirst) return;
-		leaveStartingPoint(this.context.getWorkflowStaticData('global'), this.context.getNode().id, this.state);
+		leaveStartingPoint(
+			this.context.getWorkflowStaticData('global'),
+			this.context.getNode().id,
+			this.state,
+		);
 		this.context.logger.debug('Trigger started: uploads listed so far are taken as already known');
 	}
 }
@@ -119,7 +129,11 @@ export class PollState {
  * The state the last stored poll left, or the starting point of an activation whose own state n8n
  * did not keep (see startingPoint.ts), or undefined: this is the trigger's first poll.
  */
-function previousState(context: IPollFunctions, scope: string, now: number): TriggerState | undefined {
+function previousState(
+	context: IPollFunctions,
+	scope: string,
+	now: number,
+): TriggerState | undefined {
 	const workflowData: IDataObject = context.getWorkflowStaticData('global');
 	const nodeId = context.getNode().id;
 	const stored = readState(context.getWorkflowStaticData('node'), scope);
@@ -129,7 +143,8 @@ function previousState(context: IPollFunctions, scope: string, now: number): Tri
 	}
 	const interval = pollIntervalMs(context.getNodeParameter('pollTimes', {})) ?? DAY_MS;
 	const start = findStartingPoint(workflowData, nodeId, scope, now, 2 * interval);
-	if (start) context.logger.debug('Continuing from the uploads listed when the trigger was activated');
+	if (start)
+		context.logger.debug('Continuing from the uploads listed when the trigger was activated');
 	return start;
 }
 
@@ -137,7 +152,10 @@ function previousState(context: IPollFunctions, scope: string, now: number): Tri
  * Identifies the account and customer node the stored ids belong to: when either changes, the
  * trigger starts afresh instead of taking another node's uploads for new ones.
  */
-async function scopeOf(context: IPollFunctions, customer: CustomerOverride | undefined): Promise<string> {
+async function scopeOf(
+	context: IPollFunctions,
+	customer: CustomerOverride | undefined,
+): Promise<string> {
 	const credentials = await getServiceCredentials.call(context);
 	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 	const parts = [

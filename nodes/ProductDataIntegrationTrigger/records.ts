@@ -21,7 +21,10 @@ function sessionIdOf(record: IDataObject): string | undefined {
  * The records of a date's listing that the trigger can follow (those whose id is a session id,
  * normalized), oldest first, and the ids of those it cannot.
  */
-export function followableRecords(listing: IDataObject[]): { records: UploadRecord[]; skippedIds: unknown[] } {
+export function followableRecords(listing: IDataObject[]): {
+	records: UploadRecord[];
+	skippedIds: unknown[];
+} {
 	const records: UploadRecord[] = [];
 	const skippedIds: unknown[] = [];
 	for (const record of listing) {

@@ -43,7 +43,8 @@ export async function sampleEvent(
 			}
 		}
 	}
-	if (!settings.uploadFinished) throw new NodeOperationError(this.getNode(), NOTHING_RECEIVED_MESSAGE);
+	if (!settings.uploadFinished)
+		throw new NodeOperationError(this.getNode(), NOTHING_RECEIVED_MESSAGE);
 	throw new NodeOperationError(this.getNode(), NOTHING_FINISHED_MESSAGE, {
 		description:
 			checks >= settings.maxChecks

@@ -28,6 +28,8 @@ export function warnAboutSkippedIds(logger: Logger, ids: unknown[]): void {
 		logger.warn(`An upload listed with the id ${id} is not followed: that is not a session id`);
 	}
 	if (unwarned.length > NAMED_PER_POLL) {
-		logger.warn(`${unwarned.length - NAMED_PER_POLL} more uploads listed with ids that are not session ids are not followed`);
+		logger.warn(
+			`${unwarned.length - NAMED_PER_POLL} more uploads listed with ids that are not session ids are not followed`,
+		);
 	}
 }

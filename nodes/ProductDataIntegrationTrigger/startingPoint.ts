@@ -39,9 +39,16 @@ function startingPoints(workflowData: IDataObject): StartingPoint[] {
 }
 
 /** Keeps the first poll's state (its listings, nothing pending) as the node's starting point. */
-export function leaveStartingPoint(workflowData: IDataObject, nodeId: string, state: TriggerState): void {
+export function leaveStartingPoint(
+	workflowData: IDataObject,
+	nodeId: string,
+	state: TriggerState,
+): void {
 	const others = startingPoints(workflowData).filter((entry) => entry.node !== nodeId);
-	const start: StartingPoint = { node: nodeId, state: storedState({ ...state, pending: new Map() }) };
+	const start: StartingPoint = {
+		node: nodeId,
+		state: storedState({ ...state, pending: new Map() }),
+	};
 	workflowData[STARTING_POINTS_KEY] = [...others, start];
 }
 
@@ -58,7 +65,8 @@ export function findStartingPoint(
 ): TriggerState | undefined {
 	const entry = startingPoints(workflowData).find((candidate) => candidate.node === nodeId);
 	const state = entry && readState(entry.state, scope);
-	if (!state || now - state.listedAt > Math.max(ageLimitMs, MIN_STARTING_POINT_AGE_LIMIT_MS)) return undefined;
+	if (!state || now - state.listedAt > Math.max(ageLimitMs, MIN_STARTING_POINT_AGE_LIMIT_MS))
+		return undefined;
 	return state;
 }
 

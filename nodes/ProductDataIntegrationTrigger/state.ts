@@ -96,18 +96,29 @@ interface StoredState extends IDataObject {
 	pending: PendingSession[];
 }
 
-const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
-const isDay = (value: unknown): value is string => typeof value === 'string' && DAY_PATTERN.test(value);
-const isSessionId = (value: unknown): value is string => typeof value === 'string' && normalizeSessionId(value) === value;
+const isTime = (value: unknown): value is number =>
+	typeof value === 'number' && Number.isFinite(value);
+const isDay = (value: unknown): value is string =>
+	typeof value === 'string' && DAY_PATTERN.test(value);
+const isSessionId = (value: unknown): value is string =>
+	typeof value === 'string' && normalizeSessionId(value) === value;
 
 function readPending(entry: unknown): PendingSession | undefined {
 	if (typeof entry !== 'object' || entry === null) return undefined;
-	const { id, day, firstSeen, lastChecked, reportsErrors: errors, failedChecks } = entry as IDataObject;
+	const {
+		id,
+		day,
+		firstSeen,
+		lastChecked,
+		reportsErrors: errors,
+		failedChecks,
+	} = entry as IDataObject;
 	if (!isSessionId(id) || !isDay(day) || !isTime(firstSeen)) return undefined;
 	const session: PendingSession = { id, day, firstSeen };
 	if (isTime(lastChecked)) session.lastChecked = lastChecked;
 	if (errors === true) session.reportsErrors = true;
-	if (Number.isInteger(failedChecks) && (failedChecks as number) > 0) session.failedChecks = failedChecks as number;
+	if (Number.isInteger(failedChecks) && (failedChecks as number) > 0)
+		session.failedChecks = failedChecks as number;
 	return session;
 }
 
@@ -118,8 +129,10 @@ function readPending(entry: unknown): PendingSession | undefined {
  * one) are left out.
  */
 export function readState(staticData: IDataObject, scope: string): TriggerState | undefined {
-	const { version, listedAt, seen, pending } = staticData.version === 1 ? fromVersion1(staticData) : staticData;
-	if (version !== STATE_VERSION || staticData.scope !== scope || !isTime(listedAt)) return undefined;
+	const { version, listedAt, seen, pending } =
+		staticData.version === 1 ? fromVersion1(staticData) : staticData;
+	if (version !== STATE_VERSION || staticData.scope !== scope || !isTime(listedAt))
+		return undefined;
 	if (!Array.isArray(seen) || !Array.isArray(pending)) return undefined;
 	const state = newState(scope, listedAt);
 	for (const entry of seen as unknown[]) {
@@ -142,10 +155,13 @@ export function readState(staticData: IDataObject, scope: string): TriggerState 
  */
 function fromVersion1(staticData: IDataObject): IDataObject {
 	const { seen, pending } = staticData;
-	if (typeof seen !== 'object' || seen === null || typeof pending !== 'object' || pending === null) return {};
+	if (typeof seen !== 'object' || seen === null || typeof pending !== 'object' || pending === null)
+		return {};
 	const sessions = Object.values(pending).map((entry: unknown) => {
 		const session = (typeof entry === 'object' && entry !== null ? entry : {}) as IDataObject;
-		const record = (typeof session.record === 'object' && session.record !== null ? session.record : {}) as IDataObject;
+		const record = (
+			typeof session.record === 'object' && session.record !== null ? session.record : {}
+		) as IDataObject;
 		return { ...session, id: record.id, reportsErrors: reportsErrors(record) };
 	});
 	return {
@@ -194,7 +210,11 @@ interface ListingPlan {
  * the grace period) up to today, but never before yesterday. `listedAt` undefined means no listing
  * yet: the dates a following poll would list, so that they can be recorded as already known.
  */
-export function planListing(listedAt: number | undefined, now: number, timeZone: string): ListingPlan {
+export function planListing(
+	listedAt: number | undefined,
+	now: number,
+	timeZone: string,
+): ListingPlan {
 	const today = serviceDay(now, timeZone);
 	const yesterday = serviceDay(now - DAY_MS, timeZone);
 	const from = serviceDay(Math.min(listedAt ?? now, now) - MIDNIGHT_GRACE_MS, timeZone);
@@ -203,7 +223,14 @@ export function planListing(listedAt: number | undefined, now: number, timeZone:
 }
 
 export function newState(scope: string, now: number): TriggerState {
-	return { version: STATE_VERSION, scope, listedAt: now, seen: new Map(), seenUntil: new Map(), pending: new Map() };
+	return {
+		version: STATE_VERSION,
+		scope,
+		listedAt: now,
+		seen: new Map(),
+		seenUntil: new Map(),
+		pending: new Map(),
+	};
 }
 
 /**
@@ -228,7 +255,8 @@ export function takeListing(
 		const pending = state.pending.get(record.id);
 		if (pending) setErrorHint(pending, record);
 		// A session still followed is known, even when its day's ids have been pruned meanwhile.
-		if (known.has(record.id) || pending || (until !== undefined && receivedAt(record) <= until)) continue;
+		if (known.has(record.id) || pending || (until !== undefined && receivedAt(record) <= until))
+			continue;
 		known.add(record.id);
 		seenThatDay.push(record.id);
 		fresh.push(record);
@@ -255,7 +283,10 @@ function dropOldestSeen(state: TriggerState, day: string, records: UploadRecord[
 		.map((id, index) => ({ id, index, at: times.get(id) }))
 		.sort((a, b) => (a.at ?? -Infinity) - (b.at ?? -Infinity) || a.index - b.index);
 	const dropped = oldestFirst.slice(0, oldestFirst.length - SEEN_MAX_PER_DAY);
-	const droppedUntil = dropped.reduce((latest, { at }) => Math.max(latest, at ?? -Infinity), state.seenUntil.get(day) ?? -Infinity);
+	const droppedUntil = dropped.reduce(
+		(latest, { at }) => Math.max(latest, at ?? -Infinity),
+		state.seenUntil.get(day) ?? -Infinity,
+	);
 	if (droppedUntil > -Infinity) state.seenUntil.set(day, droppedUntil);
 	state.seen.set(
 		day,
@@ -328,7 +359,9 @@ export function droppedSummary(dropped: DroppedSession[]): string | undefined {
 		if (ids.length === 1) return [`Upload session ${ids[0]} is ${why[reason]}`];
 		const sessions = reason === 'limit' ? 'new upload sessions' : 'upload sessions';
 		const more = ids.length > NAMED_DROPPED ? ` and ${ids.length - NAMED_DROPPED} more` : '';
-		return [`${ids.length} ${sessions} are ${why[reason]} (${ids.slice(0, NAMED_DROPPED).join(', ')}${more})`];
+		return [
+			`${ids.length} ${sessions} are ${why[reason]} (${ids.slice(0, NAMED_DROPPED).join(', ')}${more})`,
+		];
 	});
 	return parts.length > 0 ? parts.join('; ') : undefined;
 }

@@ -35,7 +35,15 @@ export const customerOption: INodeProperties = {
 			type: 'string',
 			placeholder: 'e.g. 1002',
 			hint: 'The service ID: the number the service gave the customer node',
-			validation: [{ type: 'regex', properties: { regex: SERVICE_ID.source, errorMessage: 'A service ID is a number, e.g. 1002' } }],
+			validation: [
+				{
+					type: 'regex',
+					properties: {
+						regex: SERVICE_ID.source,
+						errorMessage: 'A service ID is a number, e.g. 1002',
+					},
+				},
+			],
 		},
 		{
 			displayName: 'External ID',
@@ -44,7 +52,13 @@ export const customerOption: INodeProperties = {
 			placeholder: 'e.g. STORE-NORTH',
 			hint: 'Your own ID of the customer node',
 			validation: [
-				{ type: 'regex', properties: { regex: EXTERNAL_ID.source, errorMessage: 'An external ID is one line of Latin-1 text, at most 200 characters' } },
+				{
+					type: 'regex',
+					properties: {
+						regex: EXTERNAL_ID.source,
+						errorMessage: 'An external ID is one line of Latin-1 text, at most 200 characters',
+					},
+				},
 			],
 		},
 	],
@@ -67,7 +81,9 @@ export function getCustomerOverride(
 	// A trigger has no input items: its parameters are read without an item index.
 	const isTrigger = !('getInputData' in this);
 	const options = (
-		isTrigger ? this.getNodeParameter('options', {}) : this.getNodeParameter('options', itemIndex, {})
+		isTrigger
+			? this.getNodeParameter('options', {})
+			: this.getNodeParameter('options', itemIndex, {})
 	) as IDataObject;
 	const locator: CustomerLocator =
 		typeof options.customer === 'object' && options.customer !== null
@@ -102,13 +118,22 @@ interface EnvironmentInfo {
 }
 
 /** The customer nodes the credential's user may act on, from the environment information. */
-export async function searchCustomers(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-	const response = await listRequest.call(this, 'customer nodes', { method: 'GET', path: '/api/auth/me' });
+export async function searchCustomers(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+): Promise<INodeListSearchResult> {
+	const response = await listRequest.call(this, 'customer nodes', {
+		method: 'GET',
+		path: '/api/auth/me',
+	});
 	const body = (response.body ?? {}) as EnvironmentInfo;
 	const wanted = (filter ?? '').trim().toLowerCase();
 	const results = Object.entries(body.availableCustomers ?? {})
 		.map(([id, name]) => ({
-			name: String(body.customerId) === id ? `${name} (${id}, the credential’s own)` : `${name} (${id})`,
+			name:
+				String(body.customerId) === id
+					? `${name} (${id}, the credential’s own)`
+					: `${name} (${id})`,
 			value: id,
 		}))
 		.filter((customer) => customer.name.toLowerCase().includes(wanted))

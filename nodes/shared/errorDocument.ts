@@ -9,7 +9,7 @@ export const includeErrorMessageOption: INodeProperties = {
 	type: 'boolean',
 	default: false,
 	description:
-		'Whether to fetch the error message of an upload whose processing failed (one more request each; on another host than the Base URL\'s over https and without the credential), instead of giving only its URL. The reason comes out in errorMessage; a JSON message also comes out whole in errorDocument, its text in errorText.',
+		"Whether to fetch the error message of an upload whose processing failed (one more request each; on another host than the Base URL's over https and without the credential), instead of giving only its URL. The reason comes out in errorMessage; a JSON message also comes out whole in errorDocument, its text in errorText.",
 };
 
 /** What an upload's error document says, as output fields. */
@@ -44,7 +44,9 @@ export function readErrorDocument(body: unknown): ErrorDocumentFields {
 	const object = parsed as IDataObject;
 	const reason = Array.isArray(parsed)
 		? undefined
-		: REASON_FIELDS.map((field) => object[field]).find((value) => typeof value === 'string' && value.trim() !== '');
+		: REASON_FIELDS.map((field) => object[field]).find(
+				(value) => typeof value === 'string' && value.trim() !== '',
+			);
 	return {
 		errorMessage: typeof reason === 'string' ? reason.trim() : text,
 		errorDocument: parsed as IDataObject | IDataObject[],

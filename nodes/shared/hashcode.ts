@@ -7,4 +7,5 @@
  * between slashes, which a path would resolve as folders (`x/../../auth/me`). A message such as
  * "Image uploaded", an HTML page or a control character is never one.
  */
-export const HASHCODE = /^(?=.{1,128}$)(?!(?:.*\/)?\.{1,2}(?:\/|$))[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;
+export const HASHCODE =
+	/^(?=.{1,128}$)(?!(?:.*\/)?\.{1,2}(?:\/|$))[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;

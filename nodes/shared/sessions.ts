@@ -177,7 +177,8 @@ export async function waitForSessions(
 	const polls = new Map<string, Poll>();
 	for (const session of sessions) {
 		// A deadline that is no number would never pass: the wait would poll for as long as a session runs.
-		const deadline = start + (Number.isFinite(session.timeoutMs) ? Math.max(0, session.timeoutMs) : 0);
+		const deadline =
+			start + (Number.isFinite(session.timeoutMs) ? Math.max(0, session.timeoutMs) : 0);
 		const poll = polls.get(pollKey(session));
 		if (poll) poll.deadline = Math.max(poll.deadline, deadline);
 		// Its errors name the first item that named it.
@@ -202,7 +203,11 @@ export async function waitForSessions(
 					continue;
 				}
 				try {
-					const outcome = await getSessionOutcome.call(this, sessionId, { includeErrorMessage, customer, itemIndex });
+					const outcome = await getSessionOutcome.call(this, sessionId, {
+						includeErrorMessage,
+						customer,
+						itemIndex,
+					});
 					if (outcome.status !== 'processing') poll.result = outcome;
 				} catch (error) {
 					// Asking again in the next round would multiply the transport's tries: the session's

@@ -1,7 +1,13 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { cleanServiceText, getServiceCredentials, serviceRequest, type CustomerOverride, type ServiceContext } from './transport';
+import {
+	cleanServiceText,
+	getServiceCredentials,
+	serviceRequest,
+	type CustomerOverride,
+	type ServiceContext,
+} from './transport';
 
 /**
  * The time zone the service dates uploads in when the credential does not say: the spec's
@@ -13,16 +19,23 @@ export const DEFAULT_SERVICE_TIME_ZONE = 'UTC';
  * The credential's Service Time Zone, checked before any request: Get Many and the trigger both
  * name the service's days in it.
  */
-export async function getServiceTimeZone(this: ServiceContext, itemIndex?: number): Promise<string> {
+export async function getServiceTimeZone(
+	this: ServiceContext,
+	itemIndex?: number,
+): Promise<string> {
 	const credentials = await getServiceCredentials.call(this, itemIndex);
 	const timeZone = String(credentials.serviceTimeZone ?? '').trim() || DEFAULT_SERVICE_TIME_ZONE;
 	try {
 		serviceDay(0, timeZone);
 	} catch {
-		throw new NodeOperationError(this.getNode(), `The credential's Service Time Zone is not a time zone: "${timeZone}"`, {
-			itemIndex,
-			description: 'Give an IANA time zone name, e.g. Europe/Berlin, or UTC',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The credential's Service Time Zone is not a time zone: "${timeZone}"`,
+			{
+				itemIndex,
+				description: 'Give an IANA time zone name, e.g. Europe/Berlin, or UTC',
+			},
+		);
 	}
 	return timeZone;
 }
@@ -47,8 +60,12 @@ export function serviceDay(instant: Date | number, timeZone: string): string {
  * spelling fileLenght, and listedDate, the date it was listed under (the day asked for).
  */
 function outputRecord(entry: unknown, day: string): IDataObject {
-	const record = typeof entry === 'object' && entry !== null ? (entry as IDataObject) : { value: entry as IDataObject[string] };
-	const fileLength = 'fileLenght' in record && !('fileLength' in record) ? { fileLength: record.fileLenght } : {};
+	const record =
+		typeof entry === 'object' && entry !== null
+			? (entry as IDataObject)
+			: { value: entry as IDataObject[string] };
+	const fileLength =
+		'fileLenght' in record && !('fileLength' in record) ? { fileLength: record.fileLenght } : {};
 	return { ...record, ...fileLength, listedDate: day };
 }
 
@@ -82,7 +99,10 @@ export async function listUploads(
 	throw new NodeApiError(
 		this.getNode(),
 		{ message: 'The service answered the list of uploads with something other than records' },
-		{ itemIndex: options.itemIndex, description: `GET ${path} answered: ${cleanServiceText(String(body), 200)}` },
+		{
+			itemIndex: options.itemIndex,
+			description: `GET ${path} answered: ${cleanServiceText(String(body), 200)}`,
+		},
 	);
 }
 
@@ -105,11 +125,14 @@ export async function findPossibleArrivals(
 	const from = attempt.sentAt - CLOCK_SKEW_MS;
 	const until = (options.now ?? Date.now()) + CLOCK_SKEW_MS;
 	const timeZone = await getServiceTimeZone.call(this, options.itemIndex);
-	const days = new Set([from, attempt.sentAt, until].map((instant) => serviceDay(instant, timeZone)));
+	const days = new Set(
+		[from, attempt.sentAt, until].map((instant) => serviceDay(instant, timeZone)),
+	);
 	const candidates: IDataObject[] = [];
 	for (const day of days) {
 		for (const record of await listUploads.call(this, day, options)) {
-			const receivedAt = typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : Number.NaN;
+			const receivedAt =
+				typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : Number.NaN;
 			if (
 				Number(record.fileLenght) === attempt.bytes &&
 				receivedAt >= from &&

@@ -31,9 +31,7 @@ export function authenticate(
 	return { account: accounts[index], index };
 }
 
-export type CustomerResolution =
-	| { ok: true; customer: EmulatorCustomer | null }
-	| { ok: false };
+export type CustomerResolution = { ok: true; customer: EmulatorCustomer | null } | { ok: false };
 
 /**
  * Resolves the `customerId`/`customerIdType` pair. Where the headers are optional, they are still

@@ -24,7 +24,10 @@ export async function receiveUpload(
 	failed.catch(() => undefined);
 	const announced = Number(req.headers['content-length']);
 	const sized =
-		Number.isSafeInteger(announced) && announced >= 0 && announced <= checkLimit && req.headers['transfer-encoding'] === undefined;
+		Number.isSafeInteger(announced) &&
+		announced >= 0 &&
+		announced <= checkLimit &&
+		req.headers['transfer-encoding'] === undefined;
 	const whole = sized ? Buffer.allocUnsafe(announced) : null;
 	let chunks: Buffer[] | null = sized ? null : [];
 	let byteLength = 0;
@@ -37,13 +40,20 @@ export async function receiveUpload(
 				if (byteLength > checkLimit) chunks = null;
 			}
 			if (!file.write(chunk)) {
-				await Promise.race([new Promise<void>((resolve) => file.once('drain', () => resolve())), failed]);
+				await Promise.race([
+					new Promise<void>((resolve) => file.once('drain', () => resolve())),
+					failed,
+				]);
 			}
 		}
 	} finally {
 		await Promise.race([new Promise<void>((resolve) => file.end(resolve)), failed]);
 	}
-	const body = whole ? whole.subarray(0, byteLength) : chunks ? Buffer.concat(chunks, byteLength) : null;
+	const body = whole
+		? whole.subarray(0, byteLength)
+		: chunks
+			? Buffer.concat(chunks, byteLength)
+			: null;
 	return { byteLength, body };
 }
 

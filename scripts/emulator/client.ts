@@ -57,7 +57,12 @@ export async function call(
 	};
 }
 
-export function putXml(emulator: Emulator, xml: string | Buffer, path = '/api/xml', options: CallOptions = {}) {
+export function putXml(
+	emulator: Emulator,
+	xml: string | Buffer,
+	path = '/api/xml',
+	options: CallOptions = {},
+) {
 	return call(emulator, 'PUT', path, {
 		...options,
 		headers: { 'content-type': 'application/xml', ...(options.headers ?? {}) },
@@ -73,7 +78,10 @@ export interface FilePart {
 }
 
 /** Hand-built multipart body, so the emulator's parser is tested against exact bytes. */
-export function multipart(parts: FilePart[], boundary = '----emulator-test-boundary'): {
+export function multipart(
+	parts: FilePart[],
+	boundary = '----emulator-test-boundary',
+): {
 	body: Buffer;
 	contentType: string;
 } {

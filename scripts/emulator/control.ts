@@ -81,7 +81,10 @@ export async function handleControl(
 			case 'GET stats':
 				return json(200, store.snapshotStats());
 			case 'GET uploads':
-				return json(200, [...store.uploads.values()].map((u) => summariseUpload(store, u)));
+				return json(
+					200,
+					[...store.uploads.values()].map((u) => summariseUpload(store, u)),
+				);
 			case 'GET images':
 				return json(200, [...store.images.values()].map(copyImage));
 			case 'POST bucket': {
@@ -106,19 +109,28 @@ export async function handleControl(
 				if (body.delayMs !== undefined && !isCount(body.delayMs)) {
 					throw new ControlError('"delayMs" must be an integer >= 0.');
 				}
-				if (body.path !== undefined && (typeof body.path !== 'string' || !body.path.startsWith('/'))) {
+				if (
+					body.path !== undefined &&
+					(typeof body.path !== 'string' || !body.path.startsWith('/'))
+				) {
 					throw new ControlError('"path" must be a path starting with "/".');
 				}
 				if (body.retryAfter !== undefined && typeof body.retryAfter !== 'string') {
 					throw new ControlError('"retryAfter" must be the header value as a string.');
 				}
-				if (body.kind === 'redirect' && (typeof body.location !== 'string' || body.location === '')) {
+				if (
+					body.kind === 'redirect' &&
+					(typeof body.location !== 'string' || body.location === '')
+				) {
 					throw new ControlError('"location" must be the URL to redirect to.');
 				}
 				if (body.kind === 'huge' && (!isCount(body.bytes) || body.bytes === 0)) {
 					throw new ControlError('"bytes" must be a positive integer.');
 				}
-				if (body.status !== undefined && (!isCount(body.status) || body.status < 200 || body.status > 599)) {
+				if (
+					body.status !== undefined &&
+					(!isCount(body.status) || body.status < 200 || body.status > 599)
+				) {
 					throw new ControlError('"status" must be an HTTP status from 200 to 599.');
 				}
 				store.faults.push({
@@ -136,12 +148,17 @@ export async function handleControl(
 			case 'POST limits': {
 				const body = await readJson(req);
 				for (const name of ['maxImageRequestBytes', 'maxImagesPerRequest'] as const) {
-					if (body[name] !== undefined && !isCount(body[name])) throw new ControlError(`"${name}" must be an integer >= 0 (0: no limit).`);
+					if (body[name] !== undefined && !isCount(body[name]))
+						throw new ControlError(`"${name}" must be an integer >= 0 (0: no limit).`);
 				}
 				const limits = store.imageLimits;
-				limits.maxRequestBytes = (body.maxImageRequestBytes as number | undefined) ?? limits.maxRequestBytes;
+				limits.maxRequestBytes =
+					(body.maxImageRequestBytes as number | undefined) ?? limits.maxRequestBytes;
 				limits.maxImages = (body.maxImagesPerRequest as number | undefined) ?? limits.maxImages;
-				return json(200, { maxImageRequestBytes: limits.maxRequestBytes, maxImagesPerRequest: limits.maxImages });
+				return json(200, {
+					maxImageRequestBytes: limits.maxRequestBytes,
+					maxImagesPerRequest: limits.maxImages,
+				});
 			}
 			case 'POST clock': {
 				const body = await readJson(req);
@@ -154,7 +171,9 @@ export async function handleControl(
 				} else if (typeof body.advanceMs === 'number' && Number.isFinite(body.advanceMs)) {
 					store.advanceClock(body.advanceMs);
 				} else {
-					throw new ControlError('Send {"set":"<ISO timestamp>"}, {"advanceMs":<ms>} or {"real":true}.');
+					throw new ControlError(
+						'Send {"set":"<ISO timestamp>"}, {"advanceMs":<ms>} or {"real":true}.',
+					);
 				}
 				return json(200, { now: isoWithOffset(store.now()) });
 			}

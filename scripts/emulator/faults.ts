@@ -12,14 +12,17 @@ function filler(count: number): Readable {
 	const chunk = Buffer.alloc(64 * 1024, 'x');
 	return Readable.from(
 		(function* () {
-			for (let left = count; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left);
+			for (let left = count; left > 0; left -= chunk.length)
+				yield left >= chunk.length ? chunk : chunk.subarray(0, left);
 		})(),
 	);
 }
 
 /** A refusal with the fault's Retry-After exactly as given, or none. */
 function withRetryAfter(reply: Reply, fault: FaultRule): Reply {
-	return fault.retryAfter === undefined ? reply : { ...reply, headers: { ...reply.headers, 'Retry-After': fault.retryAfter } };
+	return fault.retryAfter === undefined
+		? reply
+		: { ...reply, headers: { ...reply.headers, 'Retry-After': fault.retryAfter } };
 }
 
 /** The answer of a fault that replaces the request's handling (nothing processed), if it is one. */
@@ -34,7 +37,11 @@ export function faultAnswer(fault: FaultRule): Reply | undefined {
 		case 'redirect':
 			return { status: 302, headers: { Location: fault.location ?? '/' } };
 		case 'huge':
-			return { status: fault.status ?? 200, headers: { 'Content-Type': TEXT_TYPE }, body: filler(fault.bytes ?? 0) };
+			return {
+				status: fault.status ?? 200,
+				headers: { 'Content-Type': TEXT_TYPE },
+				body: filler(fault.bytes ?? 0),
+			};
 		default:
 			return undefined;
 	}
@@ -42,7 +49,8 @@ export function faultAnswer(fault: FaultRule): Reply | undefined {
 
 /** Ends a streamed answer that will never be sent. */
 function dropBody(reply: Reply): void {
-	if (reply.body && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body)) reply.body.destroy();
+	if (reply.body && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body))
+		reply.body.destroy();
 }
 
 /** Sends the answer of a request handled in full, as its fault (if any) lets it through. */

@@ -1,7 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { CONTROL_PREFIX, copyImage, handleControl, summariseUpload, type UploadSummary } from './control';
+import {
+	CONTROL_PREFIX,
+	copyImage,
+	handleControl,
+	summariseUpload,
+	type UploadSummary,
+} from './control';
 import { DEFAULT_ACCOUNT, MESSAGES } from './fixtures';
 import { message, send } from './replies';
 import { EmulatorHandler } from './server';
@@ -44,7 +50,8 @@ export interface Emulator {
 }
 
 function positiveInteger(name: string, value: number): number {
-	if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer`);
+	if (!Number.isInteger(value) || value <= 0)
+		throw new RangeError(`${name} must be a positive integer`);
 	return value;
 }
 
@@ -67,7 +74,8 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedEmulatorO
 		maxImagesPerRequest: options.maxImagesPerRequest ?? 0,
 	};
 	for (const name of ['maxImageRequestBytes', 'maxImagesPerRequest'] as const) {
-		if (!Number.isInteger(resolved[name]) || resolved[name] < 0) throw new RangeError(`${name} must be an integer >= 0`);
+		if (!Number.isInteger(resolved[name]) || resolved[name] < 0)
+			throw new RangeError(`${name} must be an integer >= 0`);
 	}
 	if (!Number.isInteger(resolved.processingMs) || resolved.processingMs < 0) {
 		throw new RangeError('processingMs must be an integer >= 0');

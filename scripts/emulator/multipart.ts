@@ -18,7 +18,8 @@ export function multipartBoundary(contentType: string | undefined): string | nul
 		if (eq < 0) continue;
 		if (param.slice(0, eq).trim().toLowerCase() !== 'boundary') continue;
 		let value = param.slice(eq + 1).trim();
-		if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+		if (value.startsWith('"') && value.endsWith('"') && value.length >= 2)
+			value = value.slice(1, -1);
 		// RFC 2046: 1 to 70 characters.
 		return value.length > 0 && value.length <= 70 ? value : null;
 	}
@@ -27,7 +28,9 @@ export function multipartBoundary(contentType: string | undefined): string | nul
 
 function dispositionParam(disposition: string, param: string): string | null {
 	// filename*= (RFC 5987) is preferred over filename= when both are present.
-	const extended = new RegExp(`;\\s*${param}\\*\\s*=\\s*([^']*)'[^']*'([^;]*)`, 'i').exec(disposition);
+	const extended = new RegExp(`;\\s*${param}\\*\\s*=\\s*([^']*)'[^']*'([^;]*)`, 'i').exec(
+		disposition,
+	);
 	if (extended) {
 		try {
 			return decodeURIComponent(extended[2].trim());

@@ -34,7 +34,8 @@ export function send(res: ServerResponse, reply: Reply): void {
 	const headers = { ...(reply.headers ?? {}) };
 	const body = reply.body;
 	if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) {
-		const bytes = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+		const bytes =
+			body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
 		headers['Content-Length'] = String(bytes);
 		res.writeHead(reply.status, headers);
 		res.end(res.req.method === 'HEAD' ? undefined : body);

@@ -25,7 +25,12 @@ export class EmulatorHandler {
 		private readonly fallbackOrigin: () => string,
 	) {
 		const service = { options, store };
-		this.routes = [...xmlRoutes(service), ...authRoutes(service), ...statusRoutes(service), ...imageRoutes(service)];
+		this.routes = [
+			...xmlRoutes(service),
+			...authRoutes(service),
+			...statusRoutes(service),
+			...imageRoutes(service),
+		];
 	}
 
 	cancelTimers(): void {

@@ -83,7 +83,10 @@ export class EmulatorStore {
 	readonly imageLimits: { maxRequestBytes: number; maxImages: number };
 
 	constructor(private readonly options: ResolvedEmulatorOptions) {
-		this.imageLimits = { maxRequestBytes: options.maxImageRequestBytes, maxImages: options.maxImagesPerRequest };
+		this.imageLimits = {
+			maxRequestBytes: options.maxImageRequestBytes,
+			maxImages: options.maxImagesPerRequest,
+		};
 		this.buckets = new LeakyBuckets(options.bucketCapacity, options.leakIntervalMs);
 		this.fileDirectory = mkdtempSync(join(tmpdir(), 'product-data-emulator-'));
 		trackDirectory(this.fileDirectory);

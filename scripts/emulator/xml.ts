@@ -42,7 +42,10 @@ const UTF8_LABELS = new Set(['utf-8', 'utf8']);
 
 function declaredEncoding(body: Buffer): string | null {
 	const head = body.toString('latin1', 0, Math.min(body.length, 256));
-	const match = /^(?:\uFEFF|\u00EF\u00BB\u00BF)?\s*<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(head);
+	const match =
+		/^(?:\uFEFF|\u00EF\u00BB\u00BF)?\s*<\?xml\s[^>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']/.exec(
+			head,
+		);
 	return match ? match[1].toLowerCase() : null;
 }
 
@@ -89,24 +92,27 @@ export function decodeDocument(body: Buffer): DecodedDocument {
 
 function decodeEntities(value: string): string {
 	if (!value.includes('&')) return value;
-	return value.replace(/&(?:#x([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g, (whole, hex, dec, name) => {
-		if (hex) return String.fromCodePoint(parseInt(hex as string, 16));
-		if (dec) return String.fromCodePoint(parseInt(dec as string, 10));
-		switch (name) {
-			case 'amp':
-				return '&';
-			case 'lt':
-				return '<';
-			case 'gt':
-				return '>';
-			case 'quot':
-				return '"';
-			case 'apos':
-				return "'";
-			default:
-				return whole as string;
-		}
-	});
+	return value.replace(
+		/&(?:#x([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g,
+		(whole, hex, dec, name) => {
+			if (hex) return String.fromCodePoint(parseInt(hex as string, 16));
+			if (dec) return String.fromCodePoint(parseInt(dec as string, 10));
+			switch (name) {
+				case 'amp':
+					return '&';
+				case 'lt':
+					return '<';
+				case 'gt':
+					return '>';
+				case 'quot':
+					return '"';
+				case 'apos':
+					return "'";
+				default:
+					return whole as string;
+			}
+		},
+	);
 }
 
 function isImageUrl(url: string): boolean {
@@ -189,7 +195,8 @@ export function analyseDocument(
 	let line = 1;
 	let counted = 0;
 	const lineAt = (index: number) => {
-		for (let i = text.indexOf('\n', counted); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) line++;
+		for (let i = text.indexOf('\n', counted); i >= 0 && i < index; i = text.indexOf('\n', i + 1))
+			line++;
 		counted = index;
 		return line;
 	};
@@ -273,7 +280,10 @@ export function analyseDocument(
 		return analysis;
 	}
 	if (omittedErrors > 0) {
-		errors.push({ code: 'TooManyErrors', message: `${omittedErrors} further errors were not reported.` });
+		errors.push({
+			code: 'TooManyErrors',
+			message: `${omittedErrors} further errors were not reported.`,
+		});
 	}
 	analysis.imageUris = [...images];
 	analysis.validationErrors = errors;

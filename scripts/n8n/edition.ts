@@ -23,14 +23,17 @@ export interface EditionIdentity {
 export function identityOf(edition: Edition): EditionIdentity {
 	const folder = edition === 'verified' ? join(PROJECT_ROOT, 'verified') : PROJECT_ROOT;
 	return {
-		packageName: (JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name: string }).name,
+		packageName: (
+			JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name: string }
+		).name,
 		credentialType: (edition === 'verified' ? verifiedIdentity : fullIdentity).CREDENTIAL_NAME,
 	};
 }
 
 function editionUnderTest(): Edition {
 	const edition = process.env.E2E_EDITION || 'full';
-	if (edition !== 'full' && edition !== 'verified') throw new Error(`E2E_EDITION is "${edition}": full or verified`);
+	if (edition !== 'full' && edition !== 'verified')
+		throw new Error(`E2E_EDITION is "${edition}": full or verified`);
 	return edition;
 }
 
@@ -43,15 +46,20 @@ export const { packageName: PACKAGE_NAME, credentialType: CREDENTIAL_TYPE } = id
  * edition built from clean and packed into `destination`.
  */
 export function editionTarball(destination: string, edition: Edition = EDITION): string {
-	const packed = edition === 'verified' ? process.env.E2E_VERIFIED_TGZ : process.env.E2E_PACKAGE_TGZ;
+	const packed =
+		edition === 'verified' ? process.env.E2E_VERIFIED_TGZ : process.env.E2E_PACKAGE_TGZ;
 	if (packed) return packed;
 	if (edition === 'full') return packPackage(destination);
 	mkdirSync(destination, { recursive: true });
-	const printed = execFileSync('node', [join(PROJECT_ROOT, 'scripts', 'verified.mjs'), 'pack', destination], {
-		cwd: PROJECT_ROOT,
-		encoding: 'utf8',
-		stdio: ['ignore', 'pipe', 'inherit'],
-	});
+	const printed = execFileSync(
+		'node',
+		[join(PROJECT_ROOT, 'scripts', 'verified.mjs'), 'pack', destination],
+		{
+			cwd: PROJECT_ROOT,
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'inherit'],
+		},
+	);
 	return printed.trim().split('\n').pop() as string;
 }
 
@@ -65,15 +73,25 @@ interface WorkflowNode {
  * as in examples/, run by the edition under test). It is what a user changes to move a workflow from
  * one edition to the other: the package's name in its node types, the credential type its nodes name.
  */
-export function inEdition<T extends { nodes: unknown[] }>(workflow: T, to: Edition = EDITION, from: Edition = 'full'): T {
+export function inEdition<T extends { nodes: unknown[] }>(
+	workflow: T,
+	to: Edition = EDITION,
+	from: Edition = 'full',
+): T {
 	const source = identityOf(from);
 	const target = identityOf(to);
 	const nodes = (workflow.nodes as WorkflowNode[]).map((node) => {
 		if (!node.type.startsWith(`${source.packageName}.`)) return node;
-		const moved: WorkflowNode = { ...node, type: `${target.packageName}${node.type.slice(source.packageName.length)}` };
+		const moved: WorkflowNode = {
+			...node,
+			type: `${target.packageName}${node.type.slice(source.packageName.length)}`,
+		};
 		if (node.credentials) {
 			moved.credentials = Object.fromEntries(
-				Object.entries(node.credentials).map(([type, credential]) => [type === source.credentialType ? target.credentialType : type, credential]),
+				Object.entries(node.credentials).map(([type, credential]) => [
+					type === source.credentialType ? target.credentialType : type,
+					credential,
+				]),
 			);
 		}
 		return moved;

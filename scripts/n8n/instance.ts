@@ -14,7 +14,18 @@
  * from the project's node_modules instead of n8n's own, which no user's n8n does.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	closeSync,
+	copyFileSync,
+	cpSync,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -30,13 +41,21 @@ const INSTALL_TIMEOUT_MS = 30 * 60_000;
  * user); the path of its executable.
  */
 export async function installN8n(version?: string): Promise<string> {
-	const install = await runCommand('bash', [join(PROJECT_ROOT, 'scripts', 'install-n8n.sh'), ...(version ? [version] : [])], {
-		echoStderr: true,
-		timeoutMs: INSTALL_TIMEOUT_MS,
-	});
-	if (install.exitCode !== 0) throw new Error(`scripts/install-n8n.sh failed (${describeExit(install)})\n${tail(install.stderr)}`);
+	const install = await runCommand(
+		'bash',
+		[join(PROJECT_ROOT, 'scripts', 'install-n8n.sh'), ...(version ? [version] : [])],
+		{
+			echoStderr: true,
+			timeoutMs: INSTALL_TIMEOUT_MS,
+		},
+	);
+	if (install.exitCode !== 0)
+		throw new Error(
+			`scripts/install-n8n.sh failed (${describeExit(install)})\n${tail(install.stderr)}`,
+		);
 	const n8nBin = install.stdout.trim().split('\n').pop() ?? '';
-	if (!existsSync(n8nBin)) throw new Error(`scripts/install-n8n.sh printed no n8n executable: "${n8nBin}"`);
+	if (!existsSync(n8nBin))
+		throw new Error(`scripts/install-n8n.sh printed no n8n executable: "${n8nBin}"`);
 	// A result that names a version must come from that version, not from whatever was installed.
 	if (version && n8nVersion(n8nBin) !== version) {
 		throw new Error(`scripts/install-n8n.sh ${version} installed n8n ${n8nVersion(n8nBin)}`);
@@ -135,9 +154,12 @@ export class N8nFolder {
 		const nodesDir = join(path, '.n8n', 'nodes');
 		mkdirSync(nodesDir, { recursive: true });
 		const manifest = join(nodesDir, 'package.json');
-		if (!existsSync(manifest)) writeFileSync(manifest, `${JSON.stringify({ name: 'installed-nodes', private: true })}\n`);
+		if (!existsSync(manifest))
+			writeFileSync(manifest, `${JSON.stringify({ name: 'installed-nodes', private: true })}\n`);
 		// Every build has the same version number: drop the old copy so that npm cannot keep it.
-		const { name } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { name: string };
+		const { name } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+			name: string;
+		};
 		rmSync(join(nodesDir, 'node_modules', name), { recursive: true, force: true });
 		// Kept in the folder: the nodes folder's package.json refers to it, and a later install there
 		// (the next start of the demo) reads it again.
@@ -145,10 +167,19 @@ export class N8nFolder {
 		if (resolve(tarball) !== kept) copyFileSync(tarball, kept);
 		const npm = await runCommand(
 			'npm',
-			['install', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', kept],
+			[
+				'install',
+				'--legacy-peer-deps',
+				'--ignore-scripts',
+				'--no-audit',
+				'--no-fund',
+				'--loglevel=error',
+				kept,
+			],
 			{ cwd: nodesDir },
 		);
-		if (npm.exitCode !== 0) throw new Error(`npm install of the package failed:\n${tail(npm.stdout + npm.stderr)}`);
+		if (npm.exitCode !== 0)
+			throw new Error(`npm install of the package failed:\n${tail(npm.stdout + npm.stderr)}`);
 		return new N8nFolder(n8nBin, path);
 	}
 
@@ -162,26 +193,38 @@ export class N8nFolder {
 	 * Runs an n8n CLI command in this folder; throws on a non-zero exit code unless `allowFailure`.
 	 * CLI commands share the database of `n8n start`: run them before start() or after stop().
 	 */
-	async n8n(args: string[], { allowFailure = false }: { allowFailure?: boolean } = {}): Promise<CommandResult> {
+	async n8n(
+		args: string[],
+		{ allowFailure = false }: { allowFailure?: boolean } = {},
+	): Promise<CommandResult> {
 		const env = n8nEnvironment(this.path, await freePort(), await freePort());
 		// The n8n executable is a Node script: run it with this Node (24, from scripts/toolchain.sh).
-		const result = await runCommand(process.execPath, [this.n8nBin, ...args], { cwd: this.path, env });
+		const result = await runCommand(process.execPath, [this.n8nBin, ...args], {
+			cwd: this.path,
+			env,
+		});
 		if (!allowFailure && result.exitCode !== 0) {
-			throw new Error(`n8n ${args.join(' ')} failed (${describeExit(result)}):\n${tail(result.stdout + result.stderr)}`);
+			throw new Error(
+				`n8n ${args.join(' ')} failed (${describeExit(result)}):\n${tail(result.stdout + result.stderr)}`,
+			);
 		}
 		return result;
 	}
 
 	/** `n8n import:credentials`: each keeps its id; `data` in clear text, n8n encrypts it. */
 	async importCredentials(credentials: unknown[]): Promise<void> {
-		await this.n8n(['import:credentials', `--input=${this.writeImportFile('credentials', credentials)}`]);
+		await this.n8n([
+			'import:credentials',
+			`--input=${this.writeImportFile('credentials', credentials)}`,
+		]);
 	}
 
 	/** `n8n import:workflow`: each keeps its id, a workflow with the same id is replaced. */
 	async importWorkflows(workflows: Array<{ id: string }>): Promise<void> {
 		const dir = join(this.path, 'import', `workflows-${Date.now()}`);
 		mkdirSync(dir, { recursive: true });
-		for (const workflow of workflows) writeFileSync(join(dir, `${workflow.id}.json`), JSON.stringify(workflow));
+		for (const workflow of workflows)
+			writeFileSync(join(dir, `${workflow.id}.json`), JSON.stringify(workflow));
 		const result = await this.n8n(['import:workflow', '--separate', `--input=${dir}`]);
 		// n8n skips a file it cannot read as a workflow with a warning: none may go missing.
 		if (!result.stdout.includes(`Successfully imported ${workflows.length} workflow`)) {
@@ -190,13 +233,23 @@ export class N8nFolder {
 	}
 
 	/** `n8n start` on 127.0.0.1, ready (GET /healthz/readiness = 200) when the promise resolves. */
-	async start({ port, env = {}, logFile, command = 'start', args = [] }: StartOptions = {}): Promise<N8nServer> {
+	async start({
+		port,
+		env = {},
+		logFile,
+		command = 'start',
+		args = [],
+	}: StartOptions = {}): Promise<N8nServer> {
 		const serverPort = port ?? (await freePort());
 		const log = logFile ?? join(this.path, `n8n-${command}-${Date.now()}.log`);
 		const output = openSync(log, 'a');
 		const health =
 			command === 'worker'
-				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(serverPort), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				? {
+						QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+						QUEUE_HEALTH_CHECK_PORT: String(serverPort),
+						N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+					}
 				: {};
 		const child = spawn(process.execPath, [this.n8nBin, command, ...args], {
 			cwd: this.path,

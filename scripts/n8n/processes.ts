@@ -85,7 +85,11 @@ export function runCommand(
 			untrack(child);
 			killGroup(child, 'SIGKILL');
 			if (timedOut) {
-				reject(new Error(`${command} ${args.join(' ')} did not finish within ${timeoutMs} ms\n${tail(stdout + stderr)}`));
+				reject(
+					new Error(
+						`${command} ${args.join(' ')} did not finish within ${timeoutMs} ms\n${tail(stdout + stderr)}`,
+					),
+				);
 				return;
 			}
 			resolvePromise({ exitCode, signal, stdout, stderr });

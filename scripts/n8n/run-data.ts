@@ -60,7 +60,9 @@ export function nodeItems(
 }
 
 /** The error that stopped the run (its message and the node that failed), if it failed. */
-export function runError(data: IRunExecutionData | { data: IRunExecutionData }): { message: string; node?: string; description?: string } | undefined {
+export function runError(
+	data: IRunExecutionData | { data: IRunExecutionData },
+): { message: string; node?: string; description?: string } | undefined {
 	const { error, lastNodeExecuted } = executionData(data).resultData;
 	if (!error) return undefined;
 	// Node errors carry their node; others (e.g. the Code node's) do not, but a run stops at the

@@ -115,9 +115,14 @@ export class N8nServer {
 			this.cookie = authCookie(setup.headers['set-cookie']);
 			return 'created';
 		}
-		if (!setup.text.includes('already setup')) throw new Error(`Owner set-up failed: ${setup.statusCode} ${setup.text}`);
-		const login = await this.send('POST', '/rest/login', { emailOrLdapLoginId: owner.email, password: owner.password });
-		if (login.statusCode !== 200) throw new Error(`Owner login failed: ${login.statusCode} ${login.text}`);
+		if (!setup.text.includes('already setup'))
+			throw new Error(`Owner set-up failed: ${setup.statusCode} ${setup.text}`);
+		const login = await this.send('POST', '/rest/login', {
+			emailOrLdapLoginId: owner.email,
+			password: owner.password,
+		});
+		if (login.statusCode !== 200)
+			throw new Error(`Owner login failed: ${login.statusCode} ${login.text}`);
 		this.cookie = authCookie(login.headers['set-cookie']);
 		return 'kept';
 	}
@@ -125,13 +130,18 @@ export class N8nServer {
 	/** Any route, as the owner; the parsed JSON answer. Throws on a status >= 300. */
 	async request<T = unknown>(method: Method, path: string, body?: unknown): Promise<T> {
 		const { statusCode, text } = await this.send(method, path, body);
-		if (statusCode >= 300) throw new Error(`${method} ${path}: ${statusCode} ${text.slice(0, 500)}`);
+		if (statusCode >= 300)
+			throw new Error(`${method} ${path}: ${statusCode} ${text.slice(0, 500)}`);
 		return JSON.parse(text) as T;
 	}
 
 	/** Creates a workflow (keeping its id, if it has one); its id and the version to activate. */
 	async createWorkflow(workflow: WorkflowDefinition): Promise<{ id: string; versionId: string }> {
-		const { data } = await this.request<{ data: { id: string; versionId: string } }>('POST', '/rest/workflows', workflow);
+		const { data } = await this.request<{ data: { id: string; versionId: string } }>(
+			'POST',
+			'/rest/workflows',
+			workflow,
+		);
 		return { id: data.id, versionId: data.versionId };
 	}
 
@@ -139,53 +149,76 @@ export class N8nServer {
 	 * Runs a workflow from its Manual Trigger, as the editor's "Execute workflow" does, and waits
 	 * for the execution to finish: its status must be 'success' (or 'error' with expect 'failure').
 	 */
-	async runWorkflow(id: string, { expect = 'success' }: { expect?: 'success' | 'failure' } = {}): Promise<StoredExecution> {
+	async runWorkflow(
+		id: string,
+		{ expect = 'success' }: { expect?: 'success' | 'failure' } = {},
+	): Promise<StoredExecution> {
 		const execution = await this.waitForExecution(await this.startRun(id));
 		const wanted = expect === 'success' ? 'success' : 'error';
 		if (execution.status !== wanted) {
 			const error = runError(execution.data);
 			const why = error ? ` (${error.node ? `${error.node}: ` : ''}${error.message})` : '';
-			throw new Error(`Execution ${execution.id} of workflow ${id} ended with status ${execution.status}, expected ${wanted}${why}`);
+			throw new Error(
+				`Execution ${execution.id} of workflow ${id} ended with status ${execution.status}, expected ${wanted}${why}`,
+			);
 		}
 		return execution;
 	}
 
 	/** The workflow's static data as n8n saved it (where triggers keep their state), {} when none. */
 	async getWorkflowStaticData(id: string): Promise<Record<string, unknown>> {
-		const { data } = await this.request<{ data: { staticData?: Record<string, unknown> | null } }>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
+		const { data } = await this.request<{ data: { staticData?: Record<string, unknown> | null } }>(
+			'GET',
+			`/rest/workflows/${encodeURIComponent(id)}`,
+		);
 		return data.staticData ?? {};
 	}
 
 	/** Starts a run from the workflow's Manual Trigger; the execution's id, without waiting. */
 	async startRun(id: string): Promise<string> {
-		const { data: workflow } = await this.request<{ data: { nodes: Array<{ name: string; type: string }> } }>(
-			'GET',
-			`/rest/workflows/${encodeURIComponent(id)}`,
-		);
+		const { data: workflow } = await this.request<{
+			data: { nodes: Array<{ name: string; type: string }> };
+		}>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
 		const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
 		if (!trigger) throw new Error(`Workflow ${id} has no Manual Trigger to run it from`);
-		const { data } = await this.request<{ data: { executionId?: string } }>('POST', `/rest/workflows/${encodeURIComponent(id)}/run`, {
-			triggerToStartFrom: { name: trigger.name },
-		});
-		if (!data.executionId) throw new Error(`n8n started no execution of workflow ${id}: ${JSON.stringify(data)}`);
+		const { data } = await this.request<{ data: { executionId?: string } }>(
+			'POST',
+			`/rest/workflows/${encodeURIComponent(id)}/run`,
+			{
+				triggerToStartFrom: { name: trigger.name },
+			},
+		);
+		if (!data.executionId)
+			throw new Error(`n8n started no execution of workflow ${id}: ${JSON.stringify(data)}`);
 		return data.executionId;
 	}
 
 	/** Waits for an execution to finish (any status but new, running or waiting); it with its data. */
-	async waitForExecution(executionId: string, timeoutMs = RUN_TIMEOUT_MS): Promise<StoredExecution> {
+	async waitForExecution(
+		executionId: string,
+		timeoutMs = RUN_TIMEOUT_MS,
+	): Promise<StoredExecution> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const execution = await this.getExecution(executionId);
 			if (FINISHED_STATUSES.has(execution.status)) return execution;
-			if (Date.now() > deadline) throw new Error(`Execution ${executionId} did not finish within ${timeoutMs} ms (${execution.status})`);
+			if (Date.now() > deadline)
+				throw new Error(
+					`Execution ${executionId} did not finish within ${timeoutMs} ms (${execution.status})`,
+				);
 			await sleep(100);
 		}
 	}
 
 	/** Publishes the workflow's current version: its triggers start (a polling trigger polls at once). */
 	async activateWorkflow(id: string): Promise<void> {
-		const { data } = await this.request<{ data: { versionId: string } }>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
-		await this.request('POST', `/rest/workflows/${encodeURIComponent(id)}/activate`, { versionId: data.versionId });
+		const { data } = await this.request<{ data: { versionId: string } }>(
+			'GET',
+			`/rest/workflows/${encodeURIComponent(id)}`,
+		);
+		await this.request('POST', `/rest/workflows/${encodeURIComponent(id)}/activate`, {
+			versionId: data.versionId,
+		});
 	}
 
 	async deactivateWorkflow(id: string): Promise<void> {
@@ -200,7 +233,11 @@ export class N8nServer {
 
 	/** Creates a credential owned by the owner; its id (n8n chooses it). */
 	async createCredential(credential: CredentialInput): Promise<string> {
-		const { data } = await this.request<{ data: { id: string } }>('POST', '/rest/credentials', credential);
+		const { data } = await this.request<{ data: { id: string } }>(
+			'POST',
+			'/rest/credentials',
+			credential,
+		);
 		return data.id;
 	}
 
@@ -210,9 +247,14 @@ export class N8nServer {
 	}
 
 	/** The latest 100 executions, newest first (GET /rest/executions; 100 is its largest page). */
-	async listExecutions(filter: { workflowId?: string; status?: ExecutionStatus } = {}): Promise<ExecutionSummary[]> {
+	async listExecutions(
+		filter: { workflowId?: string; status?: ExecutionStatus } = {},
+	): Promise<ExecutionSummary[]> {
 		const query = new URLSearchParams({ filter: JSON.stringify(filter), limit: '100' });
-		const answer = await this.request<{ data: { results: ExecutionSummary[] } }>('GET', `/rest/executions?${query}`);
+		const answer = await this.request<{ data: { results: ExecutionSummary[] } }>(
+			'GET',
+			`/rest/executions?${query}`,
+		);
 		return answer.data.results;
 	}
 
@@ -251,7 +293,8 @@ export class N8nServer {
 			if (finished.length >= count) return finished.sort((a, b) => Number(a.id) - Number(b.id));
 			await sleep(250);
 		}
-		const statuses = seen.map((execution) => `${execution.id}:${execution.status}`).join(', ') || 'none';
+		const statuses =
+			seen.map((execution) => `${execution.id}:${execution.status}`).join(', ') || 'none';
 		throw new Error(
 			`Workflow ${workflowId} did not reach ${count} finished execution(s)${status ? ` with status ${status}` : ''} within ${timeoutMs} ms (seen: ${statuses})`,
 		);
@@ -301,10 +344,17 @@ export class N8nServer {
 			// A connection per request: n8n closes idle keep-alive connections, and a request sent on
 			// one just as it does so fails with "other side closed".
 			reset: true,
-			headers: { cookie: this.cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+			headers: {
+				cookie: this.cookie,
+				...(body === undefined ? {} : { 'content-type': 'application/json' }),
+			},
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
-		return { statusCode: response.statusCode, headers: response.headers, text: await response.body.text() };
+		return {
+			statusCode: response.statusCode,
+			headers: response.headers,
+			text: await response.body.text(),
+		};
 	}
 
 	private assertRunning(): void {
@@ -321,7 +371,9 @@ export class N8nServer {
 
 function authCookie(setCookie: string | string[] | undefined): string {
 	const cookies = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
-	const auth = cookies.map((cookie) => cookie.split(';')[0]).find((cookie) => cookie.startsWith('n8n-auth='));
+	const auth = cookies
+		.map((cookie) => cookie.split(';')[0])
+		.find((cookie) => cookie.startsWith('n8n-auth='));
 	if (!auth) throw new Error('n8n answered without the n8n-auth cookie');
 	return auth;
 }

@@ -73,7 +73,9 @@ export function itemsCode(items: InputItem[]): string {
 			Object.entries(binary).map(([field, file]) => [
 				field,
 				{
-					data: (Buffer.isBuffer(file.data) ? file.data : Buffer.from(file.data, 'utf8')).toString('base64'),
+					data: (Buffer.isBuffer(file.data) ? file.data : Buffer.from(file.data, 'utf8')).toString(
+						'base64',
+					),
 					mimeType: file.mimeType,
 					fileName: file.fileName,
 				},
@@ -92,9 +94,14 @@ function nodeId(index: number): string {
  * Manual Trigger -> Code node returning `items` -> each node of `chain`, in order. Every node gets
  * the whole output of the one before it.
  */
-export function chainWorkflow(name: string, items: InputItem[], chain: ChainNode[]): WorkflowDefinition {
+export function chainWorkflow(
+	name: string,
+	items: InputItem[],
+	chain: ChainNode[],
+): WorkflowDefinition {
 	const names = [TRIGGER_NAME, ITEMS_NAME, ...chain.map((node) => node.name)];
-	if (new Set(names).size !== names.length) throw new Error(`Node names must be unique: ${names.join(', ')}`);
+	if (new Set(names).size !== names.length)
+		throw new Error(`Node names must be unique: ${names.join(', ')}`);
 	const nodes: Array<Record<string, unknown>> = [
 		{
 			id: nodeId(0),
@@ -112,7 +119,11 @@ export function chainWorkflow(name: string, items: InputItem[], chain: ChainNode
 			position: [220, 0],
 			parameters: { jsCode: itemsCode(items) },
 		},
-		...chain.map((node, index) => ({ id: nodeId(index + 2), position: [440 + 220 * index, 0], ...node })),
+		...chain.map((node, index) => ({
+			id: nodeId(index + 2),
+			position: [440 + 220 * index, 0],
+			...node,
+		})),
 	];
 	const connections: Record<string, unknown> = {};
 	for (let index = 0; index < names.length - 1; index++) {

@@ -42,15 +42,26 @@ function toolNode(name: string, parameters: Record<string, unknown>, position: [
 		typeVersion: 1,
 		position,
 		parameters,
-		credentials: { [CREDENTIAL_TYPE]: { id: EMULATOR_CREDENTIAL.id, name: EMULATOR_CREDENTIAL.name } },
+		credentials: {
+			[CREDENTIAL_TYPE]: { id: EMULATOR_CREDENTIAL.id, name: EMULATOR_CREDENTIAL.name },
+		},
 	};
 }
 
-function agentWorkflow(prompt: string, openAiCredential: { id: string; name: string }): WorkflowDefinition {
+function agentWorkflow(
+	prompt: string,
+	openAiCredential: { id: string; name: string },
+): WorkflowDefinition {
 	return {
 		name: 'Agent with the node as tools',
 		nodes: [
-			{ name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{
+				name: 'Start',
+				type: 'n8n-nodes-base.manualTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
 			{
 				name: 'Agent',
 				type: '@n8n/n8n-nodes-langchain.agent',
@@ -71,7 +82,8 @@ function agentWorkflow(prompt: string, openAiCredential: { id: string; name: str
 				{
 					resource: 'uploadSession',
 					operation: 'getResult',
-					sessionId: "={{ $fromAI('sessionId', 'The session ID (a GUID) an upload returned', 'string') }}",
+					sessionId:
+						"={{ $fromAI('sessionId', 'The session ID (a GUID) an upload returned', 'string') }}",
 					options: { includeErrorMessage: true },
 				},
 				[400, 300],
@@ -111,7 +123,10 @@ describe('the node as a tool of the AI Agent', () => {
 	});
 
 	test('the agent calls Get Result and Find Image and answers from their results', async () => {
-		const upload = await putXml(n8n.emulator, '<Products><!--emulator:fail--><Product/></Products>');
+		const upload = await putXml(
+			n8n.emulator,
+			'<Products><!--emulator:fail--><Product/></Products>',
+		);
 		const sessionId = upload.text.replace(/"/g, '').trim();
 		const image = multipart([{ fileName: 'chair.png', contentType: 'image/png', data: IMAGE }]);
 		const images = await call(n8n.emulator, 'POST', '/api/images', {
@@ -141,14 +156,19 @@ describe('the node as a tool of the AI Agent', () => {
 		};
 
 		const run = await n8n.run(
-			agentWorkflow(`What became of upload ${sessionId}, and is the image with MD5 ${IMAGE_MD5} there?`, openAiCredential),
+			agentWorkflow(
+				`What became of upload ${sessionId}, and is the image with MD5 ${IMAGE_MD5} there?`,
+				openAiCredential,
+			),
 		);
 
 		// What n8n offered the model: one tool per node, its input schema made of the $fromAI() fields.
 		const [first] = model.requests;
 		expect(toolNamed(first, 'Get Result').function.parameters).toMatchObject({
 			type: 'object',
-			properties: { sessionId: { type: 'string', description: 'The session ID (a GUID) an upload returned' } },
+			properties: {
+				sessionId: { type: 'string', description: 'The session ID (a GUID) an upload returned' },
+			},
 			required: ['sessionId'],
 		});
 		expect(toolNamed(first, 'Find Image').function.parameters).toMatchObject({
@@ -156,7 +176,9 @@ describe('the node as a tool of the AI Agent', () => {
 			properties: { md5: { type: 'string', description: 'MD5 hash of the original image file' } },
 			required: ['md5'],
 		});
-		expect(toolNamed(first, 'Get Result').function.description).toEqual(expect.stringMatching(/\S/));
+		expect(toolNamed(first, 'Get Result').function.description).toEqual(
+			expect.stringMatching(/\S/),
+		);
 
 		// The node ran as the tool: the service was asked, and the results reached the model.
 		expect(model.requests).toHaveLength(3);
@@ -166,7 +188,11 @@ describe('the node as a tool of the AI Agent', () => {
 			status: 'failed',
 			errorMessage: 'Processing of the document ended with 1 error(s).',
 		});
-		expect(found).toMatchObject({ found: true, md5: IMAGE_MD5, hashcode: expect.stringMatching(/^[0-9a-f]{32}$/) });
+		expect(found).toMatchObject({
+			found: true,
+			md5: IMAGE_MD5,
+			hashcode: expect.stringMatching(/^[0-9a-f]{32}$/),
+		});
 		expect(n8n.emulator.stats().requests['GET /api/status/{id}/result']).toBe(1);
 
 		expect(nodeItems(run, 'Agent')[0]).toEqual({

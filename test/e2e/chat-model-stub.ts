@@ -25,7 +25,11 @@ export interface ToolDefinition {
 export interface ChatMessage {
 	role: string;
 	content?: string | null | Array<{ type: string; text?: string }>;
-	tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+	tool_calls?: Array<{
+		id: string;
+		type: 'function';
+		function: { name: string; arguments: string };
+	}>;
 	tool_call_id?: string;
 	name?: string;
 }
@@ -63,10 +67,17 @@ export function toolNamed(request: CompletionRequest, nodeName: string): ToolDef
 }
 
 /** A reply that calls the tool of the node `nodeName` with `args`. */
-export function callTool(request: CompletionRequest, nodeName: string, args: Record<string, unknown>): AssistantReply {
+export function callTool(
+	request: CompletionRequest,
+	nodeName: string,
+	args: Record<string, unknown>,
+): AssistantReply {
 	const { name } = toolNamed(request, nodeName).function;
 	const id = `call_${request.messages.length}`;
-	return { content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] };
+	return {
+		content: null,
+		tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+	};
 }
 
 /** A final text reply. */
@@ -87,7 +98,10 @@ export function toolResults(request: CompletionRequest): string[] {
 
 function send(response: ServerResponse, status: number, body: unknown): void {
 	const text = JSON.stringify(body);
-	response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+	response.writeHead(status, {
+		'Content-Type': 'application/json',
+		'Content-Length': Buffer.byteLength(text),
+	});
 	response.end(text);
 }
 
@@ -119,7 +133,10 @@ export async function startChatModelStub(turns: Turn[]): Promise<ChatModelStub> 
 	const server = createServer((request, response) => {
 		const path = (request.url ?? '').split('?')[0];
 		if (request.method === 'GET' && path === '/v1/models') {
-			send(response, 200, { object: 'list', data: [{ id: STUB_MODEL, object: 'model', created: 0, owned_by: 'stub' }] });
+			send(response, 200, {
+				object: 'list',
+				data: [{ id: STUB_MODEL, object: 'model', created: 0, owned_by: 'stub' }],
+			});
 			return;
 		}
 		if (request.method !== 'POST' || path !== '/v1/chat/completions') {

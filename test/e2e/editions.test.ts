@@ -21,14 +21,26 @@ afterAll(async () => {
 test('each edition uploads with its own credential type, side by side in one workflow', async () => {
 	const other = identityOf(OTHER);
 	const otherCredential = { name: `Product Data Integration (emulator, ${OTHER} edition)` };
-	const otherId = await n8n.server.createCredential({ ...otherCredential, type: other.credentialType, data: n8n.credential.data });
+	const otherId = await n8n.server.createCredential({
+		...otherCredential,
+		type: other.credentialType,
+		data: n8n.credential.data,
+	});
 	const upload = { resource: 'document', operation: 'upload', source: 'text', xml: '<Products/>' };
-	const workflow = chainWorkflow('Both editions', [{ json: {} }], [
-		actionNode('Upload Here', upload),
-		actionNode('Upload Other', upload, { credential: { id: otherId, name: otherCredential.name } }),
-	]);
+	const workflow = chainWorkflow(
+		'Both editions',
+		[{ json: {} }],
+		[
+			actionNode('Upload Here', upload),
+			actionNode('Upload Other', upload, {
+				credential: { id: otherId, name: otherCredential.name },
+			}),
+		],
+	);
 	const nodes = workflow.nodes as Array<{ name: string }>;
-	const moved = nodes.map((node) => (node.name === 'Upload Other' ? inEdition({ nodes: [node] }, OTHER, EDITION).nodes[0] : node));
+	const moved = nodes.map((node) =>
+		node.name === 'Upload Other' ? inEdition({ nodes: [node] }, OTHER, EDITION).nodes[0] : node,
+	);
 	expect(moved.find((node) => node.name === 'Upload Other')).toMatchObject({
 		type: `${other.packageName}.productDataIntegration`,
 		credentials: { [other.credentialType]: { id: otherId } },

@@ -52,34 +52,57 @@ describe('the example workflows', () => {
 
 	test('all are in n8n with their ids and use the package’s nodes with the emulator credential', async () => {
 		expect(files).toEqual(
-			expect.arrayContaining(['catalogue-sync.json', 'failed-upload-alert.json', 'image-upload-skip-existing.json']),
+			expect.arrayContaining([
+				'catalogue-sync.json',
+				'failed-upload-alert.json',
+				'image-upload-skip-existing.json',
+			]),
 		);
 		for (const file of files) {
 			const example = readExample(file);
-			const ours = (example.nodes as ExampleNode[]).filter((node) => node.type.startsWith(nodeType('')));
+			const ours = (example.nodes as ExampleNode[]).filter((node) =>
+				node.type.startsWith(nodeType('')),
+			);
 			expect(ours.length).toBeGreaterThan(0);
 			for (const node of ours) {
 				expect(node.credentials).toEqual({ productDataIntegrationApi: { ...EMULATOR_CREDENTIAL } });
 			}
 		}
-		const { data: listed } = await n8n.server.request<{ data: Array<{ id: string }> }>('GET', '/rest/workflows');
-		expect(listed.map((workflow) => workflow.id)).toEqual(expect.arrayContaining(files.map((file) => readExample(file).id)));
+		const { data: listed } = await n8n.server.request<{ data: Array<{ id: string }> }>(
+			'GET',
+			'/rest/workflows',
+		);
+		expect(listed.map((workflow) => workflow.id)).toEqual(
+			expect.arrayContaining(files.map((file) => readExample(file).id)),
+		);
 	});
 
 	test('catalogue sync: builds one document from the products, uploads it once and ends in Catalogue Accepted', async () => {
 		const run = await n8n.executeWorkflow(readExample('catalogue-sync.json').id);
 
 		const [upload] = nodeItems(run, 'Upload Catalogue and Wait');
-		expect(upload).toMatchObject({ status: 'succeeded', endpoint: 'xml', customerId: '1001', validation: 'passed' });
+		expect(upload).toMatchObject({
+			status: 'succeeded',
+			endpoint: 'xml',
+			customerId: '1001',
+			validation: 'passed',
+		});
 		expect(nodeItems(run, 'Upload Catalogue and Wait')).toHaveLength(1);
 		expect(nodeItems(run, 'Catalogue Accepted')).toEqual([
-			{ summary: `Catalogue accepted: session ${String(upload.sessionId)} (${String(upload.bytes)} bytes)` },
+			{
+				summary: `Catalogue accepted: session ${String(upload.sessionId)} (${String(upload.bytes)} bytes)`,
+			},
 		]);
 		expect(run.data.resultData.runData['Alert: Needs Attention']).toBeUndefined();
 
 		expect(n8n.emulator.stats().uploads).toBe(1);
 		const [received] = n8n.emulator.uploads();
-		expect(received).toMatchObject({ id: upload.sessionId, state: 'succeeded', byteLength: upload.bytes, imageUris: 3 });
+		expect(received).toMatchObject({
+			id: upload.sessionId,
+			state: 'succeeded',
+			byteLength: upload.bytes,
+			imageUris: 3,
+		});
 		const file = await call(n8n.emulator, 'GET', `/api/files/${String(upload.sessionId)}`);
 		expect(file.text.match(/<Product>/g)).toHaveLength(3);
 		expect(file.text).toContain('<Id>SKU-1002</Id>');
@@ -96,9 +119,12 @@ describe('the example workflows', () => {
 			{ sku: 'SKU-1002', imageHashcode: expect.stringMatching(HASHCODE), alreadyThere: false },
 		]);
 		expect(uploaded[0].imageHashcode).not.toBe(uploaded[1].imageHashcode);
-		expect(n8n.emulator.images().map((image) => image.hashcode).sort()).toEqual(
-			uploaded.map((item) => item.imageHashcode).sort(),
-		);
+		expect(
+			n8n.emulator
+				.images()
+				.map((image) => image.hashcode)
+				.sort(),
+		).toEqual(uploaded.map((item) => item.imageHashcode).sort());
 
 		const { requests } = n8n.emulator.stats();
 		// One look-up per photo (Skip Existing), then both photos in one upload.

@@ -42,7 +42,11 @@ const triggerWorkflow: WorkflowDefinition = {
 			type: nodeType('productDataIntegrationTrigger'),
 			typeVersion: 1,
 			position: [0, 0],
-			parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: ['uploadReceived'], options: {} },
+			parameters: {
+				pollTimes: { item: [{ mode: 'everyMinute' }] },
+				events: ['uploadReceived'],
+				options: {},
+			},
 			credentials: { [CREDENTIAL_TYPE]: { ...EMULATOR_CREDENTIAL } },
 		},
 	],
@@ -59,7 +63,10 @@ describe('a hostile network in a running n8n', () => {
 
 	beforeAll(async () => {
 		// A long Request Timeout: only the poll's own deadline can end a request that hangs.
-		n8n = await prepareN8n({ emulator: { processingMs: 100 }, credential: { requestTimeoutSeconds: 600 } });
+		n8n = await prepareN8n({
+			emulator: { processingMs: 100 },
+			credential: { requestTimeoutSeconds: 600 },
+		});
 	});
 
 	afterAll(async () => {
@@ -71,13 +78,17 @@ describe('a hostile network in a running n8n', () => {
 		await fault(n8n.emulator, { count: 1, kind: 'reset', path: '/api/xml' });
 		const before = n8n.emulator.uploads().length;
 		const result = await n8n.run(
-			chainWorkflow('Lost answer', [{ json: { xml: CHAIR } }, { json: { xml: TABLE } }], [
-				actionNode(
-					'Upload',
-					{ resource: 'document', operation: 'upload', source: 'text', xml: '={{ $json.xml }}' },
-					{ retryOnFail: true, maxTries: 2, waitBetweenTries: 0 },
-				),
-			]),
+			chainWorkflow(
+				'Lost answer',
+				[{ json: { xml: CHAIR } }, { json: { xml: TABLE } }],
+				[
+					actionNode(
+						'Upload',
+						{ resource: 'document', operation: 'upload', source: 'text', xml: '={{ $json.xml }}' },
+						{ retryOnFail: true, maxTries: 2, waitBetweenTries: 0 },
+					),
+				],
+			),
 		);
 
 		const uploads = n8n.emulator.uploads().slice(before);
@@ -92,9 +103,18 @@ describe('a hostile network in a running n8n', () => {
 		await fault(n8n.emulator, { count: 2, kind: '503', retryAfter: '1', path: '/api/xml' });
 		const before = n8n.emulator.uploads().length;
 		const result = await n8n.run(
-			chainWorkflow('Come back later', [{ json: { xml: CHAIR } }, { json: { xml: TABLE } }], [
-				actionNode('Upload', { resource: 'document', operation: 'upload', source: 'text', xml: '={{ $json.xml }}' }),
-			]),
+			chainWorkflow(
+				'Come back later',
+				[{ json: { xml: CHAIR } }, { json: { xml: TABLE } }],
+				[
+					actionNode('Upload', {
+						resource: 'document',
+						operation: 'upload',
+						source: 'text',
+						xml: '={{ $json.xml }}',
+					}),
+				],
+			),
 		);
 
 		const uploads = n8n.emulator.uploads().slice(before);
@@ -111,26 +131,43 @@ describe('a hostile network in a running n8n', () => {
 		const documents = await listenLocal((req, res) => {
 			seen.push(req.headers);
 			req.resume();
-			res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: 'Line 3: the element Sku is empty' }));
+			res
+				.writeHead(200, { 'Content-Type': 'application/json' })
+				.end(JSON.stringify({ message: 'Line 3: the element Sku is empty' }));
 		});
 		const service = await listenLocal((req, res) => {
 			req.resume();
 			res.writeHead(301, { Location: `${documents.url}/blobs/${FAILED}.json` }).end();
 		});
 		try {
-			const credential = await n8n.createCredential('Error documents on another host', { baseUrl: service.url });
+			const credential = await n8n.createCredential('Error documents on another host', {
+				baseUrl: service.url,
+			});
 			const result = await n8n.run(
-				chainWorkflow('Error document elsewhere', [{ json: {} }], [
-					actionNode(
-						'Get Result',
-						{ resource: 'uploadSession', operation: 'getResult', sessionId: FAILED, options: { includeErrorMessage: true } },
-						{ credential },
-					),
-				]),
+				chainWorkflow(
+					'Error document elsewhere',
+					[{ json: {} }],
+					[
+						actionNode(
+							'Get Result',
+							{
+								resource: 'uploadSession',
+								operation: 'getResult',
+								sessionId: FAILED,
+								options: { includeErrorMessage: true },
+							},
+							{ credential },
+						),
+					],
+				),
 			);
 
 			expect(nodeItems(result, 'Get Result')).toEqual([
-				expect.objectContaining({ sessionId: FAILED, status: 'failed', errorMessage: 'Line 3: the element Sku is empty' }),
+				expect.objectContaining({
+					sessionId: FAILED,
+					status: 'failed',
+					errorMessage: 'Line 3: the element Sku is empty',
+				}),
 			]);
 			expect(seen).toHaveLength(1);
 			expect(seen[0].authorization).toBeUndefined();
@@ -146,11 +183,23 @@ describe('a hostile network in a running n8n', () => {
 		const { credential } = n8n;
 		const elsewhere = await startEmulator();
 		try {
-			await fault(n8n.emulator, { count: 1, kind: 'redirect', location: `${elsewhere.url}/api/auth/me`, path: '/api/auth/me' });
-			const { data } = await n8n.server.request<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', {
-				credentials: credential,
+			await fault(n8n.emulator, {
+				count: 1,
+				kind: 'redirect',
+				location: `${elsewhere.url}/api/auth/me`,
+				path: '/api/auth/me',
 			});
-			expect(data).toEqual({ status: 'Error', message: expect.stringContaining('redirects elsewhere') });
+			const { data } = await n8n.server.request<{ data: { status: string; message: string } }>(
+				'POST',
+				'/rest/credentials/test',
+				{
+					credentials: credential,
+				},
+			);
+			expect(data).toEqual({
+				status: 'Error',
+				message: expect.stringContaining('redirects elsewhere'),
+			});
 			expect(elsewhere.stats().requests).toEqual({});
 		} finally {
 			await elsewhere.close();
@@ -176,9 +225,13 @@ describe('a hostile network in a running n8n', () => {
 			'the upload to be reported',
 			async () => {
 				const summaries = await n8n.server.listExecutions({ workflowId });
-				const runs = await Promise.all(summaries.map(async (run) => await n8n.server.getExecution(run.id)));
+				const runs = await Promise.all(
+					summaries.map(async (run) => await n8n.server.getExecution(run.id)),
+				);
 				// The poll stopped at its deadline is recorded as a failed trigger execution.
-				stopped = runs.flatMap((run) => (run.status === 'error' ? [String(run.data.resultData.error?.message)] : []));
+				stopped = runs.flatMap((run) =>
+					run.status === 'error' ? [String(run.data.resultData.error?.message)] : [],
+				);
 				reported = runs
 					.filter((run) => run.status === 'success')
 					.flatMap((run) => nodeItems(run, TRIGGER));
@@ -186,8 +239,12 @@ describe('a hostile network in a running n8n', () => {
 			},
 			200_000,
 		);
-		expect(reported.filter((item) => item.id === response.text)).toEqual([expect.objectContaining({ event: 'uploadReceived' })]);
-		expect(stopped).toEqual([expect.stringMatching(/^The poll was stopped after 55 s, its time budget/)]);
+		expect(reported.filter((item) => item.id === response.text)).toEqual([
+			expect.objectContaining({ event: 'uploadReceived' }),
+		]);
+		expect(stopped).toEqual([
+			expect.stringMatching(/^The poll was stopped after 55 s, its time budget/),
+		]);
 		expect(n8n.server.log()).toMatch(/The poll was stopped after 55 s, its time budget/);
 	});
 });

@@ -58,8 +58,12 @@ async function declaredTypes(): Promise<{ nodes: string[]; credentials: string[]
 	};
 	const all = async (paths: string[]) => (await Promise.all(paths.map(instances))).flat();
 	return {
-		nodes: (await all(manifest.n8n.nodes)).map((node) => nodeType((node.description as { name: string }).name)),
-		credentials: (await all(manifest.n8n.credentials)).map((credential) => credential.name as string),
+		nodes: (await all(manifest.n8n.nodes)).map((node) =>
+			nodeType((node.description as { name: string }).name),
+		),
+		credentials: (await all(manifest.n8n.credentials)).map(
+			(credential) => credential.name as string,
+		),
 	};
 }
 
@@ -85,36 +89,56 @@ describe('n8n with the packed package', () => {
 	});
 
 	test('a failing workflow is reported with its error, and refused where success was expected', async () => {
-		const id = await n8n.importWorkflow(codeWorkflow('Fails', "throw new Error('stopped on purpose');"));
+		const id = await n8n.importWorkflow(
+			codeWorkflow('Fails', "throw new Error('stopped on purpose');"),
+		);
 
 		const run = await n8n.executeWorkflow(id, { expect: 'failure' });
 
 		expect(run.status).toBe('error');
-		expect(runError(run)).toMatchObject({ node: 'Code', message: expect.stringContaining('stopped on purpose') });
-		await expect(n8n.executeWorkflow(id)).rejects.toThrow(/status error, expected success \(Code: stopped on purpose/);
+		expect(runError(run)).toMatchObject({
+			node: 'Code',
+			message: expect.stringContaining('stopped on purpose'),
+		});
+		await expect(n8n.executeWorkflow(id)).rejects.toThrow(
+			/status error, expected success \(Code: stopped on purpose/,
+		);
 	});
 
 	test('n8n loads every node and credential of the package, and the emulator credential points at the emulator', async () => {
 		const nodes = await n8n.server.request<Array<{ name: string }>>('GET', '/types/nodes.json');
-		const credentials = await n8n.server.request<Array<{ name: string }>>('GET', '/types/credentials.json');
+		const credentials = await n8n.server.request<Array<{ name: string }>>(
+			'GET',
+			'/types/credentials.json',
+		);
 		const declared = await declaredTypes();
 		expect(declared.nodes.length).toBeGreaterThan(0);
 		expect(declared.credentials).toContain(CREDENTIAL_TYPE);
 		expect(nodes.map((node) => node.name)).toEqual(expect.arrayContaining(declared.nodes));
-		expect(credentials.map((credential) => credential.name)).toEqual(expect.arrayContaining(declared.credentials));
+		expect(credentials.map((credential) => credential.name)).toEqual(
+			expect.arrayContaining(declared.credentials),
+		);
 
-		const { data } = await n8n.server.request<{ data: Array<{ id: string; name: string }> }>('GET', '/rest/credentials');
+		const { data } = await n8n.server.request<{ data: Array<{ id: string; name: string }> }>(
+			'GET',
+			'/rest/credentials',
+		);
 		expect(data).toEqual(expect.arrayContaining([expect.objectContaining(EMULATOR_CREDENTIAL)]));
-		const { data: test } = await n8n.server.request<{ data: { status: string } }>('POST', '/rest/credentials/test', {
-			credentials: n8n.credential,
-		});
+		const { data: test } = await n8n.server.request<{ data: { status: string } }>(
+			'POST',
+			'/rest/credentials/test',
+			{
+				credentials: n8n.credential,
+			},
+		);
 		expect(test).toMatchObject({ status: 'OK' });
 		expect(n8n.emulator.stats().requests['GET /api/auth/me']).toBe(1);
 	});
 });
 
 describe('one n8n per jest worker', () => {
-	const run = (testPathPattern: string, maxWorkers = 2): number => workersOfRun({ maxWorkers, rootDir: PROJECT_ROOT, testPathPattern });
+	const run = (testPathPattern: string, maxWorkers = 2): number =>
+		workersOfRun({ maxWorkers, rootDir: PROJECT_ROOT, testPathPattern });
 
 	test('the whole suite: as many as jest has workers', () => {
 		expect(run('')).toBe(2);

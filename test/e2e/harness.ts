@@ -66,7 +66,12 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
+import {
+	DEFAULT_ACCOUNT,
+	startEmulator,
+	type Emulator,
+	type EmulatorOptions,
+} from '../../scripts/emulator';
 import {
 	CREDENTIAL_TYPE,
 	EMULATOR_CREDENTIAL,
@@ -77,7 +82,12 @@ import {
 import { editionTarball, type Edition } from '../../scripts/n8n/edition';
 import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
-import type { N8nServer, Owner, StoredExecution, WorkflowDefinition } from '../../scripts/n8n/server';
+import type {
+	N8nServer,
+	Owner,
+	StoredExecution,
+	WorkflowDefinition,
+} from '../../scripts/n8n/server';
 
 export { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL, emulatorCredential, PROJECT_ROOT };
 export type { CredentialData, CredentialImport, WorkflowDefinition };
@@ -164,7 +174,9 @@ export async function prepareRun(config: JestRunConfig): Promise<void> {
 		template.copyTo(join(workDir, `shared-${index + 1}`)),
 	);
 	const started = await Promise.allSettled(folders.map(async (folder) => await folder.start()));
-	const servers = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+	const servers = started.flatMap((outcome) =>
+		outcome.status === 'fulfilled' ? [outcome.value] : [],
+	);
 	sharedServers.e2eSharedN8n = servers;
 	const failure = started.find((outcome) => outcome.status === 'rejected');
 	if (failure) throw failure.reason;
@@ -197,7 +209,10 @@ export async function cleanRun(): Promise<void> {
 
 function runSettings(): RunSettings {
 	const settings = process.env[SETTINGS_VARIABLE];
-	if (!settings) throw new Error('The n8n end-to-end set-up did not run: use `npm run test:e2e` (test/e2e/jest.config.js)');
+	if (!settings)
+		throw new Error(
+			'The n8n end-to-end set-up did not run: use `npm run test:e2e` (test/e2e/jest.config.js)',
+		);
 	return JSON.parse(settings) as RunSettings;
 }
 
@@ -205,7 +220,8 @@ function runSettings(): RunSettings {
 function sharedN8nOfWorker({ shared }: RunSettings): SharedN8n {
 	const worker = Number(process.env.JEST_WORKER_ID ?? '1');
 	const n8n = shared[worker - 1];
-	if (!n8n) throw new Error(`No n8n was started for jest worker ${worker} (${shared.length} started)`);
+	if (!n8n)
+		throw new Error(`No n8n was started for jest worker ${worker} (${shared.length} started)`);
 	return n8n;
 }
 
@@ -230,7 +246,11 @@ const FAST_LEAK_MS = 100;
  * it; with `env` or `alsoInstall`, an n8n of its own on a fresh user folder.
  */
 /** Waits, checking every half second, until `condition` holds; fails naming `what` after `timeoutMs`. */
-export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+export async function until(
+	what: string,
+	condition: () => boolean | Promise<boolean>,
+	timeoutMs: number,
+): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (!(await condition())) {
 		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
@@ -241,14 +261,22 @@ export async function until(what: string, condition: () => boolean | Promise<boo
 export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarness> {
 	const settings = runSettings();
 	const { n8nBin, workDir, template } = settings;
-	const emulator = await startEmulator({ processingMs: 0, leakIntervalMs: FAST_LEAK_MS, ...options.emulator });
+	const emulator = await startEmulator({
+		processingMs: 0,
+		leakIntervalMs: FAST_LEAK_MS,
+		...options.emulator,
+	});
 	let server: N8nServer | undefined;
 	try {
 		let folder: N8nFolder;
 		if (options.env || options.alsoInstall) {
 			folder = new N8nFolder(n8nBin, template).copyTo(mkdtempSync(join(workDir, 'n8n-')));
 			if (options.alsoInstall) {
-				folder = await N8nFolder.create(n8nBin, folder.path, editionTarball(join(workDir, `pack-${options.alsoInstall}`), options.alsoInstall));
+				folder = await N8nFolder.create(
+					n8nBin,
+					folder.path,
+					editionTarball(join(workDir, `pack-${options.alsoInstall}`), options.alsoInstall),
+				);
 			}
 			server = await folder.start({ env: options.env });
 		} else {
@@ -265,7 +293,13 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 			...options.credential,
 		});
 		await server.updateCredential(credential.id, credential);
-		return new N8nHarness(folder, server, emulator, credential, options.env !== undefined || options.alsoInstall !== undefined);
+		return new N8nHarness(
+			folder,
+			server,
+			emulator,
+			credential,
+			options.env !== undefined || options.alsoInstall !== undefined,
+		);
 	} catch (error) {
 		await server?.stop();
 		await emulator.close();
@@ -287,7 +321,10 @@ export class N8nHarness {
 	) {}
 
 	/** Creates the workflow and runs it from its Manual Trigger; the finished execution. */
-	async run(workflow: WorkflowDefinition, options: { expect?: 'success' | 'failure' } = {}): Promise<StoredExecution> {
+	async run(
+		workflow: WorkflowDefinition,
+		options: { expect?: 'success' | 'failure' } = {},
+	): Promise<StoredExecution> {
 		return await this.executeWorkflow(await this.importWorkflow(workflow), options);
 	}
 
@@ -296,12 +333,18 @@ export class N8nHarness {
 		return (await this.server.createWorkflow(workflow)).id;
 	}
 
-	async executeWorkflow(id: string, options: { expect?: 'success' | 'failure' } = {}): Promise<StoredExecution> {
+	async executeWorkflow(
+		id: string,
+		options: { expect?: 'success' | 'failure' } = {},
+	): Promise<StoredExecution> {
 		return await this.server.runWorkflow(id, options);
 	}
 
 	/** Another credential for the emulator (the emulator credential's data with `overrides`). */
-	async createCredential(name: string, overrides: Partial<CredentialData>): Promise<{ id: string; name: string }> {
+	async createCredential(
+		name: string,
+		overrides: Partial<CredentialData>,
+	): Promise<{ id: string; name: string }> {
 		const [account] = this.emulator.options.accounts;
 		const { type, data } = emulatorCredential(this.emulator.url, account, overrides);
 		return { id: await this.server.createCredential({ name, type, data }), name };

@@ -6,7 +6,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import { postControl } from '../helpers/service';
-import { actionNode, chainWorkflow, nodeItems, prepareN8n, type InputItem, type N8nHarness, type StoredExecution } from './harness';
+import {
+	actionNode,
+	chainWorkflow,
+	nodeItems,
+	prepareN8n,
+	type InputItem,
+	type N8nHarness,
+	type StoredExecution,
+} from './harness';
 
 const HASHCODE = /^[0-9a-f]{32}$/;
 const PRODUCTS = 4;
@@ -59,20 +67,31 @@ test('first sync in shared requests, split after "too large"; the re-sync sends 
 	const first = await n8n.executeWorkflow(id);
 	const uploaded = nodeItems(first, 'Upload Photos');
 	expect(uploaded.map(({ md5: sent, hashcode }) => [sent, hashcode])).toEqual(
-		photos.flat().map((data) => [md5(data), n8n.emulator.images().find((image) => image.md5 === md5(data))?.hashcode]),
+		photos
+			.flat()
+			.map((data) => [
+				md5(data),
+				n8n.emulator.images().find((image) => image.md5 === md5(data))?.hashcode,
+			]),
 	);
 	expect(uploaded.every(({ hashcode }) => HASHCODE.test(String(hashcode)))).toBe(true);
-	const paired = first.data.resultData.runData['Upload Photos'][0].data?.main?.[0]?.map((item) => item.pairedItem);
+	const paired = first.data.resultData.runData['Upload Photos'][0].data?.main?.[0]?.map(
+		(item) => item.pairedItem,
+	);
 	expect(paired).toEqual(photos.flatMap((_, index) => [{ item: index }, { item: index }]));
 	// 8 images refused, then the first 4 refused; from then on requests of 2: each image stored once.
 	expect(n8n.emulator.stats().rejected413).toBe(2);
 	expect(requests('POST /api/images')).toBe(6);
 	expect(n8n.emulator.stats().images).toBe(2 * PRODUCTS);
-	expect(hints(first, 'Upload Photos')).toEqual([expect.stringMatching(/^Known images are remembered in this n8n process only/)]);
+	expect(hints(first, 'Upload Photos')).toEqual([
+		expect.stringMatching(/^Known images are remembered in this n8n process only/),
+	]);
 
 	const before = { posts: requests('POST /api/images'), lookups: requests('GET /api/images') };
 	const second = await n8n.executeWorkflow(id);
 	expect(requests('POST /api/images')).toBe(before.posts);
 	expect(requests('GET /api/images')).toBe(before.lookups);
-	expect(nodeItems(second, 'Upload Photos')).toEqual(uploaded.map((item) => ({ ...item, known: true })));
+	expect(nodeItems(second, 'Upload Photos')).toEqual(
+		uploaded.map((item) => ({ ...item, known: true })),
+	);
 });

@@ -11,7 +11,15 @@ import { request } from 'undici';
 import { putXml } from '../../scripts/emulator/client';
 import { itemsCode } from '../../scripts/n8n/workflows';
 import { startRedis, type RedisServer } from '../../scripts/redis';
-import { nodeType, OWNER, prepareN8n, until, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
+import {
+	nodeType,
+	OWNER,
+	prepareN8n,
+	until,
+	type N8nHarness,
+	type N8nServer,
+	type WorkflowDefinition,
+} from './harness';
 
 const PATH = 'photo-sync';
 const TRIGGER = 'When an Upload Arrives';
@@ -45,16 +53,35 @@ function photoSyncWorkflow(credential: { id: string; name: string }): WorkflowDe
 				typeVersion: 2,
 				position: [0, 0],
 				webhookId: 'photo-sync-webhook',
-				parameters: { httpMethod: 'POST', path: PATH, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
+				parameters: {
+					httpMethod: 'POST',
+					path: PATH,
+					responseMode: 'lastNode',
+					responseData: 'allEntries',
+					options: {},
+				},
 			},
-			{ id: 'photo-sync-photos', name: 'Photos', type: 'n8n-nodes-base.code', typeVersion: 2, position: [220, 0], parameters: { jsCode: itemsCode(photos) } },
+			{
+				id: 'photo-sync-photos',
+				name: 'Photos',
+				type: 'n8n-nodes-base.code',
+				typeVersion: 2,
+				position: [220, 0],
+				parameters: { jsCode: itemsCode(photos) },
+			},
 			{
 				id: 'photo-sync-upload',
 				name: 'Upload Photos',
 				type: nodeType('productDataIntegration'),
 				typeVersion: 1,
 				position: [440, 0],
-				parameters: { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'front, back', options: {} },
+				parameters: {
+					resource: 'image',
+					operation: 'upload',
+					imagesFrom: 'named',
+					binaryProperties: 'front, back',
+					options: {},
+				},
 				credentials: { productDataIntegrationApi: credential },
 			},
 			{
@@ -63,7 +90,11 @@ function photoSyncWorkflow(credential: { id: string; name: string }): WorkflowDe
 				type: nodeType('productDataIntegrationTrigger'),
 				typeVersion: 1,
 				position: [0, 300],
-				parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, events: ['uploadReceived'], options: {} },
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					events: ['uploadReceived'],
+					options: {},
+				},
 				credentials: { productDataIntegrationApi: credential },
 			},
 		],
@@ -76,13 +107,22 @@ function photoSyncWorkflow(credential: { id: string; name: string }): WorkflowDe
 
 /** Runs the sync through its webhook; its output and the index of the worker that ran it. */
 async function sync(): Promise<{ output: Array<Record<string, unknown>>; worker: number }> {
-	const response = await request(`${main.url}/webhook/${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+	const response = await request(`${main.url}/webhook/${PATH}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: '{}',
+	});
 	const text = await response.body.text();
-	if (response.statusCode !== 200) throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
-	const syncs = (await main.listExecutions({ workflowId })).filter((execution) => execution.mode === 'webhook');
+	if (response.statusCode !== 200)
+		throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
+	const syncs = (await main.listExecutions({ workflowId })).filter(
+		(execution) => execution.mode === 'webhook',
+	);
 	const latest = Math.max(...syncs.map((execution) => Number(execution.id)));
 	// The trigger's executions run on the workers too: the sync's own execution names its worker.
-	const worker = workers.findIndex((process) => process.log().includes(`Worker started execution ${latest} `));
+	const worker = workers.findIndex((process) =>
+		process.log().includes(`Worker started execution ${latest} `),
+	);
 	return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
 }
 
@@ -107,7 +147,11 @@ async function triggerState(): Promise<TriggerState | undefined> {
 
 beforeAll(async () => {
 	redis = await startRedis();
-	const queue = { EXECUTIONS_MODE: 'queue', QUEUE_BULL_REDIS_HOST: '127.0.0.1', QUEUE_BULL_REDIS_PORT: String(redis.port) };
+	const queue = {
+		EXECUTIONS_MODE: 'queue',
+		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+		QUEUE_BULL_REDIS_PORT: String(redis.port),
+	};
 	n8n = await prepareN8n({ env: queue });
 	workflowId = await n8n.importWorkflow(photoSyncWorkflow(n8n.credential));
 	await n8n.server.activateWorkflow(workflowId);
@@ -116,25 +160,37 @@ beforeAll(async () => {
 	main = await n8n.folder.start({ env: queue });
 	await main.ensureOwner(OWNER);
 	for (let index = 0; index < WORKERS; index++) {
-		workers.push(await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }));
+		workers.push(
+			await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }),
+		);
 	}
 });
 
 afterAll(async () => {
-	await Promise.all([...workers, main].filter(Boolean).map(async (process) => await process.stop()));
+	await Promise.all(
+		[...workers, main].filter(Boolean).map(async (process) => await process.stop()),
+	);
 	await n8n?.stop();
 	await redis?.stop();
 });
 
 test('a re-sync on the other worker sends no image request, and the trigger state stays intact', async () => {
 	// An upload for the trigger to remember, and a poll that saved it.
-	const session = (await putXml(n8n.emulator, '<Products><Product><Sku>T-1</Sku></Product></Products>')).text;
-	await until('the trigger to save its state', async () => seenIds(await triggerState()).includes(session), 120_000);
+	const session = (
+		await putXml(n8n.emulator, '<Products><Product><Sku>T-1</Sku></Product></Products>')
+	).text;
+	await until(
+		'the trigger to save its state',
+		async () => seenIds(await triggerState()).includes(session),
+		120_000,
+	);
 	const before = (await triggerState()) as TriggerState;
 
 	const first = await sync();
 	expect(first.output).toHaveLength(6);
-	expect(first.output.every((photo) => typeof photo.hashcode === 'string' && photo.known === undefined)).toBe(true);
+	expect(
+		first.output.every((photo) => typeof photo.hashcode === 'string' && photo.known === undefined),
+	).toBe(true);
 	expect(requests('POST /api/images')).toBe(1);
 	expect(first.worker).toBeGreaterThanOrEqual(0);
 	// The worker that ran the first sync goes away, with whatever it kept in its own memory.

@@ -28,12 +28,14 @@ import {
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HASHCODE = /^[0-9a-f]{32}$/;
 
-const CHAIR = '<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>CH-1</Sku><Name>Chair</Name></Product></Products>';
+const CHAIR =
+	'<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>CH-1</Sku><Name>Chair</Name></Product></Products>';
 const TABLE = '<Products><Product><Sku>TB-1</Sku><Name>Table</Name></Product></Products>';
 const BROKEN = '<Products>\n  <Product>\n    <Sku>BR-1</Sku>\n  </Products>';
 const FAILING = '<Products><!--emulator:fail--><Product><Sku>FL-1</Sku></Product></Products>';
 /** Still processing long after any test has ended. */
-const ENDLESS = '<Products><!--emulator:processing-ms=3600000--><Product><Sku>SL-1</Sku></Product></Products>';
+const ENDLESS =
+	'<Products><!--emulator:processing-ms=3600000--><Product><Sku>SL-1</Sku></Product></Products>';
 
 // Tiny PNG files: the service takes any bytes, but images are what the node is for.
 const FRONT = Buffer.from(
@@ -56,7 +58,9 @@ function xmlItems(...documents: string[]): InputItem[] {
 }
 
 /** Serves files over HTTP on 127.0.0.1, for workflows that download them. */
-async function serveFiles(files: Record<string, { body: Buffer | string; contentType: string }>): Promise<{ url: string; server: Server }> {
+async function serveFiles(
+	files: Record<string, { body: Buffer | string; contentType: string }>,
+): Promise<{ url: string; server: Server }> {
 	const server = createServer((req, res) => {
 		const file = files[req.url ?? ''];
 		if (!file) {
@@ -70,7 +74,10 @@ async function serveFiles(files: Record<string, { body: Buffer | string; content
 }
 
 /** The pairedItem of each output item of a node, as n8n recorded it. */
-function pairedItems(run: StoredExecution, nodeName: string): Array<IPairedItemData | IPairedItemData[] | number | undefined> {
+function pairedItems(
+	run: StoredExecution,
+	nodeName: string,
+): Array<IPairedItemData | IPairedItemData[] | number | undefined> {
 	const items = run.data.resultData.runData[nodeName]?.[0]?.data?.main?.[0] ?? [];
 	return items.map((item) => item.pairedItem);
 }
@@ -89,7 +96,9 @@ describe('the action node in n8n', () => {
 
 	/** The document the service received for a session, byte for byte. */
 	async function receivedFile(sessionId: string): Promise<string> {
-		const response = await call(n8n.emulator, 'GET', `/api/files/${sessionId}`, { customer: false });
+		const response = await call(n8n.emulator, 'GET', `/api/files/${sessionId}`, {
+			customer: false,
+		});
 		expect(response.status).toBe(200);
 		return response.text;
 	}
@@ -147,18 +156,31 @@ describe('the action node in n8n', () => {
 					customerId: '1001',
 					uploadedAt: expect.any(String),
 				},
-				expect.objectContaining({ sessionId: expect.stringMatching(GUID), bytes: Buffer.byteLength(TABLE) }),
+				expect.objectContaining({
+					sessionId: expect.stringMatching(GUID),
+					bytes: Buffer.byteLength(TABLE),
+				}),
 			]);
 			expect(pairedItems(result, 'Upload')).toEqual([{ item: 0 }, { item: 1 }]);
 			const custom = nodeItems(result, 'Upload Custom');
 			expect(custom).toEqual([
-				expect.objectContaining({ endpoint: 'xml/custom', contentType: 'text/xml', bytes: Buffer.byteLength(CHAIR) }),
-				expect.objectContaining({ endpoint: 'xml/custom', contentType: 'text/xml', bytes: Buffer.byteLength(TABLE) }),
+				expect.objectContaining({
+					endpoint: 'xml/custom',
+					contentType: 'text/xml',
+					bytes: Buffer.byteLength(CHAIR),
+				}),
+				expect.objectContaining({
+					endpoint: 'xml/custom',
+					contentType: 'text/xml',
+					bytes: Buffer.byteLength(TABLE),
+				}),
 			]);
 			expect(pairedItems(result, 'Upload Custom')).toEqual([{ item: 0 }, { item: 1 }]);
 
 			const received = n8n.emulator.uploads();
-			expect(received.map(({ id, route, customerServiceId }) => ({ id, route, customerServiceId }))).toEqual([
+			expect(
+				received.map(({ id, route, customerServiceId }) => ({ id, route, customerServiceId })),
+			).toEqual([
 				{ id: uploaded[0].sessionId, route: 'xml', customerServiceId: 1001 },
 				{ id: uploaded[1].sessionId, route: 'xml', customerServiceId: 1001 },
 				{ id: custom[0].sessionId, route: 'custom', customerServiceId: 1001 },
@@ -169,12 +191,31 @@ describe('the action node in n8n', () => {
 		});
 
 		test('Upload from Binary File: the file of the named binary field, byte for byte', async () => {
-			const catalogue = '<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>CF-1</Sku><Name>Café crème</Name></Product></Products>';
+			const catalogue =
+				'<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>CF-1</Sku><Name>Café crème</Name></Product></Products>';
 
 			const result = await run(
 				'Binary upload',
-				[{ json: { sku: 'CF-1' }, binary: { catalogue: { data: catalogue, mimeType: 'application/xml', fileName: 'catalogue.xml' } } }],
-				[actionNode('Upload', { resource: 'document', operation: 'upload', source: 'binary', binaryPropertyName: 'catalogue' })],
+				[
+					{
+						json: { sku: 'CF-1' },
+						binary: {
+							catalogue: {
+								data: catalogue,
+								mimeType: 'application/xml',
+								fileName: 'catalogue.xml',
+							},
+						},
+					},
+				],
+				[
+					actionNode('Upload', {
+						resource: 'document',
+						operation: 'upload',
+						source: 'binary',
+						binaryPropertyName: 'catalogue',
+					}),
+				],
 			);
 
 			const [uploaded] = nodeItems(result, 'Upload');
@@ -190,12 +231,26 @@ describe('the action node in n8n', () => {
 			});
 			let result: StoredExecution;
 			try {
-				result = await run('Stored binary data', [{ json: { sku: 'DL-1' } }], [
-					downloadNode('Download Catalogue', `${url}/feeds/catalogue.xml`),
-					actionNode('Upload', { resource: 'document', operation: 'upload', source: 'binary', binaryPropertyName: 'data' }),
-					downloadNode('Download Photo', `${url}/photos/front.png`),
-					actionNode('Upload Photo', { resource: 'image', operation: 'upload', binaryProperties: 'data', options: { skipExisting: true, rememberKnownImages: false } }),
-				]);
+				result = await run(
+					'Stored binary data',
+					[{ json: { sku: 'DL-1' } }],
+					[
+						downloadNode('Download Catalogue', `${url}/feeds/catalogue.xml`),
+						actionNode('Upload', {
+							resource: 'document',
+							operation: 'upload',
+							source: 'binary',
+							binaryPropertyName: 'data',
+						}),
+						downloadNode('Download Photo', `${url}/photos/front.png`),
+						actionNode('Upload Photo', {
+							resource: 'image',
+							operation: 'upload',
+							binaryProperties: 'data',
+							options: { skipExisting: true, rememberKnownImages: false },
+						}),
+					],
+				);
 			} finally {
 				server.close();
 			}
@@ -217,7 +272,12 @@ describe('the action node in n8n', () => {
 				skipped: false,
 			});
 			expect(n8n.emulator.images()).toEqual([
-				expect.objectContaining({ hashcode: photo.hashcode, md5: md5(FRONT), size: FRONT.length, fileName: 'front.png' }),
+				expect.objectContaining({
+					hashcode: photo.hashcode,
+					md5: md5(FRONT),
+					size: FRONT.length,
+					fileName: 'front.png',
+				}),
 			]);
 		});
 
@@ -250,7 +310,11 @@ describe('the action node in n8n', () => {
 			expect(Buffer.byteLength(document)).toBe(uploaded[0].bytes);
 			expect(document.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
 			expect(document).toMatch(/<Catalogue>[\s\S]*<\/Catalogue>\s*$/);
-			expect(document.match(/<Article id="P-\d">/g)).toEqual(['<Article id="P-1">', '<Article id="P-2">', '<Article id="P-3">']);
+			expect(document.match(/<Article id="P-\d">/g)).toEqual([
+				'<Article id="P-1">',
+				'<Article id="P-2">',
+				'<Article id="P-3">',
+			]);
 			expect(document).toContain('<Name>Table &amp; Bench</Name>');
 			expect(document).toContain('<Name>Cushion &lt;linen&gt;</Name>');
 			expect(document).toContain('<Price>19.5</Price>');
@@ -269,14 +333,19 @@ describe('the action node in n8n', () => {
 			]);
 
 			const [succeeded, failed] = nodeItems(result, 'Upload and Wait');
-			expect(succeeded).toMatchObject({ sessionId: expect.stringMatching(GUID), status: 'succeeded' });
+			expect(succeeded).toMatchObject({
+				sessionId: expect.stringMatching(GUID),
+				status: 'succeeded',
+			});
 			expect(succeeded).not.toHaveProperty('errorUrl');
 			expect(failed).toMatchObject({
 				sessionId: expect.stringMatching(GUID),
 				status: 'failed',
 				errorUrl: `${n8n.emulator.url}/api/status/${String(failed.sessionId)}/errors`,
 				errorMessage: 'Processing of the document ended with 1 error(s).',
-				errorDocument: expect.objectContaining({ errors: [expect.objectContaining({ code: 'ProcessingFailed' })] }),
+				errorDocument: expect.objectContaining({
+					errors: [expect.objectContaining({ code: 'ProcessingFailed' })],
+				}),
 			});
 			expect(n8n.emulator.uploads().map((upload) => upload.state)).toEqual(['succeeded', 'failed']);
 		});
@@ -291,7 +360,9 @@ describe('the action node in n8n', () => {
 
 			expect(runError(result)).toMatchObject({
 				node: 'Upload',
-				message: expect.stringMatching(/^The XML document of item 1 is not well-formed: .*\(line 4, column \d+\)$/),
+				message: expect.stringMatching(
+					/^The XML document of item 1 is not well-formed: .*\(line 4, column \d+\)$/,
+				),
 			});
 			expect(n8n.emulator.stats().uploads).toBe(0);
 			expect(n8n.emulator.stats().requests).toEqual({});
@@ -301,19 +372,33 @@ describe('the action node in n8n', () => {
 			const result = await run(
 				'Let the service judge',
 				xmlItems(CHAIR, BROKEN),
-				[actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE, options: { validate: false } })],
+				[
+					actionNode('Upload', {
+						resource: 'document',
+						operation: 'upload',
+						...TEXT_SOURCE,
+						options: { validate: false },
+					}),
+				],
 				'failure',
 			);
 
 			const [upload] = n8n.emulator.uploads();
-			expect(runError(result)).toMatchObject({ node: 'Upload', message: 'The request is invalid.' });
+			expect(runError(result)).toMatchObject({
+				node: 'Upload',
+				message: 'The request is invalid.',
+			});
 			expect(runError(result)?.description).toContain(`item 0 -> ${upload.id}`);
 			expect(n8n.emulator.stats()).toMatchObject({ uploads: 1, requests: { 'PUT /api/xml': 2 } });
 		});
 
 		test('Continue on fail: the broken item becomes an error item, the others are uploaded', async () => {
 			const result = await run('Continue on fail', xmlItems(CHAIR, BROKEN, TABLE), [
-				actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { onError: 'continueRegularOutput' }),
+				actionNode(
+					'Upload',
+					{ resource: 'document', operation: 'upload', ...TEXT_SOURCE },
+					{ onError: 'continueRegularOutput' },
+				),
 			]);
 
 			const [first, broken, third] = nodeItems(result, 'Upload');
@@ -342,7 +427,11 @@ describe('the action node in n8n', () => {
 			await fault({ count: 1, kind: 'slow', delayMs: 4000 });
 			const id = await n8n.importWorkflow(
 				chainWorkflow('Retry on fail', xmlItems(CHAIR, TABLE), [
-					actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { retryOnFail: true, maxTries: 2, waitBetweenTries: 0 }),
+					actionNode(
+						'Upload',
+						{ resource: 'document', operation: 'upload', ...TEXT_SOURCE },
+						{ retryOnFail: true, maxTries: 2, waitBetweenTries: 0 },
+					),
 				]),
 			);
 			const running = n8n.executeWorkflow(id);
@@ -370,10 +459,25 @@ describe('the action node in n8n', () => {
 
 			const id = await n8n.importWorkflow({
 				...chainWorkflow('Customer override', xmlItems(CHAIR), [
-					actionNode('Upload South', { resource: 'document', operation: 'upload', ...TEXT_SOURCE, options: { customer: '1002' } }),
-					actionNode('List South', { resource: 'document', operation: 'getMany', returnAll: true, options: { customer: '1002' } }),
+					actionNode('Upload South', {
+						resource: 'document',
+						operation: 'upload',
+						...TEXT_SOURCE,
+						options: { customer: '1002' },
+					}),
+					actionNode('List South', {
+						resource: 'document',
+						operation: 'getMany',
+						returnAll: true,
+						options: { customer: '1002' },
+					}),
 					// A date from an expression reaches the node as a Luxon DateTime.
-					actionNode('List North', { resource: 'document', operation: 'getMany', date: '={{ $today }}', returnAll: true }),
+					actionNode('List North', {
+						resource: 'document',
+						operation: 'getMany',
+						date: '={{ $today }}',
+						returnAll: true,
+					}),
 				]),
 				// The emulator lists by UTC date; "today" is a day of the workflow's time zone.
 				settings: { executionOrder: 'v1', timezone: 'UTC' },
@@ -381,8 +485,15 @@ describe('the action node in n8n', () => {
 			const result = await n8n.executeWorkflow(id);
 
 			const [uploaded] = nodeItems(result, 'Upload South');
-			expect(uploaded).toMatchObject({ sessionId: expect.stringMatching(GUID), customerId: '1002' });
-			expect(n8n.emulator.uploads().map(({ id: session, customerServiceId }) => ({ session, customerServiceId }))).toEqual([
+			expect(uploaded).toMatchObject({
+				sessionId: expect.stringMatching(GUID),
+				customerId: '1002',
+			});
+			expect(
+				n8n.emulator
+					.uploads()
+					.map(({ id: session, customerServiceId }) => ({ session, customerServiceId })),
+			).toEqual([
 				{ session: north.text, customerServiceId: 1001 },
 				{ session: uploaded.sessionId, customerServiceId: 1002 },
 			]);
@@ -396,10 +507,16 @@ describe('the action node in n8n', () => {
 				}),
 			]);
 			expect(south[0]).toEqual(
-				expect.objectContaining({ receivedAt: expect.any(String), file: expect.any(String), result: expect.any(String) }),
+				expect.objectContaining({
+					receivedAt: expect.any(String),
+					file: expect.any(String),
+					result: expect.any(String),
+				}),
 			);
 			const listedNorth = nodeItems(result, 'List North');
-			expect(listedNorth.map((record) => [record.id, (record.sentBy as IDataObject).serviceId])).toEqual([[north.text, 1001]]);
+			expect(
+				listedNorth.map((record) => [record.id, (record.sentBy as IDataObject).serviceId]),
+			).toEqual([[north.text, 1001]]);
 		});
 	});
 
@@ -407,7 +524,11 @@ describe('the action node in n8n', () => {
 		test('Is Done, Get Result and Wait for Completion on the sessions of an upload in the same workflow', async () => {
 			const result = await run('Session chain', xmlItems(CHAIR, ENDLESS, FAILING), [
 				actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }),
-				actionNode('Is Done', { resource: 'uploadSession', operation: 'isDone', sessionId: '={{ $json.sessionId }}' }),
+				actionNode('Is Done', {
+					resource: 'uploadSession',
+					operation: 'isDone',
+					sessionId: '={{ $json.sessionId }}',
+				}),
 				actionNode('Get Result', {
 					resource: 'uploadSession',
 					operation: 'getResult',
@@ -438,7 +559,9 @@ describe('the action node in n8n', () => {
 					status: 'failed',
 					errorUrl,
 					errorMessage: 'Processing of the document ended with 1 error(s).',
-					errorDocument: expect.objectContaining({ errors: [expect.objectContaining({ code: 'ProcessingFailed' })] }),
+					errorDocument: expect.objectContaining({
+						errors: [expect.objectContaining({ code: 'ProcessingFailed' })],
+					}),
 					errorText: expect.stringContaining('"ProcessingFailed"'),
 				},
 			]);
@@ -501,17 +624,33 @@ describe('the action node in n8n', () => {
 			expect(pairedItems(result, 'Upload Images')).toEqual([{ item: 0 }, { item: 0 }]);
 			expect(requests('POST /api/images')).toBe(1);
 			const stored = n8n.emulator.images();
-			expect(stored.map(({ hashcode, md5: storedMd5, fileName, size, invert, clippingPath }) => ({
-				hashcode,
-				md5: storedMd5,
-				fileName,
-				size,
-				invert,
-				clippingPath,
-			}))).toEqual(
+			expect(
+				stored.map(({ hashcode, md5: storedMd5, fileName, size, invert, clippingPath }) => ({
+					hashcode,
+					md5: storedMd5,
+					fileName,
+					size,
+					invert,
+					clippingPath,
+				})),
+			).toEqual(
 				expect.arrayContaining([
-					{ hashcode: images[0].hashcode, md5: md5(FRONT), fileName: 'chair-front.png', size: FRONT.length, invert: true, clippingPath: 'Path 1' },
-					{ hashcode: images[1].hashcode, md5: md5(BACK), fileName: 'chair-back.png', size: BACK.length, invert: true, clippingPath: 'Path 1' },
+					{
+						hashcode: images[0].hashcode,
+						md5: md5(FRONT),
+						fileName: 'chair-front.png',
+						size: FRONT.length,
+						invert: true,
+						clippingPath: 'Path 1',
+					},
+					{
+						hashcode: images[1].hashcode,
+						md5: md5(BACK),
+						fileName: 'chair-back.png',
+						size: BACK.length,
+						invert: true,
+						clippingPath: 'Path 1',
+					},
 				]),
 			);
 			expect(stored).toHaveLength(2);
@@ -522,12 +661,27 @@ describe('the action node in n8n', () => {
 				chainWorkflow(
 					'Skip existing',
 					[
-						{ json: { sku: 'CH-1' }, binary: { data: { data: FRONT, mimeType: 'image/png', fileName: 'chair.png' } } },
-						{ json: { sku: 'TB-1' }, binary: { data: { data: BACK, mimeType: 'image/png', fileName: 'table.png' } } },
+						{
+							json: { sku: 'CH-1' },
+							binary: { data: { data: FRONT, mimeType: 'image/png', fileName: 'chair.png' } },
+						},
+						{
+							json: { sku: 'TB-1' },
+							binary: { data: { data: BACK, mimeType: 'image/png', fileName: 'table.png' } },
+						},
 					],
 					[
-						actionNode('Upload New', { resource: 'image', operation: 'upload', binaryProperties: 'data', options: { skipExisting: true, rememberKnownImages: false } }),
-						actionNode('Check Exists', { resource: 'image', operation: 'checkExists', hashcode: '={{ $json.hashcode }}' }),
+						actionNode('Upload New', {
+							resource: 'image',
+							operation: 'upload',
+							binaryProperties: 'data',
+							options: { skipExisting: true, rememberKnownImages: false },
+						}),
+						actionNode('Check Exists', {
+							resource: 'image',
+							operation: 'checkExists',
+							hashcode: '={{ $json.hashcode }}',
+						}),
 						actionNode('Find by MD5', {
 							resource: 'image',
 							operation: 'find',
@@ -541,8 +695,16 @@ describe('the action node in n8n', () => {
 			const first = await n8n.executeWorkflow(id);
 			const uploaded = nodeItems(first, 'Upload New');
 			expect(uploaded).toEqual([
-				expect.objectContaining({ hashcode: expect.stringMatching(HASHCODE), md5: md5(FRONT), skipped: false }),
-				expect.objectContaining({ hashcode: expect.stringMatching(HASHCODE), md5: md5(BACK), skipped: false }),
+				expect.objectContaining({
+					hashcode: expect.stringMatching(HASHCODE),
+					md5: md5(FRONT),
+					skipped: false,
+				}),
+				expect.objectContaining({
+					hashcode: expect.stringMatching(HASHCODE),
+					md5: md5(BACK),
+					skipped: false,
+				}),
 			]);
 			// The two items' images in one request.
 			expect(requests('POST /api/images')).toBe(1);
@@ -575,38 +737,77 @@ describe('the action node in n8n', () => {
 			const document = `<Products><Product><Sku>CH-1</Sku><ImageUrl>${imageUrl}</ImageUrl></Product></Products>`;
 
 			const result = await run('Find images', xmlItems(document), [
-				actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE, options: { waitForCompletion: true, timeout: 60 } }),
-				actionNode('Find by URI', { resource: 'image', operation: 'find', searchBy: 'uri', uri: imageUrl }),
-				actionNode('Check Exists', { resource: 'image', operation: 'checkExists', hashcode: '={{ $json.hashcode }}' }),
+				actionNode('Upload', {
+					resource: 'document',
+					operation: 'upload',
+					...TEXT_SOURCE,
+					options: { waitForCompletion: true, timeout: 60 },
+				}),
+				actionNode('Find by URI', {
+					resource: 'image',
+					operation: 'find',
+					searchBy: 'uri',
+					uri: imageUrl,
+				}),
+				actionNode('Check Exists', {
+					resource: 'image',
+					operation: 'checkExists',
+					hashcode: '={{ $json.hashcode }}',
+				}),
 				actionNode('Find Unknown URI', {
 					resource: 'image',
 					operation: 'find',
 					searchBy: 'uri',
 					uri: 'https://images.example.com/products/missing.jpg',
 				}),
-				actionNode('Find Unknown MD5', { resource: 'image', operation: 'find', searchBy: 'md5', md5: unknownMd5 }),
-				actionNode('Check Unknown', { resource: 'image', operation: 'checkExists', hashcode: unknownHashcode }),
+				actionNode('Find Unknown MD5', {
+					resource: 'image',
+					operation: 'find',
+					searchBy: 'md5',
+					md5: unknownMd5,
+				}),
+				actionNode('Check Unknown', {
+					resource: 'image',
+					operation: 'checkExists',
+					hashcode: unknownHashcode,
+				}),
 			]);
 
-			expect(nodeItems(result, 'Upload')).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+			expect(nodeItems(result, 'Upload')).toEqual([
+				expect.objectContaining({ status: 'succeeded' }),
+			]);
 			const [known] = n8n.emulator.images();
 			expect(known).toMatchObject({ uris: [imageUrl], md5: null });
-			expect(nodeItems(result, 'Find by URI')).toEqual([{ found: true, hashcode: known.hashcode, uri: imageUrl }]);
-			expect(nodeItems(result, 'Check Exists')).toEqual([{ hashcode: known.hashcode, exists: true }]);
+			expect(nodeItems(result, 'Find by URI')).toEqual([
+				{ found: true, hashcode: known.hashcode, uri: imageUrl },
+			]);
+			expect(nodeItems(result, 'Check Exists')).toEqual([
+				{ hashcode: known.hashcode, exists: true },
+			]);
 			expect(nodeItems(result, 'Find Unknown URI')).toEqual([
 				{ found: false, uri: 'https://images.example.com/products/missing.jpg' },
 			]);
 			expect(nodeItems(result, 'Find Unknown MD5')).toEqual([{ found: false, md5: unknownMd5 }]);
-			expect(nodeItems(result, 'Check Unknown')).toEqual([{ hashcode: unknownHashcode, exists: false }]);
+			expect(nodeItems(result, 'Check Unknown')).toEqual([
+				{ hashcode: unknownHashcode, exists: false },
+			]);
 		});
 	});
 
 	describe('Account', () => {
 		test('Get Environment Info leaves the auth token out unless asked for', async () => {
-			const result = await run('Environment info', [{ json: {} }], [
-				actionNode('Info', { resource: 'account', operation: 'getEnvironmentInfo' }),
-				actionNode('Info With Token', { resource: 'account', operation: 'getEnvironmentInfo', options: { includeAuthToken: true } }),
-			]);
+			const result = await run(
+				'Environment info',
+				[{ json: {} }],
+				[
+					actionNode('Info', { resource: 'account', operation: 'getEnvironmentInfo' }),
+					actionNode('Info With Token', {
+						resource: 'account',
+						operation: 'getEnvironmentInfo',
+						options: { includeAuthToken: true },
+					}),
+				],
+			);
 
 			const [info] = nodeItems(result, 'Info');
 			expect(info).toMatchObject({
@@ -619,7 +820,10 @@ describe('the action node in n8n', () => {
 			const [withToken] = nodeItems(result, 'Info With Token');
 			expect(withToken).toMatchObject({
 				...info,
-				authToken: expect.objectContaining({ userName: DEFAULT_ACCOUNT.username, customerId: 1001 }),
+				authToken: expect.objectContaining({
+					userName: DEFAULT_ACCOUNT.username,
+					customerId: 1001,
+				}),
 				authTokenBytes: expect.any(String),
 			});
 			expect(requests('GET /api/auth/me')).toBe(2);
@@ -644,11 +848,16 @@ describe('the action node in n8n', () => {
 		 * Runs the workflow; what n8n printed meanwhile and what its API hands out about the run (the
 		 * execution as the editor shows it) must hold no secret.
 		 */
-		async function runKeepingSecrets(workflowId: string, outcome: 'success' | 'failure'): Promise<StoredExecution> {
+		async function runKeepingSecrets(
+			workflowId: string,
+			outcome: 'success' | 'failure',
+		): Promise<StoredExecution> {
 			const printedBefore = n8n.server.log().length;
 			const result = await n8n.executeWorkflow(workflowId, { expect: outcome });
 			const printed = n8n.server.log().slice(printedBefore);
-			const shown = JSON.stringify(await n8n.server.request('GET', `/rest/executions/${result.id}`));
+			const shown = JSON.stringify(
+				await n8n.server.request('GET', `/rest/executions/${result.id}`),
+			);
 			for (const secret of secrets) {
 				expect(printed).not.toContain(secret);
 				expect(shown).not.toContain(secret);
@@ -659,15 +868,27 @@ describe('the action node in n8n', () => {
 		test('a refused password fails the run with the service’s 401 message for the item, and nothing n8n shows holds a secret', async () => {
 			const id = await n8n.importWorkflow(
 				chainWorkflow('Wrong password', xmlItems(CHAIR, TABLE), [
-					actionNode('Upload', { resource: 'document', operation: 'upload', ...TEXT_SOURCE }, { credential: wrong }),
+					actionNode(
+						'Upload',
+						{ resource: 'document', operation: 'upload', ...TEXT_SOURCE },
+						{ credential: wrong },
+					),
 				]),
 			);
 
 			const result = await runKeepingSecrets(id, 'failure');
 
-			const error = result.data.resultData.error as (IDataObject & { context?: IDataObject }) | undefined;
-			expect(runError(result)).toMatchObject({ node: 'Upload', message: 'Authorization has been denied for this request.' });
-			expect(error).toMatchObject({ httpCode: '401', context: expect.objectContaining({ itemIndex: 0 }) });
+			const error = result.data.resultData.error as
+				| (IDataObject & { context?: IDataObject })
+				| undefined;
+			expect(runError(result)).toMatchObject({
+				node: 'Upload',
+				message: 'Authorization has been denied for this request.',
+			});
+			expect(error).toMatchObject({
+				httpCode: '401',
+				context: expect.objectContaining({ itemIndex: 0 }),
+			});
 			expect(error?.description).toMatch(/^The credential's login is refused as well/);
 			// The upload, then the one check of the credential's own login that names the cause.
 			expect(n8n.emulator.stats()).toMatchObject({ uploads: 0, rejected401: 2 });

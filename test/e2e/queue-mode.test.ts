@@ -10,7 +10,15 @@
 import { request } from 'undici';
 
 import { startRedis, type RedisServer } from '../../scripts/redis';
-import { CREDENTIAL_TYPE, nodeType, OWNER, prepareN8n, type N8nHarness, type N8nServer, type WorkflowDefinition } from './harness';
+import {
+	CREDENTIAL_TYPE,
+	nodeType,
+	OWNER,
+	prepareN8n,
+	type N8nHarness,
+	type N8nServer,
+	type WorkflowDefinition,
+} from './harness';
 
 const CAPACITY = 50;
 const INTERVAL_MS = 20;
@@ -29,7 +37,10 @@ const workers: N8nServer[] = [];
 const workflowIds: Record<string, string> = {};
 
 /** Webhook (POST, answers with the items of the last node) -> one item per product -> Upload. */
-function batchUploadWorkflow(path: string, credential: { id: string; name: string }): WorkflowDefinition {
+function batchUploadWorkflow(
+	path: string,
+	credential: { id: string; name: string },
+): WorkflowDefinition {
 	return {
 		name: `Batch upload (${path})`,
 		settings: { executionOrder: 'v1' },
@@ -41,7 +52,13 @@ function batchUploadWorkflow(path: string, credential: { id: string; name: strin
 				typeVersion: 2,
 				position: [0, 0],
 				webhookId: `${path}-webhook`,
-				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
+				parameters: {
+					httpMethod: 'POST',
+					path,
+					responseMode: 'lastNode',
+					responseData: 'allEntries',
+					options: {},
+				},
 			},
 			{
 				id: `${path}-products`,
@@ -84,11 +101,16 @@ interface Outcome {
 /** Sends the executions' webhooks all at once and waits for every answer. */
 async function runScenario(path: string): Promise<Outcome> {
 	const workflowId = workflowIds[path];
-	const before = { uploads: n8n.emulator.uploads().length, rejected429: n8n.emulator.stats().rejected429 };
+	const before = {
+		uploads: n8n.emulator.uploads().length,
+		rejected429: n8n.emulator.stats().rejected429,
+	};
 	const executionsBefore = (await main.listExecutions({ workflowId })).length;
 	const answers = await Promise.all(
 		Array.from({ length: EXECUTIONS }, async (_, execution) => {
-			const products = Array.from({ length: ITEMS_PER_EXECUTION }, (__, index) => ({ id: `${path}-${execution}-${index}` }));
+			const products = Array.from({ length: ITEMS_PER_EXECUTION }, (__, index) => ({
+				id: `${path}-${execution}-${index}`,
+			}));
 			const response = await request(`${main.url}/webhook/${path}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
@@ -102,12 +124,20 @@ async function runScenario(path: string): Promise<Outcome> {
 	);
 	// A webhook that did not answer 200 says why, before waiting for executions that may never come.
 	const refused = answers.find((answer) => answer.status !== 200);
-	if (refused) throw new Error(`The webhook answered ${refused.status}: ${refused.text.slice(0, 500)}\n${main.log().slice(-3000)}`);
-	const executions = await main.waitForExecutions({ workflowId, count: executionsBefore + EXECUTIONS });
+	if (refused)
+		throw new Error(
+			`The webhook answered ${refused.status}: ${refused.text.slice(0, 500)}\n${main.log().slice(-3000)}`,
+		);
+	const executions = await main.waitForExecutions({
+		workflowId,
+		count: executionsBefore + EXECUTIONS,
+	});
 	return {
 		statuses: answers.map((answer) => answer.status),
 		sessionIds: answers.flatMap((answer) =>
-			(JSON.parse(answer.text) as Array<{ sessionId?: string }>).map((item) => item.sessionId ?? ''),
+			(JSON.parse(answer.text) as Array<{ sessionId?: string }>).map(
+				(item) => item.sessionId ?? '',
+			),
 		),
 		uploads: n8n.emulator.uploads().length - before.uploads,
 		rejected429: n8n.emulator.stats().rejected429 - before.rejected429,
@@ -129,11 +159,18 @@ function expectEveryItemOnce(outcome: Outcome): void {
 
 beforeAll(async () => {
 	redis = await startRedis();
-	const queueRedis = { QUEUE_BULL_REDIS_HOST: '127.0.0.1', QUEUE_BULL_REDIS_PORT: String(redis.port) };
+	const queueRedis = {
+		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+		QUEUE_BULL_REDIS_PORT: String(redis.port),
+	};
 	const queue = { EXECUTIONS_MODE: 'queue', ...queueRedis };
 	n8n = await prepareN8n({
 		emulator: { bucketCapacity: CAPACITY, leakIntervalMs: INTERVAL_MS },
-		credential: { customRateLimit: true, bucketCapacity: CAPACITY, leakIntervalSeconds: INTERVAL_MS / 1000 },
+		credential: {
+			customRateLimit: true,
+			bucketCapacity: CAPACITY,
+			leakIntervalSeconds: INTERVAL_MS / 1000,
+		},
 		env: queue,
 	});
 	const unshared = await n8n.createCredential('Emulator, this process only', {
@@ -156,7 +193,9 @@ beforeAll(async () => {
 	await main.ensureOwner(OWNER);
 	// Two executions at most per worker: all four at once keep both workers busy.
 	for (let index = 0; index < WORKERS; index++) {
-		workers.push(await n8n.folder.start({ command: 'worker', args: ['--concurrency=2'], env: queueRedis }));
+		workers.push(
+			await n8n.folder.start({ command: 'worker', args: ['--concurrency=2'], env: queueRedis }),
+		);
 	}
 });
 

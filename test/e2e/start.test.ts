@@ -22,7 +22,12 @@ interface Demo {
 
 function startDemo(env: NodeJS.ProcessEnv): Demo {
 	// Its own process group, like a terminal's foreground job: Ctrl-C goes to the whole group.
-	const child = spawn('npm', ['start'], { cwd: PROJECT_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn('npm', ['start'], {
+		cwd: PROJECT_ROOT,
+		env,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let output = '';
 	child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
 	child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -54,7 +59,9 @@ function bannerValue(output: string, label: string): string {
 }
 
 function emulatorUrl(demo: Demo): string {
-	const match = /(http:\/\/127\.0\.0\.1:\d+) \(production\)/.exec(bannerValue(demo.output(), 'emulator'));
+	const match = /(http:\/\/127\.0\.0\.1:\d+) \(production\)/.exec(
+		bannerValue(demo.output(), 'emulator'),
+	);
 	if (!match) throw new Error(`No emulator URL in the banner:\n${tail(demo.output())}`);
 	return match[1];
 }
@@ -69,7 +76,11 @@ async function logIn(url: string, email: string, password: string): Promise<stri
 	expect(response.statusCode).toBe(200);
 	const setCookie = response.headers['set-cookie'];
 	const cookies = Array.isArray(setCookie) ? setCookie : [setCookie ?? ''];
-	return cookies.map((cookie) => cookie.split(';')[0]).find((cookie) => cookie.startsWith('n8n-auth=')) ?? '';
+	return (
+		cookies
+			.map((cookie) => cookie.split(';')[0])
+			.find((cookie) => cookie.startsWith('n8n-auth=')) ?? ''
+	);
 }
 
 async function getData<T>(url: string, path: string, cookie: string): Promise<T> {
@@ -132,10 +143,16 @@ describe('npm start', () => {
 		expect(url).toBe(`http://127.0.0.1:${env.N8N_PORT}`);
 		const [email, password] = bannerValue(demo.output(), 'login').split(' / ');
 		const cookie = await logIn(url, email, password);
-		const credentials = await getData<Array<{ id: string; name: string }>>(url, '/rest/credentials', cookie);
+		const credentials = await getData<Array<{ id: string; name: string }>>(
+			url,
+			'/rest/credentials',
+			cookie,
+		);
 		expect(credentials).toEqual([expect.objectContaining(EMULATOR_CREDENTIAL)]);
 		const workflows = await getData<unknown[]>(url, '/rest/workflows', cookie);
-		const examples = readdirSync(join(PROJECT_ROOT, 'examples')).filter((file) => file.endsWith('.json'));
+		const examples = readdirSync(join(PROJECT_ROOT, 'examples')).filter((file) =>
+			file.endsWith('.json'),
+		);
 		expect(workflows).toHaveLength(examples.length);
 		expect(await answers(emulatorUrl(demo))).toBe(true);
 

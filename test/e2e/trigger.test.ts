@@ -61,12 +61,18 @@ const DURABLE_SCHEDULER: NodeJS.ProcessEnv = {
 
 /** The example workflow that alerts on failed uploads, as a copy with an id of its own. */
 function exampleWorkflow(): WorkflowDefinition {
-	const example = JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8')) as WorkflowDefinition;
+	const example = JSON.parse(
+		readFileSync(join(PROJECT_ROOT, 'examples', 'failed-upload-alert.json'), 'utf8'),
+	) as WorkflowDefinition;
 	// examples.test.ts imports the example itself, with its id, into the same n8n.
 	return { ...inEdition(example), id: undefined };
 }
 
-async function uploadTo(n8n: N8nHarness, sku: string, options: { fail?: boolean; call?: CallOptions } = {}): Promise<string> {
+async function uploadTo(
+	n8n: N8nHarness,
+	sku: string,
+	options: { fail?: boolean; call?: CallOptions } = {},
+): Promise<string> {
 	const response = await putXml(n8n.emulator, document(sku, options), '/api/xml', options.call);
 	expect(response.status).toBe(202);
 	return response.text;
@@ -79,8 +85,12 @@ function listingsOf(n8n: N8nHarness): number {
 /** Every finished execution of the workflow so far with its run data, oldest first. */
 async function executionsOf(server: N8nServer, workflowId: string): Promise<StoredExecution[]> {
 	const summaries: ExecutionSummary[] = await server.listExecutions({ workflowId });
-	const finished = summaries.filter((execution) => FINISHED.has(execution.status)).sort((a, b) => Number(a.id) - Number(b.id));
-	return await Promise.all(finished.map(async (execution) => await server.getExecution(execution.id)));
+	const finished = summaries
+		.filter((execution) => FINISHED.has(execution.status))
+		.sort((a, b) => Number(a.id) - Number(b.id));
+	return await Promise.all(
+		finished.map(async (execution) => await server.getExecution(execution.id)),
+	);
 }
 
 function emitted(runs: StoredExecution[]): IDataObject[] {
@@ -93,13 +103,18 @@ describe('the trigger in a running n8n', () => {
 	/** Uploads made before the workflow was activated. */
 	let before: string[];
 
-	const upload = async (sku: string, options: { fail?: boolean; call?: CallOptions } = {}) => await uploadTo(n8n, sku, options);
+	const upload = async (sku: string, options: { fail?: boolean; call?: CallOptions } = {}) =>
+		await uploadTo(n8n, sku, options);
 	const listings = () => listingsOf(n8n);
 	const executions = async () => await executionsOf(n8n.server, workflowId);
 
 	/** Waits until no upload is processing any more. */
 	async function untilProcessed(): Promise<void> {
-		await until('the uploads to be processed', () => n8n.emulator.uploads().every((upload) => upload.state !== 'processing'), 30_000);
+		await until(
+			'the uploads to be processed',
+			() => n8n.emulator.uploads().every((upload) => upload.state !== 'processing'),
+			30_000,
+		);
 	}
 
 	/** A poll now: the workflow published again polls at once, with the state the last poll saved. */
@@ -137,7 +152,10 @@ describe('the trigger in a running n8n', () => {
 		const [first] = await n8n.server.waitForExecutions({ workflowId, count: 1 });
 		expect(first).toMatchObject({ mode: 'trigger', status: 'success' });
 
-		const secondBatch = { succeeded: [await upload('NEW-4')], failed: [await upload('NEW-5', { fail: true })] };
+		const secondBatch = {
+			succeeded: [await upload('NEW-4')],
+			failed: [await upload('NEW-5', { fail: true })],
+		};
 		await untilProcessed();
 		await poll();
 		const expected = new Map<string, 'succeeded' | 'failed'>();
@@ -163,19 +181,27 @@ describe('the trigger in a running n8n', () => {
 		await sleep(2000);
 		runs = await executions();
 
-		expect(runs.every((execution) => execution.mode === 'trigger' && execution.status === 'success')).toBe(true);
+		expect(
+			runs.every((execution) => execution.mode === 'trigger' && execution.status === 'success'),
+		).toBe(true);
 		const items = emitted(runs);
 		const reported = items.map((item) => String(item.id));
 		expect([...reported].sort()).toEqual([...expected.keys()].sort());
 		for (const id of [...before, otherCustomer]) expect(reported).not.toContain(id);
 		for (const item of items) {
 			const status = expected.get(String(item.id));
-			expect(item).toMatchObject({ event: 'uploadFinished', status, sentBy: expect.objectContaining({ serviceId: 1001 }) });
+			expect(item).toMatchObject({
+				event: 'uploadFinished',
+				status,
+				sentBy: expect.objectContaining({ serviceId: 1001 }),
+			});
 			if (status === 'failed') {
 				expect(item).toMatchObject({
 					errorUrl: `${n8n.emulator.url}/api/status/${String(item.id)}/errors`,
 					errorMessage: 'Processing of the document ended with 1 error(s).',
-					errorDocument: expect.objectContaining({ errors: [expect.objectContaining({ code: 'ProcessingFailed' })] }),
+					errorDocument: expect.objectContaining({
+						errors: [expect.objectContaining({ code: 'ProcessingFailed' })],
+					}),
 				});
 			} else {
 				expect(item).toMatchObject({ errorUrl: null, errorMessage: null });
@@ -192,7 +218,11 @@ describe('the trigger in a running n8n', () => {
 		const failedIds = [...firstBatch.failed, ...secondBatch.failed];
 		expect(alerts.map((item) => item.sessionId).sort()).toEqual([...failedIds].sort());
 		for (const alert of alerts) {
-			expect(alert.alert).toMatch(new RegExp(`^Upload ${String(alert.sessionId)} from North Shop \\(.+\\) failed: Processing of the document ended with 1 error\\(s\\)\\.$`));
+			expect(alert.alert).toMatch(
+				new RegExp(
+					`^Upload ${String(alert.sessionId)} from North Shop \\(.+\\) failed: Processing of the document ended with 1 error\\(s\\)\\.$`,
+				),
+			);
 		}
 		expect(processed.map((item) => item.sessionId).sort()).toEqual(
 			[...firstBatch.succeeded, ...secondBatch.succeeded].sort(),
@@ -203,9 +233,13 @@ describe('the trigger in a running n8n', () => {
 	test('the editor: the credential test passes, a wrong password is refused, the customer list loads', async () => {
 		const credential = n8n.credential;
 		const testCredential = async (password: string) =>
-			await n8n.server.request<{ data: { status: string; message: string } }>('POST', '/rest/credentials/test', {
-				credentials: { ...credential, data: { ...credential.data, password } },
-			});
+			await n8n.server.request<{ data: { status: string; message: string } }>(
+				'POST',
+				'/rest/credentials/test',
+				{
+					credentials: { ...credential, data: { ...credential.data, password } },
+				},
+			);
 
 		expect((await testCredential(credential.data.password)).data).toMatchObject({ status: 'OK' });
 		expect((await testCredential('not-the-password')).data).toEqual({
@@ -213,17 +247,21 @@ describe('the trigger in a running n8n', () => {
 			message: expect.stringContaining('Authorization denied (401)'),
 		});
 
-		const { data: customers } = await n8n.server.request<{ data: { results: Array<{ name: string; value: string }> } }>(
-			'POST',
-			'/rest/dynamic-node-parameters/resource-locator-results',
-			{
-				path: 'options.customer',
-				methodName: 'searchCustomers',
-				nodeTypeAndVersion: { name: nodeType('productDataIntegration'), version: 1 },
-				currentNodeParameters: { resource: 'document', operation: 'upload', source: 'text', xml: '', options: {} },
-				credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
+		const { data: customers } = await n8n.server.request<{
+			data: { results: Array<{ name: string; value: string }> };
+		}>('POST', '/rest/dynamic-node-parameters/resource-locator-results', {
+			path: 'options.customer',
+			methodName: 'searchCustomers',
+			nodeTypeAndVersion: { name: nodeType('productDataIntegration'), version: 1 },
+			currentNodeParameters: {
+				resource: 'document',
+				operation: 'upload',
+				source: 'text',
+				xml: '',
+				options: {},
 			},
-		);
+			credentials: { [CREDENTIAL_TYPE]: { id: credential.id, name: credential.name } },
+		});
 		expect(customers.results.map(({ name, value }) => ({ name, value }))).toEqual([
 			{ name: 'Head Office (1003)', value: '1003' },
 			{ name: 'North Shop (1001, the credential’s own)', value: '1001' },
@@ -240,11 +278,16 @@ describe('the trigger on n8n’s durable scheduler with durable cursors', () => 
 	const expected = new Set<string>();
 
 	async function uploadBatch(label: string, count: number): Promise<void> {
-		for (let index = 1; index <= count; index++) expected.add(await uploadTo(n8n, `${label}-${index}`, { fail: index === count }));
+		for (let index = 1; index <= count; index++)
+			expected.add(await uploadTo(n8n, `${label}-${index}`, { fail: index === count }));
 	}
 
 	/** Waits until every upload made so far has been emitted, asking `main`; the trigger's items so far. */
-	async function untilEmitted(what: string, main: N8nServer, timeoutMs: number): Promise<IDataObject[]> {
+	async function untilEmitted(
+		what: string,
+		main: N8nServer,
+		timeoutMs: number,
+	): Promise<IDataObject[]> {
 		let items: IDataObject[] = [];
 		await until(
 			what,
@@ -290,7 +333,12 @@ describe('the trigger on n8n’s durable scheduler with durable cursors', () => 
 		// main on the same database takes the poll over with the same cursor, then the first goes on.
 		await uploadBatch('TAKEN-OVER', 2);
 		const listed = listingsOf(n8n);
-		await postControl(n8n.emulator.url, 'faults', { count: 1, kind: 'slow', delayMs: 10_000, path: '/api/xml/' });
+		await postControl(n8n.emulator.url, 'faults', {
+			count: 1,
+			kind: 'slow',
+			delayMs: 10_000,
+			path: '/api/xml/',
+		});
 		await until('the next scheduled poll', () => listingsOf(n8n) > listed, 90_000);
 		mains[0].pause();
 		try {
@@ -308,13 +356,17 @@ describe('the trigger on n8n’s durable scheduler with durable cursors', () => 
 		await sleep(5000);
 
 		const runs = await executionsOf(mains[1], workflowId);
-		const reported = emitted(runs.filter((execution) => execution.status === 'success')).map((item) => String(item.id));
+		const reported = emitted(runs.filter((execution) => execution.status === 'success')).map(
+			(item) => String(item.id),
+		);
 		expect([...reported].sort()).toEqual([...expected].sort());
 		for (const id of history) expect(reported).not.toContain(id);
 		// Its clock having jumped by the stall, the stalled main's run may end at its time budget:
 		// a failed execution that reports nothing, and no other failure.
 		for (const run of runs.filter((execution) => execution.status !== 'success')) {
-			expect(run.data.resultData.error?.message).toMatch(/^The poll was stopped after \d+ s, its time budget/);
+			expect(run.data.resultData.error?.message).toMatch(
+				/^The poll was stopped after \d+ s, its time budget/,
+			);
 		}
 	});
 });

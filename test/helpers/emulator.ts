@@ -30,7 +30,10 @@ export interface BucketTerms {
 }
 
 /** The credential's Custom Rate Limit set to `terms`. */
-export function customRateLimit({ bucketCapacity, leakIntervalMs }: BucketTerms): ICredentialDataDecryptedObject {
+export function customRateLimit({
+	bucketCapacity,
+	leakIntervalMs,
+}: BucketTerms): ICredentialDataDecryptedObject {
 	return { customRateLimit: true, bucketCapacity, leakIntervalSeconds: leakIntervalMs / 1000 };
 }
 
@@ -38,8 +41,14 @@ export function customRateLimit({ bucketCapacity, leakIntervalMs }: BucketTerms)
  * The emulator's default account at `service`, metered at FAST_BUCKET's terms; `overrides` win
  * (loosely typed: tests also hand in fields of the wrong type).
  */
-export function fastCredentials(service: Pick<Emulator, 'url'>, overrides: Record<string, unknown> = {}): ICredentialDataDecryptedObject {
-	return emulatorCredentials(service, { ...customRateLimit(FAST_BUCKET), ...(overrides as ICredentialDataDecryptedObject) });
+export function fastCredentials(
+	service: Pick<Emulator, 'url'>,
+	overrides: Record<string, unknown> = {},
+): ICredentialDataDecryptedObject {
+	return emulatorCredentials(service, {
+		...customRateLimit(FAST_BUCKET),
+		...(overrides as ICredentialDataDecryptedObject),
+	});
 }
 
 export interface EmulatorFixture {
@@ -51,7 +60,10 @@ export interface EmulatorFixture {
 	restart(options: EmulatorOptions): Promise<void>;
 }
 
-export function useEmulator(options: EmulatorOptions = {}, lifetime: 'block' | 'test' = 'block'): EmulatorFixture {
+export function useEmulator(
+	options: EmulatorOptions = {},
+	lifetime: 'block' | 'test' = 'block',
+): EmulatorFixture {
 	let started: Emulator | undefined;
 	const current = (): Emulator => {
 		if (!started) throw new Error('The emulator runs only while the tests of its block run');
@@ -73,11 +85,16 @@ export function useEmulator(options: EmulatorOptions = {}, lifetime: 'block' | '
 		afterAll(stop);
 	}
 	// Every member of Emulator is a value or a closure, so reading it from the current one is enough.
-	const emulator = new Proxy({} as Emulator, { get: (_target, key) => Reflect.get(current(), key) as unknown });
+	const emulator = new Proxy({} as Emulator, {
+		get: (_target, key) => Reflect.get(current(), key) as unknown,
+	});
 	return {
 		emulator,
 		credentials: (overrides = {}) =>
-			emulatorCredentials(emulator, { ...customRateLimit(current().options), ...(overrides as ICredentialDataDecryptedObject) }),
+			emulatorCredentials(emulator, {
+				...customRateLimit(current().options),
+				...(overrides as ICredentialDataDecryptedObject),
+			}),
 		restart: async (more) => {
 			await stop();
 			await start(more);

@@ -4,7 +4,13 @@
  * the test says, and a proxy in front of a real server whose open connections can go silent.
  */
 import { once } from 'node:events';
-import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import {
+	createConnection,
+	createServer,
+	type AddressInfo,
+	type Server,
+	type Socket,
+} from 'node:net';
 
 /** A reply: a string is a bulk string, a number an integer, null a null reply. */
 export type Reply = string | number | null | Reply[] | { error: string };
@@ -28,7 +34,8 @@ function parseCommands(buffer: string): { commands: string[][]; rest: string } {
 		const words: string[] = [];
 		for (let index = 0; index < Number(header[1]); index++) {
 			const length = /^\$(\d+)\r\n/.exec(buffer.slice(cursor));
-			if (!length || buffer.length < cursor + length[0].length + Number(length[1]) + 2) return { commands, rest: buffer.slice(at) };
+			if (!length || buffer.length < cursor + length[0].length + Number(length[1]) + 2)
+				return { commands, rest: buffer.slice(at) };
 			cursor += length[0].length;
 			words.push(buffer.slice(cursor, cursor + Number(length[1])));
 			cursor += Number(length[1]) + 2;
@@ -70,7 +77,9 @@ async function listen(server: Server, sockets: Set<Socket>): Promise<WireServer>
  * A Redis that accepts any login and database and answers the scripts (EVALSHA, EVAL) with
  * `script(command)`; undefined leaves the command unanswered, as a server that hangs does.
  */
-export async function startScriptedRedis(script: (command: string[]) => Reply | undefined): Promise<WireServer> {
+export async function startScriptedRedis(
+	script: (command: string[]) => Reply | undefined,
+): Promise<WireServer> {
 	const sockets = new Set<Socket>();
 	const server = createServer((socket) => {
 		let pending = '';
@@ -79,7 +88,12 @@ export async function startScriptedRedis(script: (command: string[]) => Reply | 
 			pending = rest;
 			for (const command of commands) {
 				const name = command[0].toUpperCase();
-				const reply = name === 'INFO' ? '# Server\r\nloading:0\r\n' : name.startsWith('EVAL') ? script(command) : 'OK';
+				const reply =
+					name === 'INFO'
+						? '# Server\r\nloading:0\r\n'
+						: name.startsWith('EVAL')
+							? script(command)
+							: 'OK';
 				if (reply !== undefined) socket.write(encode(reply));
 			}
 		});

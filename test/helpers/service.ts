@@ -1,9 +1,19 @@
-import { serviceRequest, type ServiceRequest, type ServiceResponse } from '../../nodes/shared/transport';
+import {
+	serviceRequest,
+	type ServiceRequest,
+	type ServiceResponse,
+} from '../../nodes/shared/transport';
 import type { TestContext } from '../../scripts/n8n/in-process';
 
 /** The transport's request, made as a node would make it from `context`. */
-export async function callService<T = unknown>(context: TestContext, request: ServiceRequest): Promise<ServiceResponse<T>> {
-	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse<T>>>(context, request);
+export async function callService<T = unknown>(
+	context: TestContext,
+	request: ServiceRequest,
+): Promise<ServiceResponse<T>> {
+	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse<T>>>(
+		context,
+		request,
+	);
 }
 
 /** The error `promise` rejects with; a promise that resolves fails the test. */
@@ -17,7 +27,11 @@ export async function failure(promise: Promise<unknown>): Promise<Error & Record
 }
 
 /** Sends `body` to one of the emulator's control routes (faults, bucket, ...) and checks it was taken. */
-export async function postControl(emulatorUrl: string, route: string, body: unknown): Promise<void> {
+export async function postControl(
+	emulatorUrl: string,
+	route: string,
+	body: unknown,
+): Promise<void> {
 	const response = await fetch(`${emulatorUrl}/__emulator/${route}`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },

@@ -15,7 +15,11 @@ describe('Account: Get Environment Info', () => {
 	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
 	it('returns the environment information without the auth token', async () => {
-		const { output, error } = await runNode({ node, parameters: getEnvironmentInfo(), credentials: credentials() });
+		const { output, error } = await runNode({
+			node,
+			parameters: getEnvironmentInfo(),
+			credentials: credentials(),
+		});
 
 		expect(error).toBeUndefined();
 		expect(output[0]).toHaveLength(1);
@@ -41,7 +45,9 @@ describe('Account: Get Environment Info', () => {
 		});
 
 		expect(error).toBeUndefined();
-		expect(output[0].map(({ json, pairedItem }) => [json.userName, 'authToken' in json, pairedItem])).toEqual([
+		expect(
+			output[0].map(({ json, pairedItem }) => [json.userName, 'authToken' in json, pairedItem]),
+		).toEqual([
 			[DEFAULT_ACCOUNT.username, false, { item: 0 }],
 			[DEFAULT_ACCOUNT.username, true, { item: 1 }],
 			[DEFAULT_ACCOUNT.username, false, { item: 2 }],
@@ -77,7 +83,11 @@ describe('Account: Get Environment Info', () => {
 	it('fails with the service’s message on a wrong password, without showing the password', async () => {
 		const password = 'not-the-password-123';
 
-		const { error } = await runNode({ node, parameters: getEnvironmentInfo(), credentials: credentials({ password }) });
+		const { error } = await runNode({
+			node,
+			parameters: getEnvironmentInfo(),
+			credentials: credentials({ password }),
+		});
 
 		expect(error?.message).toBe('Authorization has been denied for this request.');
 		expect(JSON.stringify(error)).not.toContain(password);

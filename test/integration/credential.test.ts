@@ -10,7 +10,11 @@ import { getRequestHelperFunctions } from 'n8n-core/dist/execution-engine/node-e
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
 import { bucketTerms, checkBaseUrl } from '../../nodes/shared/transport';
 import { startEmulator } from '../../scripts/emulator';
-import { authenticateRequest, resolveCredentialData, resolveCredentialExpression } from '../../scripts/n8n/in-process';
+import {
+	authenticateRequest,
+	resolveCredentialData,
+	resolveCredentialExpression,
+} from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
@@ -64,14 +68,12 @@ describe('credential definition', () => {
 			'redisSsl',
 			'redisDisableTlsVerification',
 		]);
-		expect(property('environment').options?.map((o) => ('value' in o ? o.value : undefined))).toEqual([
-			'production',
-			'test',
-		]);
-		expect(property('customerIdType').options?.map((o) => ('value' in o ? o.value : undefined))).toEqual([
-			'ServiceID',
-			'ExternalID',
-		]);
+		expect(
+			property('environment').options?.map((o) => ('value' in o ? o.value : undefined)),
+		).toEqual(['production', 'test']);
+		expect(
+			property('customerIdType').options?.map((o) => ('value' in o ? o.value : undefined)),
+		).toEqual(['ServiceID', 'ExternalID']);
 		expect(property('password').typeOptions?.password).toBe(true);
 		expect(property('baseUrl').required).toBe(true);
 		expect(property('baseUrl').description).toMatch(/https:\/\//);
@@ -83,7 +85,10 @@ describe('credential definition', () => {
 	});
 
 	it('authenticates with Basic auth and the customer headers', async () => {
-		const options = await authenticateRequest(data, { url: 'https://svc.example.com/api/auth/me', headers: {} });
+		const options = await authenticateRequest(data, {
+			url: 'https://svc.example.com/api/auth/me',
+			headers: {},
+		});
 		expect(options.auth).toEqual({ username: 'integration-user', password: 'integration-secret' });
 		expect(options.headers).toEqual({ customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' });
 	});
@@ -92,14 +97,19 @@ describe('credential definition', () => {
 		const test = credential.test as ICredentialTestRequest;
 		expect(test.request.method).toBe('GET');
 		expect(test.request.url).toBe('/api/auth/me');
-		expect(resolveCredentialExpression(test.request.baseURL as string, data)).toBe('https://svc.example.com/');
+		expect(resolveCredentialExpression(test.request.baseURL as string, data)).toBe(
+			'https://svc.example.com/',
+		);
 	});
 
 	it('never tests a plain-http address of another host without encryption', () => {
 		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
-		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		const testedAt = (baseUrl: string) =>
+			resolveCredentialExpression(baseURL, { ...data, baseUrl });
 		expect(testedAt('http://svc.example.com')).toBe('https://svc.example.com');
-		expect(testedAt(' HTTP://127.0.0.1.example.com:8080/x ')).toBe('https://127.0.0.1.example.com:8080/x');
+		expect(testedAt(' HTTP://127.0.0.1.example.com:8080/x ')).toBe(
+			'https://127.0.0.1.example.com:8080/x',
+		);
 		expect(testedAt('http://localhost.example.com')).toBe('https://localhost.example.com');
 		expect(testedAt('http://127.0.0.1:8470')).toBe('http://127.0.0.1:8470');
 		expect(testedAt('http://localhost:8470/')).toBe('http://localhost:8470/');
@@ -109,8 +119,15 @@ describe('credential definition', () => {
 
 	it('cleans the address as the URL parser does before deciding on https', () => {
 		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
-		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
-		for (const hidden of ['\u0001http://svc.example.com', 'ht\ttp://svc.example.com', 'http\n://svc.example.com', '\u0000 http://svc.example.com\u001f', 'h\rttp://svc.example.com']) {
+		const testedAt = (baseUrl: string) =>
+			resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		for (const hidden of [
+			'\u0001http://svc.example.com',
+			'ht\ttp://svc.example.com',
+			'http\n://svc.example.com',
+			'\u0000 http://svc.example.com\u001f',
+			'h\rttp://svc.example.com',
+		]) {
 			const tested = testedAt(hidden);
 			expect(new URL(tested).protocol).toBe('https:');
 			expect(new URL(tested).host).toBe('svc.example.com');
@@ -120,7 +137,8 @@ describe('credential definition', () => {
 
 	it('agrees with the nodes on which plain-http addresses are this machine', () => {
 		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
-		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		const testedAt = (baseUrl: string) =>
+			resolveCredentialExpression(baseURL, { ...data, baseUrl });
 		for (const url of [
 			'http://localhost:1',
 			'HTTP://LOCALHOST:1/',
@@ -151,7 +169,8 @@ describe('credential definition', () => {
 
 	it('tests a spelling of this machine that the URL parser rewrites over https, never the other way round', () => {
 		const baseURL = (credential.test as ICredentialTestRequest).request.baseURL as string;
-		const testedAt = (baseUrl: string) => resolveCredentialExpression(baseURL, { ...data, baseUrl });
+		const testedAt = (baseUrl: string) =>
+			resolveCredentialExpression(baseURL, { ...data, baseUrl });
 		expect(checkBaseUrl('http://127.1:8470')).toBe('http://127.0.0.1:8470');
 		expect(testedAt('http://127.1:8470')).toBe('https://127.1:8470');
 	});
@@ -190,7 +209,9 @@ describe('connection test against the emulator', () => {
 	 * What n8n's credential tester does with a declarative test: send the test request with the
 	 * credential applied, then report a matching rule's message for a failed status.
 	 */
-	async function runTest(credentials: ICredentialDataDecryptedObject): Promise<{ status: 'OK' | 'Error'; message: string }> {
+	async function runTest(
+		credentials: ICredentialDataDecryptedObject,
+	): Promise<{ status: 'OK' | 'Error'; message: string }> {
 		const test = credential.test as ICredentialTestRequest;
 		const options: IHttpRequestOptions = await authenticateRequest(credentials, {
 			...test.request,
@@ -202,7 +223,8 @@ describe('connection test against the emulator', () => {
 		} as IHttpRequestOptions);
 		const helpers = getRequestHelperFunctions({} as never, {} as never, {} as never);
 		const response = (await helpers.httpRequest(options)) as IN8nHttpFullResponse;
-		if (response.statusCode >= 200 && response.statusCode < 300) return { status: 'OK', message: 'Connection successful!' };
+		if (response.statusCode >= 200 && response.statusCode < 300)
+			return { status: 'OK', message: 'Connection successful!' };
 		for (const rule of test.rules ?? []) {
 			if (rule.type === 'responseCode' && rule.properties.value === response.statusCode) {
 				return { status: 'Error', message: rule.properties.message };
@@ -215,7 +237,10 @@ describe('connection test against the emulator', () => {
 		resolveCredentialData(credentials({ baseUrl: url, ...overrides }));
 
 	it('succeeds with the right username and password', async () => {
-		expect(await runTest(account(`${emulator.url}/`))).toEqual({ status: 'OK', message: 'Connection successful!' });
+		expect(await runTest(account(`${emulator.url}/`))).toEqual({
+			status: 'OK',
+			message: 'Connection successful!',
+		});
 	});
 
 	it('names the likely cause of a 401', async () => {
@@ -234,7 +259,10 @@ describe('connection test against the emulator', () => {
 				path: '/api/auth/me',
 			});
 			const result = await runTest(account(emulator.url));
-			expect(result).toEqual({ status: 'Error', message: expect.stringMatching(/redirects elsewhere.*\(302\)/) });
+			expect(result).toEqual({
+				status: 'Error',
+				message: expect.stringMatching(/redirects elsewhere.*\(302\)/),
+			});
 			expect(elsewhere.stats().requests).toEqual({});
 		} finally {
 			await elsewhere.close();

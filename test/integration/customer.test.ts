@@ -22,10 +22,16 @@ const { emulator, credentials: chainCredentials } = useEmulator({
 describe('Customer option: the list', () => {
 	const parameters = { resource: 'image', operation: 'find', searchBy: 'md5', options: {} };
 
-	const credentials = (customerId: string, customerIdType = 'ServiceID') => chainCredentials({ ...CHAIN, customerId, customerIdType });
+	const credentials = (customerId: string, customerIdType = 'ServiceID') =>
+		chainCredentials({ ...CHAIN, customerId, customerIdType });
 
 	it('lists the account’s customer nodes by name, marking the credential’s own', async () => {
-		const { results } = await runListSearch(node, 'searchCustomers', parameters, credentials('2002'));
+		const { results } = await runListSearch(
+			node,
+			'searchCustomers',
+			parameters,
+			credentials('2002'),
+		);
 
 		expect(results).toEqual([
 			{ name: 'Alpha Store (2001)', value: '2001' },
@@ -36,20 +42,36 @@ describe('Customer option: the list', () => {
 	});
 
 	it('marks the credential’s customer when it is named by external ID', async () => {
-		const { results } = await runListSearch(node, 'searchCustomers', parameters, credentials('ALPHA', 'ExternalID'));
+		const { results } = await runListSearch(
+			node,
+			'searchCustomers',
+			parameters,
+			credentials('ALPHA', 'ExternalID'),
+		);
 
-		expect(results.filter((result) => result.name.includes('own')).map((result) => result.value)).toEqual(['2001']);
+		expect(
+			results.filter((result) => result.name.includes('own')).map((result) => result.value),
+		).toEqual(['2001']);
 	});
 
 	it('narrows the list to the names that hold the search text', async () => {
-		const { results } = await runListSearch(node, 'searchCustomers', parameters, credentials('2002'), 'store');
+		const { results } = await runListSearch(
+			node,
+			'searchCustomers',
+			parameters,
+			credentials('2002'),
+			'store',
+		);
 
 		expect(results.map((result) => result.value)).toEqual(['2001', '2002']);
 	});
 
 	it('fails with the service’s message when the credential is wrong', async () => {
 		await expect(
-			runListSearch(node, 'searchCustomers', parameters, { ...credentials('2001'), password: 'wrong' }),
+			runListSearch(node, 'searchCustomers', parameters, {
+				...credentials('2001'),
+				password: 'wrong',
+			}),
 		).rejects.toThrow('Authorization has been denied for this request.');
 	});
 
@@ -57,7 +79,10 @@ describe('Customer option: the list', () => {
 		// An account of its own: one request, then one every ten minutes.
 		const busy = await startEmulator({ bucketCapacity: 1, leakIntervalMs: 600_000 });
 		try {
-			const slow = emulatorCredentials(busy, { ...customRateLimit(busy.options), requestTimeoutSeconds: 1 });
+			const slow = emulatorCredentials(busy, {
+				...customRateLimit(busy.options),
+				requestTimeoutSeconds: 1,
+			});
 			await runListSearch(node, 'searchCustomers', parameters, slow);
 			await expect(runListSearch(node, 'searchCustomers', parameters, slow)).rejects.toThrow(
 				"The list of customer nodes was not loaded within 1 s (the credential's Request Timeout)",
@@ -88,7 +113,11 @@ describe('Customer option: the customer a request acts on', () => {
 		['by external ID', { __rl: true, mode: 'externalId', value: 'ALPHA' }],
 		['as plain text (a service ID, as before the kinds)', '2001'],
 	])('acts on the customer picked %s', async (_, customer) => {
-		const { output, error } = await runNode({ node, parameters: find(customer), credentials: foreign() });
+		const { output, error } = await runNode({
+			node,
+			parameters: find(customer),
+			credentials: foreign(),
+		});
 
 		expect(error).toBeUndefined();
 		expect(output[0][0].json).toMatchObject({ found: false });
@@ -104,8 +133,14 @@ describe('Customer option: the customer a request acts on', () => {
 	});
 
 	it.each([
-		[{ __rl: true, mode: 'serviceId', value: 'ALPHA' }, 'The Customer of item 0 is not a service ID: "ALPHA"'],
-		[{ __rl: true, mode: 'list', value: 'ALPHA' }, 'The Customer of item 0 is not a service ID: "ALPHA"'],
+		[
+			{ __rl: true, mode: 'serviceId', value: 'ALPHA' },
+			'The Customer of item 0 is not a service ID: "ALPHA"',
+		],
+		[
+			{ __rl: true, mode: 'list', value: 'ALPHA' },
+			'The Customer of item 0 is not a service ID: "ALPHA"',
+		],
 		[
 			{ __rl: true, mode: 'externalId', value: 'ALPHA\r\nX-Injected: 1' },
 			'The Customer of item 0 is not an external ID: it must be one line of at most 200 characters',

@@ -8,7 +8,12 @@ import { uploadDocuments } from '../../nodes/ProductDataIntegration/actions/docu
 import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
-import { binaryItem, createContext, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
+import {
+	binaryItem,
+	createContext,
+	runNode,
+	setBinaryDataMode,
+} from '../../scripts/n8n/in-process';
 import { putXml } from '../../scripts/emulator/client';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
@@ -17,7 +22,8 @@ import { postControl } from '../helpers/service';
 const node = new ProductDataIntegration();
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const GOOD = '<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku></Product></Products>';
+const GOOD =
+	'<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku></Product></Products>';
 const BROKEN = '<Products>\n  <Product>\n    <Sku>A-1</Sku>\n  </Products>';
 const FAILING = '<Products><!--emulator:fail--><Product><Sku>F-1</Sku></Product></Products>';
 
@@ -34,7 +40,9 @@ const TEXT_SOURCE = { source: 'text', xml: '={{ $json.xml }}' };
 describe('Document: Upload and Upload Custom XML', () => {
 	const { emulator, credentials } = useEmulator(FAST_BUCKET);
 
-	async function uploadedFile(sessionId: string): Promise<{ contentType: string | null; text: string }> {
+	async function uploadedFile(
+		sessionId: string,
+	): Promise<{ contentType: string | null; text: string }> {
 		const response = await fetch(`${emulator.url}/api/files/${sessionId}`, {
 			headers: {
 				authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
@@ -80,23 +88,41 @@ describe('Document: Upload and Upload Custom XML', () => {
 			});
 			expect(Number.isNaN(Date.parse(json.uploadedAt as string))).toBe(false);
 			const [record] = emulator.uploads();
-			expect(record).toMatchObject({ id: json.sessionId, route: 'xml', byteLength: Buffer.byteLength(GOOD) });
-			expect(await uploadedFile(json.sessionId as string)).toEqual({ contentType: 'application/xml', text: GOOD });
+			expect(record).toMatchObject({
+				id: json.sessionId,
+				route: 'xml',
+				byteLength: Buffer.byteLength(GOOD),
+			});
+			expect(await uploadedFile(json.sessionId as string)).toEqual({
+				contentType: 'application/xml',
+				text: GOOD,
+			});
 		});
 
 		it('uploads custom XML to /api/xml/custom with the chosen content type and customer', async () => {
 			const { output, error } = await runNode({
 				node,
-				parameters: upload({ ...TEXT_SOURCE, options: { contentType: 'text/xml', customer: '1002' } }, 'uploadCustom'),
+				parameters: upload(
+					{ ...TEXT_SOURCE, options: { contentType: 'text/xml', customer: '1002' } },
+					'uploadCustom',
+				),
 				items: textItems(GOOD),
 				credentials: credentials(),
 			});
 
 			expect(error).toBeUndefined();
 			const [{ json }] = output[0];
-			expect(json).toMatchObject({ endpoint: 'xml/custom', contentType: 'text/xml', customerId: '1002' });
+			expect(json).toMatchObject({
+				endpoint: 'xml/custom',
+				contentType: 'text/xml',
+				customerId: '1002',
+			});
 			const [record] = emulator.uploads();
-			expect(record).toMatchObject({ id: json.sessionId, route: 'custom', customerServiceId: 1002 });
+			expect(record).toMatchObject({
+				id: json.sessionId,
+				route: 'custom',
+				customerServiceId: 1002,
+			});
 			expect(emulator.stats().requests['PUT /api/xml/custom']).toBe(1);
 			expect((await uploadedFile(json.sessionId as string)).contentType).toBe('text/xml');
 		});
@@ -126,7 +152,8 @@ describe('Document: Upload and Upload Custom XML', () => {
 			await setBinaryDataMode('filesystem');
 			const products = Array.from(
 				{ length: 40_000 },
-				(_, index) => `\t<Product id="${index}"><Sku>SKU-${index}</Sku><Name>Name &amp; more ${index}</Name></Product>\n`,
+				(_, index) =>
+					`\t<Product id="${index}"><Sku>SKU-${index}</Sku><Name>Name &amp; more ${index}</Name></Product>\n`,
 			);
 			const large = `<?xml version="1.0" encoding="UTF-8"?>\n<Products>\n${products.join('')}</Products>\n`;
 			const item = await binaryItem(large, 'catalogue.xml', 'application/xml');
@@ -141,7 +168,11 @@ describe('Document: Upload and Upload Custom XML', () => {
 
 			expect(error).toBeUndefined();
 			const [{ json }] = output[0];
-			expect(json).toMatchObject({ bytes: Buffer.byteLength(large), validation: 'passed', fileName: 'catalogue.xml' });
+			expect(json).toMatchObject({
+				bytes: Buffer.byteLength(large),
+				validation: 'passed',
+				fileName: 'catalogue.xml',
+			});
 			const [record] = emulator.uploads();
 			expect(record.byteLength).toBe(Buffer.byteLength(large));
 			expect((await uploadedFile(json.sessionId as string)).text).toBe(large);
@@ -149,9 +180,16 @@ describe('Document: Upload and Upload Custom XML', () => {
 
 		it('finds a problem deep inside a stored file with its line and column, before any request', async () => {
 			await setBinaryDataMode('filesystem');
-			const lines = Array.from({ length: 20_000 }, (_, index) => `<Product><Sku>${index}</Sku></Product>`);
+			const lines = Array.from(
+				{ length: 20_000 },
+				(_, index) => `<Product><Sku>${index}</Sku></Product>`,
+			);
 			lines[15_000] = '<Product><Sku>15000</Sku></Prodcut>';
-			const item = await binaryItem(`<Products>\n${lines.join('\n')}\n</Products>`, 'broken.xml', 'application/xml');
+			const item = await binaryItem(
+				`<Products>\n${lines.join('\n')}\n</Products>`,
+				'broken.xml',
+				'application/xml',
+			);
 
 			const { error } = await runNode({
 				node,
@@ -231,7 +269,10 @@ describe('Document: Upload and Upload Custom XML', () => {
 	});
 
 	describe('documents XML-encoded as a whole', () => {
-		const ENCODED = GOOD.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+		const ENCODED = GOOD.replace(/&/g, '&amp;')
+			.replace(/</g, '&lt;')
+			.replace(/>/g, '&gt;')
+			.replace(/"/g, '&quot;');
 		const ESCAPED_TEXT =
 			'<?xml version="1.0" encoding="UTF-8"?>\n<Products><Product><Sku>A-1</Sku><Description>&lt;p&gt;Oak &amp;amp; steel&lt;/p&gt;</Description></Product></Products>';
 
@@ -277,7 +318,7 @@ describe('Document: Upload and Upload Custom XML', () => {
 			});
 
 			expect(error?.message).toBe(
-				"Item 1 cannot become XML: the field 'legacy.payload' holds an XML-encoded document (it starts with \"&lt;?xml\")",
+				'Item 1 cannot become XML: the field \'legacy.payload\' holds an XML-encoded document (it starts with "&lt;?xml")',
 			);
 			expect(error?.description).toContain('choose XML Source: Text');
 			expect(emulator.stats().requests).toEqual({});
@@ -291,12 +332,22 @@ describe('Document: Upload and Upload Custom XML', () => {
 				credentials: credentials(),
 			});
 			expect(text.error).toBeUndefined();
-			expect((await uploadedFile(text.output[0][0].json.sessionId as string)).text).toBe(ESCAPED_TEXT);
+			expect((await uploadedFile(text.output[0][0].json.sessionId as string)).text).toBe(
+				ESCAPED_TEXT,
+			);
 
 			const built = await runNode({
 				node,
 				parameters: upload({ source: 'items', rootElement: 'Products', itemElement: 'Product' }),
-				items: [{ json: { sku: 'A-1', description: '&lt;p&gt;Oak&lt;/p&gt;', note: 'see &lt;?xml in the manual' } }],
+				items: [
+					{
+						json: {
+							sku: 'A-1',
+							description: '&lt;p&gt;Oak&lt;/p&gt;',
+							note: 'see &lt;?xml in the manual',
+						},
+					},
+				],
 				credentials: credentials(),
 			});
 			expect(built.error).toBeUndefined();
@@ -327,7 +378,11 @@ describe('Document: Upload and Upload Custom XML', () => {
 
 			expect(error).toBeUndefined();
 			expect(output[0]).toHaveLength(3);
-			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+				{ item: 0 },
+				{ item: 1 },
+				{ item: 2 },
+			]);
 			expect(output[0][0].json.sessionId).toMatch(GUID);
 			expect(output[0][1].json.error).toContain('The XML document of item 1 is not well-formed');
 			expect(output[0][1].json).not.toHaveProperty('sessionId');
@@ -391,7 +446,12 @@ describe('Document: Upload and Upload Custom XML', () => {
 				reused: true,
 			});
 
-			const other = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials() });
+			const other = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+			});
 			expect(other.output[0][0].json.sessionId).not.toBe(first.output[0][0].json.sessionId);
 			expect(emulator.stats().uploads).toBe(2);
 		});
@@ -419,7 +479,13 @@ describe('Document: Upload and Upload Custom XML', () => {
 
 		/** Uploads the documents as text with n8n's Retry On Fail (two tries). */
 		function uploadWithRetryOnFail(...documents: string[]) {
-			return runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(...documents), credentials: credentials(), retryOnFail: { maxTries: 2 } });
+			return runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(...documents),
+				credentials: credentials(),
+				retryOnFail: { maxTries: 2 },
+			});
 		}
 
 		it('Retry On Fail after a lost answer: adopts the session that arrived instead of uploading again', async () => {
@@ -428,13 +494,21 @@ describe('Document: Upload and Upload Custom XML', () => {
 			const { output, error } = await uploadWithRetryOnFail(GOOD, GOOD.replace('A-1', 'B-2'));
 			// The list of each service day (UTC) the try could have arrived on, give or take the clocks' 2 minutes: two near midnight.
 			const clockSkewMs = 2 * 60_000;
-			const daysLooked = new Set([triedFrom - clockSkewMs, Date.now() + clockSkewMs].map((instant) => new Date(instant).toISOString().slice(0, 10)));
+			const daysLooked = new Set(
+				[triedFrom - clockSkewMs, Date.now() + clockSkewMs].map((instant) =>
+					new Date(instant).toISOString().slice(0, 10),
+				),
+			);
 
 			expect(error).toBeUndefined();
 			const [first, second] = emulator.uploads();
 			expect(emulator.stats().uploads).toBe(2);
 			expect(output[0].map((item) => item.json)).toEqual([
-				expect.objectContaining({ sessionId: first.id, reused: true, uploadedAt: first.receivedAt }),
+				expect.objectContaining({
+					sessionId: first.id,
+					reused: true,
+					uploadedAt: first.receivedAt,
+				}),
 				expect.objectContaining({ sessionId: second.id }),
 			]);
 			expect(emulator.stats().requests['GET /api/xml/{date}']).toBe(daysLooked.size);
@@ -471,12 +545,26 @@ describe('Document: Upload and Upload Custom XML', () => {
 			// Another client uploads a document of the same length meanwhile.
 			const executionId = randomUUID();
 			await fault({ count: 1, kind: 'reset' });
-			const first = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
-			expect(first.error?.message).toBe('The connection broke during PUT /api/xml: the service may or may not have received it');
+			const first = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+				executionId,
+			});
+			expect(first.error?.message).toBe(
+				'The connection broke during PUT /api/xml: the service may or may not have received it',
+			);
 			const other = await putXml(emulator, GOOD.replace('A-1', 'C-3'));
 			expect(other.status).toBe(202);
 
-			const again = await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
+			const again = await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+				executionId,
+			});
 			expect(again.error?.message).toBe(
 				'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
 			);
@@ -486,7 +574,13 @@ describe('Document: Upload and Upload Custom XML', () => {
 
 		it('uploads again when the document of an item changed between runs', async () => {
 			const executionId = randomUUID();
-			await runNode({ node, parameters: upload(TEXT_SOURCE), items: textItems(GOOD), credentials: credentials(), executionId });
+			await runNode({
+				node,
+				parameters: upload(TEXT_SOURCE),
+				items: textItems(GOOD),
+				credentials: credentials(),
+				executionId,
+			});
 			const { output } = await runNode({
 				node,
 				parameters: upload(TEXT_SOURCE),
@@ -558,11 +652,17 @@ describe('Document: Upload and Upload Custom XML', () => {
 			const { error } = await runNode({
 				node,
 				parameters: build({ itemsPerDocument: 2 }),
-				items: [{ json: { sku: 'A' } }, { json: { sku: 'B' } }, { json: { sku: 'C', 'bad name': 1 } }],
+				items: [
+					{ json: { sku: 'A' } },
+					{ json: { sku: 'B' } },
+					{ json: { sku: 'C', 'bad name': 1 } },
+				],
 				credentials: credentials(),
 			});
 
-			expect(error?.message).toBe("Item 2 cannot become XML: The field name 'bad name' is not a valid XML element name");
+			expect(error?.message).toBe(
+				"Item 2 cannot become XML: The field name 'bad name' is not a valid XML element name",
+			);
 			expect(error?.description).toContain('Rename or remove the field "bad name"');
 			expect(emulator.stats().requests).toEqual({});
 		});
@@ -575,7 +675,9 @@ describe('Document: Upload and Upload Custom XML', () => {
 				credentials: credentials(),
 			});
 
-			expect(error?.message).toBe('Root Element "My Products" of item 0 is not a valid XML element name');
+			expect(error?.message).toBe(
+				'Root Element "My Products" of item 0 is not a valid XML element name',
+			);
 			expect(emulator.stats().requests).toEqual({});
 		});
 
@@ -593,7 +695,9 @@ describe('Document: Upload and Upload Custom XML', () => {
 				credentials: credentials(),
 			});
 
-			expect(root.error?.message).toBe('Root Element "g:Products" of item 0 has a namespace prefix that nothing declares');
+			expect(root.error?.message).toBe(
+				'Root Element "g:Products" of item 0 has a namespace prefix that nothing declares',
+			);
 			expect(item.error?.message).toBe(
 				"Item 0 cannot become XML: The element 'g:Product' uses the namespace prefix 'g', which no '@xmlns:g' field declares on it or above it",
 			);
@@ -611,7 +715,11 @@ describe('Document: Upload and Upload Custom XML', () => {
 
 			expect(output[0]).toHaveLength(2);
 			expect(output[0][0]).toEqual({
-				json: expect.objectContaining({ error: expect.stringContaining("Item 1 cannot become XML: The field 'sku' holds the character U+0001") }),
+				json: expect.objectContaining({
+					error: expect.stringContaining(
+						"Item 1 cannot become XML: The field 'sku' holds the character U+0001",
+					),
+				}),
 				pairedItem: [{ item: 0 }, { item: 1 }],
 			});
 			expect(output[0][1].json.sessionId).toMatch(GUID);
@@ -623,7 +731,10 @@ describe('Document: Upload and Upload Custom XML', () => {
 		it('waits for all uploads together and outputs their status', async () => {
 			const { output, error } = await runNode({
 				node,
-				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, includeErrorMessage: true } }),
+				parameters: upload({
+					...TEXT_SOURCE,
+					options: { waitForCompletion: true, includeErrorMessage: true },
+				}),
 				items: textItems(GOOD, FAILING),
 				credentials: credentials(),
 			});
@@ -636,7 +747,9 @@ describe('Document: Upload and Upload Custom XML', () => {
 				status: 'failed',
 				errorUrl: `${emulator.url}/api/status/${String(failed.sessionId)}/errors`,
 			});
-			expect(failed.errorMessage).toMatch(/^Processing of the document ended with \d+ error\(s\)\.$/);
+			expect(failed.errorMessage).toMatch(
+				/^Processing of the document ended with \d+ error\(s\)\.$/,
+			);
 			expect(failed.errorDocument).toMatchObject({ id: failed.sessionId });
 			expect(JSON.parse(failed.errorText as string)).toEqual(failed.errorDocument);
 			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBe(2);
@@ -661,7 +774,10 @@ describe('Document: Upload and Upload Custom XML', () => {
 		it('fails the item of a failed document when asked, keeping its session', async () => {
 			const { output, error } = await runNode({
 				node,
-				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true } }),
+				parameters: upload({
+					...TEXT_SOURCE,
+					options: { waitForCompletion: true, failOnProcessingError: true },
+				}),
 				items: textItems(GOOD, FAILING),
 				credentials: credentials(),
 				continueOnFail: true,
@@ -682,25 +798,35 @@ describe('Document: Upload and Upload Custom XML', () => {
 		it('refuses a timeout that is no number before anything is uploaded', async () => {
 			const { error } = await runNode({
 				node,
-				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, timeout: '={{ $json.wait }}' } }),
+				parameters: upload({
+					...TEXT_SOURCE,
+					options: { waitForCompletion: true, timeout: '={{ $json.wait }}' },
+				}),
 				items: [{ json: { xml: GOOD, wait: 30 } }, { json: { xml: GOOD, wait: 'later' } }],
 				credentials: credentials(),
 			});
 
-			expect(error?.message).toBe('The Timeout (Seconds) of item 1 is not a number of seconds: "later"');
+			expect(error?.message).toBe(
+				'The Timeout (Seconds) of item 1 is not a number of seconds: "later"',
+			);
 			expect(putRequests()).toBe(0);
 		});
 
 		it('stops on a failed document without continue on fail, listing every session', async () => {
 			const { error } = await runNode({
 				node,
-				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true } }),
+				parameters: upload({
+					...TEXT_SOURCE,
+					options: { waitForCompletion: true, failOnProcessingError: true },
+				}),
 				items: textItems(FAILING, GOOD),
 				credentials: credentials(),
 			});
 
 			const [failed, succeeded] = emulator.uploads();
-			expect(error?.message).toBe(`Processing of the document of item 0 ended with errors (session ${failed.id})`);
+			expect(error?.message).toBe(
+				`Processing of the document of item 0 ended with errors (session ${failed.id})`,
+			);
 			expect(error?.description).toContain(`item 0 -> ${failed.id}; item 1 -> ${succeeded.id}`);
 		});
 	});
@@ -718,13 +844,20 @@ describe('Document: stored files', () => {
 			read() {
 				chunksRead++;
 				if (chunksRead === 2) abort.abort();
-				this.push(chunksRead === 1 ? Buffer.from('<Products>') : chunksRead > 100_000 ? null : chunk);
+				this.push(
+					chunksRead === 1 ? Buffer.from('<Products>') : chunksRead > 100_000 ? null : chunk,
+				);
 			},
 		});
 		const context = createContext({
 			credentials: {},
 			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: {} },
-			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml' } } }],
+			items: [
+				{
+					json: {},
+					binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml' } },
+				},
+			],
 			signal: abort.signal,
 		});
 		context.helpers.getBinaryStream = async () => file;
@@ -756,8 +889,24 @@ describe('Document: stored files', () => {
 		const opened: Readable[] = [];
 		const context = createContext({
 			credentials: fastCredentials(server),
-			nodeParameters: { source: 'binary', binaryPropertyName: 'data', options: { validate: false } },
-			items: [{ json: {}, binary: { data: { id: 'filesystem-v2:stored', data: '', mimeType: 'application/xml', fileName: 'a.xml' } } }],
+			nodeParameters: {
+				source: 'binary',
+				binaryPropertyName: 'data',
+				options: { validate: false },
+			},
+			items: [
+				{
+					json: {},
+					binary: {
+						data: {
+							id: 'filesystem-v2:stored',
+							data: '',
+							mimeType: 'application/xml',
+							fileName: 'a.xml',
+						},
+					},
+				},
+			],
 		});
 		// 8 MB: more than the connection takes before the service answers.
 		context.helpers.getBinaryStream = async () => {
@@ -773,7 +922,12 @@ describe('Document: stored files', () => {
 		};
 
 		try {
-			const output = await uploadDocuments.call(context, context.getInputData(), new ItemFailures(context), 'xml');
+			const output = await uploadDocuments.call(
+				context,
+				context.getInputData(),
+				new ItemFailures(context),
+				'xml',
+			);
 			expect(output[0].json.sessionId).toBe('3f2504e0-4f89-41d3-9a0c-0305e82c3301');
 		} finally {
 			await server.close();
@@ -814,9 +968,15 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 
 			expect(error).toBeUndefined();
 			expect(output[0]).toEqual([
-				{ json: expect.objectContaining({ sessionId: KNOWN, status: 'succeeded' }), pairedItem: { item: 0 } },
 				{
-					json: expect.objectContaining({ sessionId: FORGOTTEN, waitError: expect.stringContaining('Not found') }),
+					json: expect.objectContaining({ sessionId: KNOWN, status: 'succeeded' }),
+					pairedItem: { item: 0 },
+				},
+				{
+					json: expect.objectContaining({
+						sessionId: FORGOTTEN,
+						waitError: expect.stringContaining('Not found'),
+					}),
 					pairedItem: { item: 1 },
 				},
 			]);
@@ -828,66 +988,86 @@ describe('Document: Upload with Wait for Completion, a session the service forge
 });
 
 describe('Document: Retry On Fail after a lost answer, a listed upload whose id is no session ID', () => {
-	it.each(['../../auth/me', 'a/b?c=d', ''])('does not take %j for the session: the item fails, nothing is sent again', async (listedId) => {
-		let puts = 0;
-		let bytes = 0;
-		const server = await listenLocal((req, res) => {
-			let size = 0;
-			req.on('data', (chunk: Buffer) => (size += chunk.length));
-			req.on('end', () => {
-				if (req.method === 'PUT') {
-					puts++;
-					bytes = size;
-					// Stored, but the answer is lost.
-					res.destroy();
-					return;
-				}
-				res.writeHead(200, { 'Content-Type': 'application/json' });
-				res.end(JSON.stringify([{ id: listedId, fileLenght: bytes, receivedAt: new Date().toISOString() }]));
+	it.each(['../../auth/me', 'a/b?c=d', ''])(
+		'does not take %j for the session: the item fails, nothing is sent again',
+		async (listedId) => {
+			let puts = 0;
+			let bytes = 0;
+			const server = await listenLocal((req, res) => {
+				let size = 0;
+				req.on('data', (chunk: Buffer) => (size += chunk.length));
+				req.on('end', () => {
+					if (req.method === 'PUT') {
+						puts++;
+						bytes = size;
+						// Stored, but the answer is lost.
+						res.destroy();
+						return;
+					}
+					res.writeHead(200, { 'Content-Type': 'application/json' });
+					res.end(
+						JSON.stringify([
+							{ id: listedId, fileLenght: bytes, receivedAt: new Date().toISOString() },
+						]),
+					);
+				});
 			});
-		});
-		try {
-			const { output, error } = await runNode({
-				node,
-				parameters: upload(TEXT_SOURCE),
-				items: textItems(GOOD),
-				credentials: fastCredentials(server),
-				retryOnFail: { maxTries: 2 },
-			});
+			try {
+				const { output, error } = await runNode({
+					node,
+					parameters: upload(TEXT_SOURCE),
+					items: textItems(GOOD),
+					credentials: fastCredentials(server),
+					retryOnFail: { maxTries: 2 },
+				});
 
-			expect(output).toEqual([]);
-			expect(error?.message).toBe(
-				'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
-			);
-			expect(error?.description).toMatch(/is not a session ID/);
-			expect(puts).toBe(1);
-		} finally {
-			await server.close();
-		}
-	});
+				expect(output).toEqual([]);
+				expect(error?.message).toBe(
+					'The document of item 0 may or may not have reached the service on an earlier try, and the list of uploads cannot tell',
+				);
+				expect(error?.description).toMatch(/is not a session ID/);
+				expect(puts).toBe(1);
+			} finally {
+				await server.close();
+			}
+		},
+	);
 });
 
 describe('Document: Fail On Processing Error with a long error message', () => {
-	it('puts the error document\'s message into the error short and on one line', async () => {
+	it("puts the error document's message into the error short and on one line", async () => {
 		const SESSION = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 		const reason = `${'e'.repeat(5000)}\n2026-01-01T00:00:00.000Z | error | Forged entry`;
 		const server = await listenLocal((req, res) => {
 			req.resume();
 			req.on('end', () => {
 				if (req.method === 'PUT') res.writeHead(202, { 'Content-Type': 'text/plain' }).end(SESSION);
-				else if (req.url === `/api/status/${SESSION}/result`) res.writeHead(301, { Location: `/api/status/${SESSION}/errors` }).end();
-				else res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ message: reason }));
+				else if (req.url === `/api/status/${SESSION}/result`)
+					res.writeHead(301, { Location: `/api/status/${SESSION}/errors` }).end();
+				else
+					res
+						.writeHead(200, { 'Content-Type': 'application/json' })
+						.end(JSON.stringify({ message: reason }));
 			});
 		});
 		try {
 			const { error } = await runNode({
 				node,
-				parameters: upload({ ...TEXT_SOURCE, options: { waitForCompletion: true, failOnProcessingError: true, includeErrorMessage: true } }),
+				parameters: upload({
+					...TEXT_SOURCE,
+					options: {
+						waitForCompletion: true,
+						failOnProcessingError: true,
+						includeErrorMessage: true,
+					},
+				}),
 				items: textItems(GOOD),
 				credentials: fastCredentials(server),
 			});
 
-			expect(error?.message).toBe(`Processing of the document of item 0 ended with errors (session ${SESSION})`);
+			expect(error?.message).toBe(
+				`Processing of the document of item 0 ended with errors (session ${SESSION})`,
+			);
 			const [said] = String(error?.description).split('\n\n');
 			expect(said).toBe(`${'e'.repeat(299)}…`);
 		} finally {

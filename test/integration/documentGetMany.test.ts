@@ -39,12 +39,19 @@ describe('Document: Get Many', () => {
 		return emulator;
 	}
 
-	async function uploadDocuments(emulator: Emulator, count: number, customer?: string): Promise<string[]> {
+	async function uploadDocuments(
+		emulator: Emulator,
+		count: number,
+		customer?: string,
+	): Promise<string[]> {
 		const ids: string[] = [];
 		for (let index = 0; index < count; index++) {
 			const { output, error } = await runNode({
 				node,
-				parameters: uploadText(`<Products><Product><Sku>${index}</Sku></Product></Products>`, customer),
+				parameters: uploadText(
+					`<Products><Product><Sku>${index}</Sku></Product></Products>`,
+					customer,
+				),
 				credentials: fastCredentials(emulator),
 			});
 			expect(error).toBeUndefined();
@@ -65,7 +72,9 @@ describe('Document: Get Many', () => {
 
 		expect(error).toBeUndefined();
 		expect(output[0].map(({ json }) => json.id)).toEqual(ids);
-		expect(output[0].every(({ pairedItem }) => JSON.stringify(pairedItem) === '{"item":0}')).toBe(true);
+		expect(output[0].every(({ pairedItem }) => JSON.stringify(pairedItem) === '{"item":0}')).toBe(
+			true,
+		);
 		expect(output[0][0].json).toEqual({
 			id: ids[0],
 			receivedAt: '2024-05-31T12:00:00.000+00:00',
@@ -159,8 +168,16 @@ describe('Document: Get Many', () => {
 
 		const { output, error } = await runNode({
 			node,
-			parameters: getMany({ date: DAY, returnAll: true, options: { customer: '={{ $json.customer }}' } }),
-			items: [{ json: { customer: '' } }, { json: { customer: '1002' } }, { json: { customer: '' } }],
+			parameters: getMany({
+				date: DAY,
+				returnAll: true,
+				options: { customer: '={{ $json.customer }}' },
+			}),
+			items: [
+				{ json: { customer: '' } },
+				{ json: { customer: '1002' } },
+				{ json: { customer: '' } },
+			],
 			credentials: fastCredentials(emulator),
 		});
 
@@ -200,7 +217,12 @@ describe('Document: Get Many', () => {
 		});
 
 		expect(output[0]).toEqual([
-			{ json: expect.objectContaining({ error: 'The Date of item 0 is not a valid date: "2024-02-30"' }), pairedItem: { item: 0 } },
+			{
+				json: expect.objectContaining({
+					error: 'The Date of item 0 is not a valid date: "2024-02-30"',
+				}),
+				pairedItem: { item: 0 },
+			},
 		]);
 		expect(emulator.stats().requests).toEqual({});
 	});
@@ -258,7 +280,11 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 		const ask = async (serviceTimeZone?: string) => {
 			asked = [];
 			const credentials = fastCredentials(server, serviceTimeZone ? { serviceTimeZone } : {});
-			const { error } = await runNode({ node, parameters: getMany({ returnAll: true }), credentials });
+			const { error } = await runNode({
+				node,
+				parameters: getMany({ returnAll: true }),
+				credentials,
+			});
 			expect(error).toBeUndefined();
 			return asked[0];
 		};
@@ -278,7 +304,9 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 			parameters: getMany({ returnAll: true }),
 			credentials: fastCredentials(server, { serviceTimeZone: 'Mars/Olympus' }),
 		});
-		expect(error?.message).toBe('The credential\'s Service Time Zone is not a time zone: "Mars/Olympus"');
+		expect(error?.message).toBe(
+			'The credential\'s Service Time Zone is not a time zone: "Mars/Olympus"',
+		);
 		expect(asked).toEqual([]);
 	});
 
@@ -290,7 +318,9 @@ describe('Document: Get Many, answers the emulator does not give', () => {
 			credentials: fastCredentials(server),
 		});
 
-		expect(error?.message).toBe('The service answered the list of uploads with something other than records');
+		expect(error?.message).toBe(
+			'The service answered the list of uploads with something other than records',
+		);
 	});
 });
 
@@ -311,7 +341,9 @@ describe('listDate', () => {
 		expect(listDate('2024-05-31T01:00:00.123-0300', 'UTC')).toBe('2024-05-31');
 		expect(listDate(new Date('2024-05-31T22:00:00Z'), 'Asia/Tokyo')).toBe('2024-06-01');
 		expect(listDate(Date.parse('2024-05-31T22:00:00Z'), 'UTC')).toBe('2024-05-31');
-		expect(listDate({ toISO: () => '2024-05-31T23:00:00.000-04:00' }, 'Europe/Berlin')).toBe('2024-06-01');
+		expect(listDate({ toISO: () => '2024-05-31T23:00:00.000-04:00' }, 'Europe/Berlin')).toBe(
+			'2024-06-01',
+		);
 	});
 
 	it('means today in the service’s time zone when empty', () => {
@@ -321,7 +353,16 @@ describe('listDate', () => {
 	});
 
 	it('refuses what is no date', () => {
-		for (const value of ['31.05.2024', '2024-13-01', '2024-02-30', 'yesterday', '2024-05-31T25:00:00Z', NaN, new Date('x'), {}]) {
+		for (const value of [
+			'31.05.2024',
+			'2024-13-01',
+			'2024-02-30',
+			'yesterday',
+			'2024-05-31T25:00:00Z',
+			NaN,
+			new Date('x'),
+			{},
+		]) {
 			expect(listDate(value, 'UTC')).toBeUndefined();
 		}
 	});

@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-import type { IBinaryKeyData, IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type {
+	IBinaryKeyData,
+	IDataObject,
+	INodeExecutionData,
+	INodeParameters,
+} from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import type { Emulator } from '../../scripts/emulator';
@@ -29,7 +34,10 @@ function image(fileName: string, size = 2048, mimeType = 'image/jpeg'): ImageFil
 }
 
 /** An input item holding each file under its own binary property, stored as n8n stores them. */
-async function imageItem(files: Record<string, ImageFile>, json: IDataObject = {}): Promise<INodeExecutionData> {
+async function imageItem(
+	files: Record<string, ImageFile>,
+	json: IDataObject = {},
+): Promise<INodeExecutionData> {
 	const binary: IBinaryKeyData = {};
 	for (const [property, file] of Object.entries(files)) {
 		const item = await binaryItem(file.data, file.fileName, file.mimeType);
@@ -39,10 +47,21 @@ async function imageItem(files: Record<string, ImageFile>, json: IDataObject = {
 }
 
 function upload(extra: INodeParameters = {}, options: INodeParameters = {}): INodeParameters {
-	return { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options, ...extra };
+	return {
+		resource: 'image',
+		operation: 'upload',
+		imagesFrom: 'named',
+		binaryProperties: 'data',
+		options,
+		...extra,
+	};
 }
 
-function find(searchBy: 'md5' | 'uri', value: string, options: INodeParameters = {}): INodeParameters {
+function find(
+	searchBy: 'md5' | 'uri',
+	value: string,
+	options: INodeParameters = {},
+): INodeParameters {
 	return { resource: 'image', operation: 'find', searchBy, [searchBy]: value, options };
 }
 
@@ -83,7 +102,12 @@ describe('Image resource against the emulator', () => {
 			const item = await imageItem({ data: file });
 			expect(Boolean(item.binary!.data.id)).toBe(mode === 'filesystem');
 
-			const { output, error } = await runNode({ node, parameters: upload(), items: [item], credentials: credentials() });
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(),
+				items: [item],
+				credentials: credentials(),
+			});
 
 			expect(error).toBeUndefined();
 			expect(output[0]).toEqual([
@@ -100,7 +124,13 @@ describe('Image resource against the emulator', () => {
 				},
 			]);
 			const [record] = emulator.images();
-			expect(record).toMatchObject({ fileName: 'shoe.jpg', contentType: 'image/jpeg', size: 4096, invert: false, clippingPath: null });
+			expect(record).toMatchObject({
+				fileName: 'shoe.jpg',
+				contentType: 'image/jpeg',
+				size: 4096,
+				invert: false,
+				clippingPath: null,
+			});
 		});
 
 		it('Retry On Fail does not upload again the images of items uploaded on an earlier try', async () => {
@@ -124,26 +154,60 @@ describe('Image resource against the emulator', () => {
 
 		it('refuses a MIME type that is not a media type before any request; a file name cannot break the part header', async () => {
 			const evil = await imageItem({ data: image('a.jpg', 1000, 'image/jpeg\r\nX-Injected: 1') });
-			const refused = await runNode({ node, parameters: upload(), items: [evil], credentials: credentials() });
-			expect(refused.error?.message).toBe('The MIME type of binary field "data" of item 0 is not a media type: "image/jpeg\\r\\nX-Injected: 1"');
+			const refused = await runNode({
+				node,
+				parameters: upload(),
+				items: [evil],
+				credentials: credentials(),
+			});
+			expect(refused.error?.message).toBe(
+				'The MIME type of binary field "data" of item 0 is not a media type: "image/jpeg\\r\\nX-Injected: 1"',
+			);
 			expect(requestsTo(emulator, 'POST /api/images')).toBe(0);
 
-			const named = await imageItem({ data: image('a"\r\nX-Injected: 1.jpg', 1000, 'image/jpeg; charset="x"') });
-			const { output, error } = await runNode({ node, parameters: upload(), items: [named], credentials: credentials() });
+			const named = await imageItem({
+				data: image('a"\r\nX-Injected: 1.jpg', 1000, 'image/jpeg; charset="x"'),
+			});
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(),
+				items: [named],
+				credentials: credentials(),
+			});
 			expect(error).toBeUndefined();
-			expect(output[0][0].json).toMatchObject({ fileName: 'a___X-Injected: 1.jpg', mimeType: 'image/jpeg; charset="x"' });
-			expect(emulator.images()).toEqual([expect.objectContaining({ fileName: 'a___X-Injected: 1.jpg' })]);
+			expect(output[0][0].json).toMatchObject({
+				fileName: 'a___X-Injected: 1.jpg',
+				mimeType: 'image/jpeg; charset="x"',
+			});
+			expect(emulator.images()).toEqual([
+				expect.objectContaining({ fileName: 'a___X-Injected: 1.jpg' }),
+			]);
 		});
 
-		it.each(['image/jpeg; name="a\0b"', 'image/jpeg; name="a\vb"'])('refuses the MIME type %j, whose control character would reach the part header, before any request', async (mimeType) => {
-			const evil = await imageItem({ data: image('a.jpg', 1000, mimeType) });
-			const { error } = await runNode({ node, parameters: upload(), items: [evil], credentials: credentials() });
-			expect(error?.message).toBe(`The MIME type of binary field "data" of item 0 is not a media type: ${JSON.stringify(mimeType)}`);
-			expect(totalRequests(emulator)).toBe(0);
-		});
+		it.each(['image/jpeg; name="a\0b"', 'image/jpeg; name="a\vb"'])(
+			'refuses the MIME type %j, whose control character would reach the part header, before any request',
+			async (mimeType) => {
+				const evil = await imageItem({ data: image('a.jpg', 1000, mimeType) });
+				const { error } = await runNode({
+					node,
+					parameters: upload(),
+					items: [evil],
+					credentials: credentials(),
+				});
+				expect(error?.message).toBe(
+					`The MIME type of binary field "data" of item 0 is not a media type: ${JSON.stringify(mimeType)}`,
+				);
+				expect(totalRequests(emulator)).toBe(0);
+			},
+		);
 
 		it('sends the images of consecutive items in one request', async () => {
-			const files = [image('a.jpg'), image('b.png', 3000, 'image/png'), image('c.jpg'), image('d.jpg')];
+			const files = [
+				image('a.jpg'),
+				image('b.png', 3000, 'image/png'),
+				image('c.jpg'),
+				image('d.jpg'),
+			];
 			const items = [
 				await imageItem({ data: files[0], second: files[1] }, { sku: 'A' }),
 				await imageItem({ data: files[2], second: files[3] }, { sku: 'B' }),
@@ -159,15 +223,31 @@ describe('Image resource against the emulator', () => {
 			expect(error).toBeUndefined();
 			expect(requestsTo(emulator, 'POST /api/images')).toBe(1);
 			expect(emulator.stats().images).toBe(4);
-			expect(output[0].map(({ json }) => [json.binaryProperty, json.fileName, json.md5, json.hashcode])).toEqual(
-				files.map((file, n) => [n % 2 === 0 ? 'data' : 'second', file.fileName, md5(file.data), hashcodeOf(emulator, file.data)]),
+			expect(
+				output[0].map(({ json }) => [json.binaryProperty, json.fileName, json.md5, json.hashcode]),
+			).toEqual(
+				files.map((file, n) => [
+					n % 2 === 0 ? 'data' : 'second',
+					file.fileName,
+					md5(file.data),
+					hashcodeOf(emulator, file.data),
+				]),
 			);
-			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 0 }, { item: 1 }, { item: 1 }]);
+			expect(output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+				{ item: 0 },
+				{ item: 0 },
+				{ item: 1 },
+				{ item: 1 },
+			]);
 			expect(output[0][1].json).toMatchObject({ mimeType: 'image/png', bytes: 3000 });
 		});
 
 		it('uploads every binary field of the item with All Binary Fields', async () => {
-			const files = { front: image('front.jpg'), back: image('back.jpg'), label: image('label.gif', 100, 'image/gif') };
+			const files = {
+				front: image('front.jpg'),
+				back: image('back.jpg'),
+				label: image('label.gif', 100, 'image/gif'),
+			};
 			const item = await imageItem(files);
 
 			const { output, error } = await runNode({
@@ -188,12 +268,20 @@ describe('Image resource against the emulator', () => {
 		it('skips images the service has already, and uploads nothing on a second run', async () => {
 			const known = image('known.jpg');
 			const fresh = image('fresh.jpg');
-			await runNode({ node, parameters: upload(), items: [await imageItem({ data: known })], credentials: credentials() });
+			await runNode({
+				node,
+				parameters: upload(),
+				items: [await imageItem({ data: known })],
+				credentials: credentials(),
+			});
 			expect(emulator.stats().images).toBe(1);
 
 			const items = [await imageItem({ data: known, other: fresh })];
 			// Without the known images, so that every image is looked up.
-			const parameters = upload({ binaryProperties: 'data,other' }, { skipExisting: true, rememberKnownImages: false });
+			const parameters = upload(
+				{ binaryProperties: 'data,other' },
+				{ skipExisting: true, rememberKnownImages: false },
+			);
 			const first = await runNode({ node, parameters, items, credentials: credentials() });
 
 			expect(first.error).toBeUndefined();
@@ -248,8 +336,14 @@ describe('Image resource against the emulator', () => {
 			});
 
 			const records = emulator.images();
-			expect(records.find((r) => r.md5 === md5(plain.data))).toMatchObject({ invert: false, clippingPath: null });
-			expect(records.find((r) => r.md5 === md5(clipped.data))).toMatchObject({ invert: true, clippingPath: 'Path 1' });
+			expect(records.find((r) => r.md5 === md5(plain.data))).toMatchObject({
+				invert: false,
+				clippingPath: null,
+			});
+			expect(records.find((r) => r.md5 === md5(clipped.data))).toMatchObject({
+				invert: true,
+				clippingPath: 'Path 1',
+			});
 		});
 	});
 
@@ -263,10 +357,19 @@ describe('Image resource against the emulator', () => {
 			const file = image('poster.tif', 6 * 1024 * 1024 + 17, 'image/tiff');
 			const item = await imageItem({ data: file });
 
-			const { output, error } = await runNode({ node, parameters: upload(), items: [item], credentials: credentials() });
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(),
+				items: [item],
+				credentials: credentials(),
+			});
 
 			expect(error).toBeUndefined();
-			expect(output[0][0].json).toMatchObject({ md5: md5(file.data), bytes: file.data.length, hashcode: hashcodeOf(emulator, file.data) });
+			expect(output[0][0].json).toMatchObject({
+				md5: md5(file.data),
+				bytes: file.data.length,
+				hashcode: hashcodeOf(emulator, file.data),
+			});
 			expect(emulator.images()[0].size).toBe(file.data.length);
 		});
 
@@ -286,7 +389,11 @@ describe('Image resource against the emulator', () => {
 			expect(emulator.stats().requests['POST /api/images']).toBe(2);
 			expect(emulator.stats().images).toBe(2);
 			expect(output[0].map(({ json }) => [json.md5, json.bytes, json.hashcode])).toEqual(
-				Object.values(files).map((file) => [md5(file.data), file.data.length, hashcodeOf(emulator, file.data)]),
+				Object.values(files).map((file) => [
+					md5(file.data),
+					file.data.length,
+					hashcodeOf(emulator, file.data),
+				]),
 			);
 		});
 	});
@@ -299,7 +406,12 @@ describe('Image resource against the emulator', () => {
 		it('names the item whose binary field is missing, before any request', async () => {
 			const item = await imageItem({ other: image('b.jpg') });
 
-			const { error } = await runNode({ node, parameters: upload(), items: [item], credentials: credentials() });
+			const { error } = await runNode({
+				node,
+				parameters: upload(),
+				items: [item],
+				credentials: credentials(),
+			});
 
 			expect(error?.message).toContain("'data'");
 			expect(error?.message).toContain('item 0');
@@ -334,7 +446,10 @@ describe('Image resource against the emulator', () => {
 			expect(output[0]).toHaveLength(2);
 			expect(output[0][0].pairedItem).toEqual({ item: 0 });
 			expect(output[0][0].json.error).toEqual(expect.stringContaining("'data'"));
-			expect(output[0][1]).toMatchObject({ json: { md5: md5(good.data), hashcode: hashcodeOf(emulator, good.data) }, pairedItem: { item: 1 } });
+			expect(output[0][1]).toMatchObject({
+				json: { md5: md5(good.data), hashcode: hashcodeOf(emulator, good.data) },
+				pairedItem: { item: 1 },
+			});
 			expect(requestsTo(emulator, 'POST /api/images')).toBe(1);
 		});
 
@@ -354,7 +469,12 @@ describe('Image resource against the emulator', () => {
 		it('tells an existing image from a missing one, without failing on 404', async () => {
 			await setBinaryDataMode('default');
 			const file = image('exists.jpg');
-			await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
+			await runNode({
+				node,
+				parameters: upload(),
+				items: [await imageItem({ data: file })],
+				credentials: credentials(),
+			});
 			const hashcode = hashcodeOf(emulator, file.data) as string;
 
 			const { output, error } = await runNode({
@@ -367,42 +487,59 @@ describe('Image resource against the emulator', () => {
 			expect(error).toBeUndefined();
 			expect(output[0]).toEqual([
 				{ json: { hashcode, exists: true }, pairedItem: { item: 0 } },
-				{ json: { hashcode: 'ffffffffffffffffffffffffffffffff', exists: false }, pairedItem: { item: 1 } },
+				{
+					json: { hashcode: 'ffffffffffffffffffffffffffffffff', exists: false },
+					pairedItem: { item: 1 },
+				},
 			]);
 			expect(requestsTo(emulator, 'HEAD /api/images/{hashcode}')).toBe(2);
 		});
 
 		it('refuses an empty hashcode before any request', async () => {
-			const { error } = await runNode({ node, parameters: checkExists('  '), credentials: credentials() });
+			const { error } = await runNode({
+				node,
+				parameters: checkExists('  '),
+				credentials: credentials(),
+			});
 
 			expect(error?.message).toBe('The Hashcode of item 0 is empty');
 			expect(totalRequests(emulator)).toBe(0);
 		});
 
-		it.each(['../../auth/me', 'a/b?c=d', 'a/./b', 'h'.repeat(129)])('refuses the hashcode %j before any request, naming the item and the field', async (hashcode) => {
-			const { output, error } = await runNode({
-				node,
-				parameters: checkExists('={{ $json.hashcode }}'),
-				items: [{ json: { hashcode: 'ab/cd+ef==' } }, { json: { hashcode } }],
-				credentials: credentials(),
-				continueOnFail: true,
-			});
+		it.each(['../../auth/me', 'a/b?c=d', 'a/./b', 'h'.repeat(129)])(
+			'refuses the hashcode %j before any request, naming the item and the field',
+			async (hashcode) => {
+				const { output, error } = await runNode({
+					node,
+					parameters: checkExists('={{ $json.hashcode }}'),
+					items: [{ json: { hashcode: 'ab/cd+ef==' } }, { json: { hashcode } }],
+					credentials: credentials(),
+					continueOnFail: true,
+				});
 
-			expect(error).toBeUndefined();
-			expect(output[0][1]).toEqual({
-				json: expect.objectContaining({ error: `The Hashcode of item 1 is not an image hashcode: ${JSON.stringify(hashcode)}` }),
-				pairedItem: { item: 1 },
-			});
-			// Only the first item's hashcode, path-encoded, reached the service.
-			expect(totalRequests(emulator)).toBe(1);
-		});
+				expect(error).toBeUndefined();
+				expect(output[0][1]).toEqual({
+					json: expect.objectContaining({
+						error: `The Hashcode of item 1 is not an image hashcode: ${JSON.stringify(hashcode)}`,
+					}),
+					pairedItem: { item: 1 },
+				});
+				// Only the first item's hashcode, path-encoded, reached the service.
+				expect(totalRequests(emulator)).toBe(1);
+			},
+		);
 	});
 
 	describe('Find', () => {
 		it('finds an uploaded image by its md5, in any letter case', async () => {
 			await setBinaryDataMode('default');
 			const file = image('found.jpg');
-			await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
+			await runNode({
+				node,
+				parameters: upload(),
+				items: [await imageItem({ data: file })],
+				credentials: credentials(),
+			});
 
 			const { output, error } = await runNode({
 				node,
@@ -411,13 +548,21 @@ describe('Image resource against the emulator', () => {
 			});
 
 			expect(error).toBeUndefined();
-			expect(output[0][0].json).toEqual({ found: true, hashcode: hashcodeOf(emulator, file.data), md5: md5(file.data) });
+			expect(output[0][0].json).toEqual({
+				found: true,
+				hashcode: hashcodeOf(emulator, file.data),
+				md5: md5(file.data),
+			});
 		});
 
 		it('answers found = false for an unknown md5', async () => {
 			const unknown = md5(Buffer.from('never uploaded'));
 
-			const { output, error } = await runNode({ node, parameters: find('md5', unknown), credentials: credentials() });
+			const { output, error } = await runNode({
+				node,
+				parameters: find('md5', unknown),
+				credentials: credentials(),
+			});
 
 			expect(error).toBeUndefined();
 			expect(output[0][0].json).toEqual({ found: false, md5: unknown });
@@ -453,7 +598,11 @@ describe('Image resource against the emulator', () => {
 
 			expect(error).toBeUndefined();
 			expect(output[0].map(({ json }) => json)).toEqual([
-				{ found: true, hashcode: emulator.images().find((r) => r.uris.includes(uri))?.hashcode, uri },
+				{
+					found: true,
+					hashcode: emulator.images().find((r) => r.uris.includes(uri))?.hashcode,
+					uri,
+				},
 				{ found: false, uri: 'https://cdn.example.com/images/unknown.jpg' },
 			]);
 		});
@@ -462,10 +611,25 @@ describe('Image resource against the emulator', () => {
 			['an empty md5', 'md5', '', 'The MD5 of item 0 is empty'],
 			['a short md5', 'md5', 'abc123', 'The MD5 "abc123" of item 0 is not an MD5 hash'],
 			['a file name as md5', 'md5', 'shoe.jpg', 'The MD5 "shoe.jpg" of item 0 is not an MD5 hash'],
-			['an md5 with a non-hex letter', 'md5', 'g'.repeat(32), `The MD5 "${'g'.repeat(32)}" of item 0 is not an MD5 hash`],
+			[
+				'an md5 with a non-hex letter',
+				'md5',
+				'g'.repeat(32),
+				`The MD5 "${'g'.repeat(32)}" of item 0 is not an MD5 hash`,
+			],
 			['an empty URI', 'uri', ' ', 'The URI of item 0 is empty'],
-			['a relative URI', 'uri', '/images/a.jpg', 'The URI "/images/a.jpg" of item 0 is not an absolute http(s) URL'],
-			['an ftp URI', 'uri', 'ftp://cdn.example.com/a.jpg', 'The URI "ftp://cdn.example.com/a.jpg" of item 0 is not an absolute http(s) URL'],
+			[
+				'a relative URI',
+				'uri',
+				'/images/a.jpg',
+				'The URI "/images/a.jpg" of item 0 is not an absolute http(s) URL',
+			],
+			[
+				'an ftp URI',
+				'uri',
+				'ftp://cdn.example.com/a.jpg',
+				'The URI "ftp://cdn.example.com/a.jpg" of item 0 is not an absolute http(s) URL',
+			],
 		])('refuses %s before any request', async (_case, searchBy, value, message) => {
 			// From an expression: n8n itself refuses a required field left empty in the editor.
 			const { error } = await runNode({
@@ -494,7 +658,10 @@ describe('Image resource against the emulator', () => {
 			expect(error).toBeUndefined();
 			expect(output[0]).toEqual([
 				{
-					json: { error: 'The MD5 "not-a-hash" of item 0 is not an MD5 hash', errorDetails: expect.any(String) },
+					json: {
+						error: 'The MD5 "not-a-hash" of item 0 is not an MD5 hash',
+						errorDetails: expect.any(String),
+					},
 					pairedItem: { item: 0 },
 				},
 				{ json: { found: false, md5: unknown }, pairedItem: { item: 1 } },
@@ -510,7 +677,12 @@ describe('Image resource against the emulator', () => {
 			// The credential names a customer the account does not have: only the override can pass.
 			const foreign = credentials({ customerId: '4242' });
 
-			const refused = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: foreign });
+			const refused = await runNode({
+				node,
+				parameters: upload(),
+				items: [await imageItem({ data: file })],
+				credentials: foreign,
+			});
 			expect(refused.error?.message).toBe('Authorization has been denied for this request.');
 
 			const { output, error } = await runNode({
@@ -522,7 +694,11 @@ describe('Image resource against the emulator', () => {
 			expect(error).toBeUndefined();
 			expect(output[0][0].json.hashcode).toBe(hashcodeOf(emulator, file.data));
 
-			const found = await runNode({ node, parameters: find('md5', md5(file.data), { customer: '1003' }), credentials: foreign });
+			const found = await runNode({
+				node,
+				parameters: find('md5', md5(file.data), { customer: '1003' }),
+				credentials: foreign,
+			});
 			expect(found.output[0][0].json).toMatchObject({ found: true });
 			const exists = await runNode({
 				node,
@@ -545,48 +721,65 @@ describe('Image resource against the emulator', () => {
 	});
 });
 
-describe.each(['objects', 'strings', 'text'] as const)('Upload answer layout %s', (imageUploadLayout) => {
-	const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageUploadLayout });
-	beforeAll(async () => await setBinaryDataMode('default'));
+describe.each(['objects', 'strings', 'text'] as const)(
+	'Upload answer layout %s',
+	(imageUploadLayout) => {
+		const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageUploadLayout });
+		beforeAll(async () => await setBinaryDataMode('default'));
 
-	it('maps the hashcodes to the images in order', async () => {
-		const files = [image('1.jpg'), image('2.jpg'), image('3.jpg')];
+		it('maps the hashcodes to the images in order', async () => {
+			const files = [image('1.jpg'), image('2.jpg'), image('3.jpg')];
 
-		const { output, error } = await runNode({
-			node,
-			parameters: upload({ binaryProperties: 'a,b,c' }),
-			items: [await imageItem({ a: files[0], b: files[1], c: files[2] })],
-			credentials: credentials(),
+			const { output, error } = await runNode({
+				node,
+				parameters: upload({ binaryProperties: 'a,b,c' }),
+				items: [await imageItem({ a: files[0], b: files[1], c: files[2] })],
+				credentials: credentials(),
+			});
+
+			expect(error).toBeUndefined();
+			expect(output[0].map(({ json }) => json.hashcode)).toEqual(
+				files.map((file) => hashcodeOf(emulator, file.data)),
+			);
+			expect(output[0].some(({ json }) => 'warning' in json)).toBe(false);
 		});
+	},
+);
 
-		expect(error).toBeUndefined();
-		expect(output[0].map(({ json }) => json.hashcode)).toEqual(files.map((file) => hashcodeOf(emulator, file.data)));
-		expect(output[0].some(({ json }) => 'warning' in json)).toBe(false);
-	});
-});
+describe.each(['text', 'json-string', 'object'] as const)(
+	'Find answer layout %s',
+	(imageFindLayout) => {
+		const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageFindLayout });
+		beforeAll(async () => await setBinaryDataMode('default'));
 
-describe.each(['text', 'json-string', 'object'] as const)('Find answer layout %s', (imageFindLayout) => {
-	const { emulator, credentials } = useEmulator({ ...FAST_BUCKET, imageFindLayout });
-	beforeAll(async () => await setBinaryDataMode('default'));
+		it('reads the hashcode in Find and in Skip Existing', async () => {
+			const file = image('layout.jpg');
+			await runNode({
+				node,
+				parameters: upload(),
+				items: [await imageItem({ data: file })],
+				credentials: credentials(),
+			});
+			const hashcode = hashcodeOf(emulator, file.data);
 
-	it('reads the hashcode in Find and in Skip Existing', async () => {
-		const file = image('layout.jpg');
-		await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
-		const hashcode = hashcodeOf(emulator, file.data);
+			const found = await runNode({
+				node,
+				parameters: find('md5', md5(file.data)),
+				credentials: credentials(),
+			});
+			const skipped = await runNode({
+				node,
+				parameters: upload({}, { skipExisting: true, rememberKnownImages: false }),
+				items: [await imageItem({ data: file })],
+				credentials: credentials(),
+			});
 
-		const found = await runNode({ node, parameters: find('md5', md5(file.data)), credentials: credentials() });
-		const skipped = await runNode({
-			node,
-			parameters: upload({}, { skipExisting: true, rememberKnownImages: false }),
-			items: [await imageItem({ data: file })],
-			credentials: credentials(),
+			expect(found.output[0][0].json).toEqual({ found: true, hashcode, md5: md5(file.data) });
+			expect(skipped.output[0][0].json).toMatchObject({ hashcode, skipped: true });
+			expect(emulator.stats().requests['POST /api/images']).toBe(1);
 		});
-
-		expect(found.output[0][0].json).toEqual({ found: true, hashcode, md5: md5(file.data) });
-		expect(skipped.output[0][0].json).toMatchObject({ hashcode, skipped: true });
-		expect(emulator.stats().requests['POST /api/images']).toBe(1);
-	});
-});
+	},
+);
 
 /** A stand-in service whose image routes answer with a fixed body, for layouts the emulator lacks. */
 describe('Answers in layouts the node does not know', () => {
@@ -643,9 +836,19 @@ describe('Answers in layouts the node does not know', () => {
 
 		expect(error).toBeUndefined();
 		expect(posts).toBe(1);
-		expect(output[0].map(({ json }) => [json.hashcode, json.returnedHashcodes, json.warning])).toEqual([
-			[undefined, ['abc123'], 'The service returned 1 hashcode(s) for 2 image(s), so they cannot be matched to the images: see returnedHashcodes'],
-			[undefined, ['abc123'], 'The service returned 1 hashcode(s) for 2 image(s), so they cannot be matched to the images: see returnedHashcodes'],
+		expect(
+			output[0].map(({ json }) => [json.hashcode, json.returnedHashcodes, json.warning]),
+		).toEqual([
+			[
+				undefined,
+				['abc123'],
+				'The service returned 1 hashcode(s) for 2 image(s), so they cannot be matched to the images: see returnedHashcodes',
+			],
+			[
+				undefined,
+				['abc123'],
+				'The service returned 1 hashcode(s) for 2 image(s), so they cannot be matched to the images: see returnedHashcodes',
+			],
 		]);
 	});
 
@@ -653,7 +856,12 @@ describe('Answers in layouts the node does not know', () => {
 		const file = image('a.jpg');
 		answer = JSON.stringify([{ hashcode: 'h1', md5: md5(Buffer.from('something else')) }]);
 
-		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
+		const { output } = await runNode({
+			node,
+			parameters: upload(),
+			items: [await imageItem({ data: file })],
+			credentials: credentials(),
+		});
 
 		expect(output[0][0].json).toMatchObject({ hashcode: 'h1', md5: md5(file.data) });
 		expect(output[0][0].json.warning).toEqual(expect.stringContaining('reports the MD5'));
@@ -663,10 +871,19 @@ describe('Answers in layouts the node does not know', () => {
 		answer = 'Image found';
 		const value = md5(Buffer.from('z'));
 
-		const { output, error } = await runNode({ node, parameters: find('md5', value), credentials: credentials() });
+		const { output, error } = await runNode({
+			node,
+			parameters: find('md5', value),
+			credentials: credentials(),
+		});
 
 		expect(error).toBeUndefined();
-		expect(output[0][0].json).toEqual({ found: true, md5: value, warning: expect.any(String), raw: 'Image found' });
+		expect(output[0][0].json).toEqual({
+			found: true,
+			md5: value,
+			warning: expect.any(String),
+			raw: 'Image found',
+		});
 	});
 
 	it('remembers no hashcode of a million characters: neither as a known image nor for Retry On Fail', async () => {
@@ -674,7 +891,12 @@ describe('Answers in layouts the node does not know', () => {
 		const file = image('huge-hashcode.jpg');
 		for (let run = 1; run <= 2; run++) {
 			posts = 0;
-			const { output, error } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: file })], credentials: credentials() });
+			const { output, error } = await runNode({
+				node,
+				parameters: upload(),
+				items: [await imageItem({ data: file })],
+				credentials: credentials(),
+			});
 			expect(error).toBeUndefined();
 			expect(output[0][0].json.hashcode).toBeUndefined();
 			expect(output[0][0].json.known).toBeUndefined();
@@ -697,14 +919,26 @@ describe('Answers in layouts the node does not know', () => {
 
 	it('keeps no dot segment a hashcode could bring into a path', async () => {
 		answer = JSON.stringify([{ hashcode: 'x/../../auth/me' }]);
-		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: image('dots.jpg') })], credentials: credentials() });
+		const { output } = await runNode({
+			node,
+			parameters: upload(),
+			items: [await imageItem({ data: image('dots.jpg') })],
+			credentials: credentials(),
+		});
 		expect(output[0][0].json.hashcode).toBeUndefined();
 		expect(output[0][0].json.warning).toEqual(expect.stringContaining('cannot read'));
 	});
 
 	it('shows the md5 the service reports short and on one line', async () => {
-		answer = JSON.stringify([{ hashcode: 'h1', md5: `${'f'.repeat(100_000)}\n2026-01-01 ERROR forged` }]);
-		const { output } = await runNode({ node, parameters: upload(), items: [await imageItem({ data: image('md5.jpg') })], credentials: credentials() });
+		answer = JSON.stringify([
+			{ hashcode: 'h1', md5: `${'f'.repeat(100_000)}\n2026-01-01 ERROR forged` },
+		]);
+		const { output } = await runNode({
+			node,
+			parameters: upload(),
+			items: [await imageItem({ data: image('md5.jpg') })],
+			credentials: credentials(),
+		});
 		const warning = output[0][0].json.warning as string;
 		expect(warning).toEqual(expect.stringContaining('reports the MD5'));
 		expect(warning.length).toBeLessThan(300);

@@ -3,7 +3,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { IBinaryKeyData, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { binaryItem, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import {
+	binaryItem,
+	NODE_NAME,
+	runNode,
+	setBinaryDataMode,
+	type RunNodeResult,
+} from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
@@ -17,7 +23,10 @@ function md5(data: Buffer): string {
 }
 
 /** An item with one image per binary field, each `size` random bytes (so never known before). */
-async function item(fields: string[], size = 2048): Promise<{ item: INodeExecutionData; files: Buffer[] }> {
+async function item(
+	fields: string[],
+	size = 2048,
+): Promise<{ item: INodeExecutionData; files: Buffer[] }> {
 	const binary: IBinaryKeyData = {};
 	const files: Buffer[] = [];
 	for (const field of fields) {
@@ -29,7 +38,9 @@ async function item(fields: string[], size = 2048): Promise<{ item: INodeExecuti
 }
 
 async function items(count: number, fields = ['data', 'back'], size = 2048) {
-	const made = await Promise.all(Array.from({ length: count }, async () => await item(fields, size)));
+	const made = await Promise.all(
+		Array.from({ length: count }, async () => await item(fields, size)),
+	);
 	return { items: made.map((m) => m.item), files: made.map((m) => m.files) };
 }
 
@@ -51,15 +62,23 @@ function hashcodeOf(data: Buffer): string | undefined {
 
 /** [item, md5, hashcode] of every output item, to compare with what each input item holds. */
 function outputImages(result: RunNodeResult) {
-	return result.output[0].map(({ json, pairedItem }) => [(pairedItem as { item: number }).item, json.md5, json.hashcode]);
+	return result.output[0].map(({ json, pairedItem }) => [
+		(pairedItem as { item: number }).item,
+		json.md5,
+		json.hashcode,
+	]);
 }
 
 function expectedImages(files: Buffer[][]) {
-	return files.flatMap((itemFiles, index) => itemFiles.map((data) => [index, md5(data), hashcodeOf(data)]));
+	return files.flatMap((itemFiles, index) =>
+		itemFiles.map((data) => [index, md5(data), hashcodeOf(data)]),
+	);
 }
 
 function hintsOf(result: RunNodeResult): string[] {
-	return (result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map((hint) => hint.message);
+	return (result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map(
+		(hint) => hint.message,
+	);
 }
 
 beforeAll(async () => {
@@ -74,7 +93,12 @@ describe('Image Upload in batches', () => {
 	it('packs the images of consecutive items into requests of at most Images Per Request, keeping items whole', async () => {
 		const { items: input, files } = await items(5);
 
-		const result = await runNode({ node, parameters: upload({ imagesPerRequest: 4 }), items: input, credentials: credentials() });
+		const result = await runNode({
+			node,
+			parameters: upload({ imagesPerRequest: 4 }),
+			items: input,
+			credentials: credentials(),
+		});
 
 		expect(result.error).toBeUndefined();
 		// Two items (four images) per request.
@@ -87,7 +111,12 @@ describe('Image Upload in batches', () => {
 		await postControl(emulator.url, 'limits', { maxImagesPerRequest: 3 });
 		const { items: input, files } = await items(6);
 
-		const result = await runNode({ node, parameters: upload({ imagesPerRequest: 10 }), items: input, credentials: credentials() });
+		const result = await runNode({
+			node,
+			parameters: upload({ imagesPerRequest: 10 }),
+			items: input,
+			credentials: credentials(),
+		});
 
 		expect(result.error).toBeUndefined();
 		// 10 images refused, then 5 refused, then 3 + 2 + 3 + 2, then the last item's 2.
@@ -112,9 +141,15 @@ describe('Image Upload in batches', () => {
 		});
 
 		expect(result.error).toBeUndefined();
-		expect(result.output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+		expect(result.output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+		]);
 		expect(result.output[0][0].json.hashcode).toBe(hashcodeOf(small.files[0]));
-		expect(result.output[0][1].json.error).toBe('The service refused the image in binary field "data" of item 1 as too large (413)');
+		expect(result.output[0][1].json.error).toBe(
+			'The service refused the image in binary field "data" of item 1 as too large (413)',
+		);
 		expect(result.output[0][2].json.hashcode).toBe(hashcodeOf(last.files[0]));
 		expect(emulator.stats().images).toBe(2);
 	});
@@ -131,29 +166,59 @@ describe('Image Upload in batches', () => {
 			},
 		};
 
-		const result = await runNode({ node, parameters: upload({ imagesPerRequest: 1 }), items: [mixed], credentials: credentials(), continueOnFail: true });
+		const result = await runNode({
+			node,
+			parameters: upload({ imagesPerRequest: 1 }),
+			items: [mixed],
+			credentials: credentials(),
+			continueOnFail: true,
+		});
 
 		expect(result.output[0]).toHaveLength(1);
-		expect(result.output[0][0].json.error).toMatch(/binary field "back" of item 0 as too large \(413\)/);
-		expect(result.output[0][0].json.uploaded).toEqual([expect.objectContaining({ binaryProperty: 'data', hashcode: hashcodeOf(small) })]);
+		expect(result.output[0][0].json.error).toMatch(
+			/binary field "back" of item 0 as too large \(413\)/,
+		);
+		expect(result.output[0][0].json.uploaded).toEqual([
+			expect.objectContaining({ binaryProperty: 'data', hashcode: hashcodeOf(small) }),
+		]);
 	});
 
 	it('fails alone an item whose stored image cannot be read, before any request carries it', async () => {
 		const good = await items(2);
 		const broken = await item(['data', 'back']);
-		broken.item.binary!.back = { ...broken.item.binary!.back, id: 'filesystem-v2:workflows/none/executions/none/binary_data/missing' };
+		broken.item.binary!.back = {
+			...broken.item.binary!.back,
+			id: 'filesystem-v2:workflows/none/executions/none/binary_data/missing',
+		};
 		const input = [good.items[0], broken.item, good.items[1]];
 
-		const result = await runNode({ node, parameters: upload(), items: input, credentials: credentials(), continueOnFail: true });
+		const result = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
 
 		expect(result.error).toBeUndefined();
 		expect(posts()).toBe(1);
-		expect(result.output[0].map(({ pairedItem }) => pairedItem)).toEqual([{ item: 0 }, { item: 0 }, { item: 1 }, { item: 2 }, { item: 2 }]);
+		expect(result.output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+			{ item: 2 },
+		]);
 		expect(result.output[0][2].json.error).toEqual(expect.any(String));
 		expect(emulator.stats().images).toBe(4);
 
 		emulator.reset();
-		const stopped = await runNode({ node, parameters: upload(), items: input, credentials: credentials() });
+		const stopped = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+		});
 		expect(stopped.error).toBeDefined();
 		// The run stops at the broken item: the first item's images, still waiting, are not sent.
 		expect(posts()).toBe(0);
@@ -163,13 +228,29 @@ describe('Image Upload in batches', () => {
 		const { items: input } = await items(2);
 		await postControl(emulator.url, 'faults', { count: 1, kind: '500', path: '/api/images' });
 
-		const result = await runNode({ node, parameters: upload(), items: input, credentials: credentials(), continueOnFail: true });
+		const result = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
 
 		expect(result.error).toBeUndefined();
 		expect(posts()).toBe(1);
 		expect(result.output[0]).toEqual([
-			{ json: expect.objectContaining({ error: expect.stringMatching(/may or may not have received it/) }), pairedItem: { item: 0 } },
-			{ json: expect.objectContaining({ error: expect.stringMatching(/may or may not have received it/) }), pairedItem: { item: 1 } },
+			{
+				json: expect.objectContaining({
+					error: expect.stringMatching(/may or may not have received it/),
+				}),
+				pairedItem: { item: 0 },
+			},
+			{
+				json: expect.objectContaining({
+					error: expect.stringMatching(/may or may not have received it/),
+				}),
+				pairedItem: { item: 1 },
+			},
 		]);
 	});
 
@@ -193,7 +274,12 @@ describe('Image Upload in batches', () => {
 	});
 });
 
-const forget = async () => await runNode({ node, parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} }, credentials: credentials() });
+const forget = async () =>
+	await runNode({
+		node,
+		parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} },
+		credentials: credentials(),
+	});
 
 describe('Known images', () => {
 	beforeEach(async () => {
@@ -202,39 +288,94 @@ describe('Known images', () => {
 
 	it('answers known images without a request, and uploads only the changed ones', async () => {
 		const { items: input, files } = await items(3);
-		const first = await runNode({ node, parameters: upload(), items: input, credentials: credentials() });
+		const first = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+		});
 		expect(first.error).toBeUndefined();
 		expect(posts()).toBe(1);
-		expect(hintsOf(first)).toEqual([expect.stringMatching(/^Known images are remembered in this n8n process only/)]);
+		expect(hintsOf(first)).toEqual([
+			expect.stringMatching(/^Known images are remembered in this n8n process only/),
+		]);
 
 		emulator.reset();
-		const again = await runNode({ node, parameters: upload(), items: input, credentials: credentials() });
+		const again = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+		});
 		expect(again.error).toBeUndefined();
 		expect(allRequests()).toBe(0);
-		expect(again.output[0].map(({ json }) => json.known)).toEqual([true, true, true, true, true, true]);
+		expect(again.output[0].map(({ json }) => json.known)).toEqual([
+			true,
+			true,
+			true,
+			true,
+			true,
+			true,
+		]);
 		expect(outputImages(again)).toEqual(outputImages(first));
 
 		const changed = await item(['data', 'back']);
-		const next = await runNode({ node, parameters: upload(), items: [input[0], changed.item, input[2]], credentials: credentials() });
+		const next = await runNode({
+			node,
+			parameters: upload(),
+			items: [input[0], changed.item, input[2]],
+			credentials: credentials(),
+		});
 		expect(next.error).toBeUndefined();
 		expect(posts()).toBe(1);
 		expect(emulator.stats().images).toBe(2);
-		expect(next.output[0].map(({ json }) => json.known === true)).toEqual([true, true, false, false, true, true]);
+		expect(next.output[0].map(({ json }) => json.known === true)).toEqual([
+			true,
+			true,
+			false,
+			false,
+			true,
+			true,
+		]);
 		expect(next.output[0][2].json.hashcode).toBe(hashcodeOf(changed.files[0]));
 		expect(files).toHaveLength(3);
 	});
 
 	it('remembers what Skip Existing looked up, per customer node', async () => {
 		const { items: input } = await items(1, ['data']);
-		await runNode({ node, parameters: upload({ rememberKnownImages: false }, 'data'), items: input, credentials: credentials() });
+		await runNode({
+			node,
+			parameters: upload({ rememberKnownImages: false }, 'data'),
+			items: input,
+			credentials: credentials(),
+		});
 
 		const southern = { customer: { __rl: true, mode: 'serviceId', value: '1002' } };
-		const looked = await runNode({ node, parameters: upload({ skipExisting: true }, 'data'), items: input, credentials: credentials() });
-		const again = await runNode({ node, parameters: upload({ skipExisting: true }, 'data'), items: input, credentials: credentials() });
-		const otherCustomer = await runNode({ node, parameters: upload({ skipExisting: true, ...southern }, 'data'), items: input, credentials: credentials() });
+		const looked = await runNode({
+			node,
+			parameters: upload({ skipExisting: true }, 'data'),
+			items: input,
+			credentials: credentials(),
+		});
+		const again = await runNode({
+			node,
+			parameters: upload({ skipExisting: true }, 'data'),
+			items: input,
+			credentials: credentials(),
+		});
+		const otherCustomer = await runNode({
+			node,
+			parameters: upload({ skipExisting: true, ...southern }, 'data'),
+			items: input,
+			credentials: credentials(),
+		});
 
 		expect(looked.output[0][0].json).toMatchObject({ skipped: true });
-		expect(again.output[0][0].json).toMatchObject({ skipped: true, known: true, hashcode: looked.output[0][0].json.hashcode });
+		expect(again.output[0][0].json).toMatchObject({
+			skipped: true,
+			known: true,
+			hashcode: looked.output[0][0].json.hashcode,
+		});
 		expect(otherCustomer.output[0][0].json.known).toBeUndefined();
 		expect(emulator.stats().requests['GET /api/images']).toBe(2);
 		expect(posts()).toBe(1);

@@ -6,7 +6,13 @@ import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/Produ
 import { ProcessKnownImages } from '../../nodes/shared/knownImages/memory';
 import { RedisKnownImages } from '../../nodes/shared/redis/knownImages';
 import { closeStores, storeFor } from '../../nodes/shared/redis/sharedRegistry';
-import { binaryItem, NODE_NAME, runNode, setBinaryDataMode, type RunNodeResult } from '../../scripts/n8n/in-process';
+import {
+	binaryItem,
+	NODE_NAME,
+	runNode,
+	setBinaryDataMode,
+	type RunNodeResult,
+} from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
@@ -64,8 +70,12 @@ describe('known images in this process', () => {
 	it('keeps an entry as long as its longest-trusting writer says: a short age never cuts it', async () => {
 		let now = 1_000_000;
 		const scope = randomBytes(8).toString('hex');
-		await new ProcessKnownImages(scope, 7 * DAY, () => now).remember([{ md5: md5(1), hashcode: 'h1' }]);
-		await new ProcessKnownImages(scope, 60_000, () => now).remember([{ md5: md5(1), hashcode: 'h1' }]);
+		await new ProcessKnownImages(scope, 7 * DAY, () => now).remember([
+			{ md5: md5(1), hashcode: 'h1' },
+		]);
+		await new ProcessKnownImages(scope, 60_000, () => now).remember([
+			{ md5: md5(1), hashcode: 'h1' },
+		]);
 
 		now += DAY;
 		const reader = new ProcessKnownImages(scope, 7 * DAY, () => now);
@@ -76,7 +86,9 @@ describe('known images in this process', () => {
 	it('removes expired entries, the oldest 1000 per write, while it keeps being written', async () => {
 		let now = 1_000_000;
 		const memory = new ProcessKnownImages(randomBytes(8).toString('hex'), DAY, () => now);
-		await memory.remember(Array.from({ length: 1500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })));
+		await memory.remember(
+			Array.from({ length: 1500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })),
+		);
 		now += 2 * DAY;
 
 		await memory.remember([{ md5: md5(10_000), hashcode: 'new' }]);
@@ -104,7 +116,10 @@ describe('known images in Redis', () => {
 			]),
 		);
 		const keys = await raw.keys(`*${scope}*`);
-		expect(keys.sort()).toEqual([`n8n-nodes-product-data-integration:images:${scope}`, `n8n-nodes-product-data-integration:images:${scope}:expiry`]);
+		expect(keys.sort()).toEqual([
+			`n8n-nodes-product-data-integration:images:${scope}`,
+			`n8n-nodes-product-data-integration:images:${scope}:expiry`,
+		]);
 		for (const key of keys) {
 			const ttl = await raw.pttl(key);
 			expect(ttl).toBeGreaterThan(6 * DAY);
@@ -123,7 +138,11 @@ describe('known images in Redis', () => {
 			now += 1000;
 		}
 
-		expect([...(await memory.recall([0, 1, 2, 3, 4].map(md5))).values()]).toEqual(['h2', 'h3', 'h4']);
+		expect([...(await memory.recall([0, 1, 2, 3, 4].map(md5))).values()]).toEqual([
+			'h2',
+			'h3',
+			'h4',
+		]);
 		expect(await raw.hlen(`n8n-nodes-product-data-integration:images:${scope}`)).toBe(3);
 		expect(await memory.forget()).toBe(3);
 		expect(await raw.keys(`*${scope}*`)).toEqual([]);
@@ -133,13 +152,19 @@ describe('known images in Redis', () => {
 		let now = Date.now();
 		const scope = randomBytes(8).toString('hex');
 		const owner = new RedisKnownImages(connection(), scope, 7 * DAY, {}, () => now);
-		await owner.remember(Array.from({ length: 1000 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })));
+		await owner.remember(
+			Array.from({ length: 1000 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })),
+		);
 		// One writer trusting images for 86 ms (0.000001 days) remembers one of them again and a new one.
 		const hasty = new RedisKnownImages(connection(), scope, 86, {}, () => now);
-		await hasty.remember([{ md5: md5(0), hashcode: 'h0' }, { md5: md5(5000), hashcode: 'h5000' }]);
+		await hasty.remember([
+			{ md5: md5(0), hashcode: 'h0' },
+			{ md5: md5(5000), hashcode: 'h5000' },
+		]);
 		await new Promise((resolve) => setTimeout(resolve, 200));
 
-		for (const key of await raw.keys(`*${scope}*`)) expect(await raw.pttl(key)).toBeGreaterThan(6 * DAY);
+		for (const key of await raw.keys(`*${scope}*`))
+			expect(await raw.pttl(key)).toBeGreaterThan(6 * DAY);
 		now += DAY;
 		expect((await owner.recall(Array.from({ length: 1000 }, (_, n) => md5(n)))).size).toBe(1000);
 		expect(await owner.recall([md5(5000)])).toEqual(new Map());
@@ -149,7 +174,9 @@ describe('known images in Redis', () => {
 		let now = Date.now();
 		const scope = randomBytes(8).toString('hex');
 		const memory = new RedisKnownImages(connection(), scope, DAY, {}, () => now);
-		await memory.remember(Array.from({ length: 1500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })));
+		await memory.remember(
+			Array.from({ length: 1500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })),
+		);
 		now += 2 * DAY;
 
 		await memory.remember([{ md5: md5(10_000), hashcode: 'new' }]);
@@ -162,11 +189,19 @@ describe('known images in Redis', () => {
 	it('keeps a bound across all accounts and customer nodes: the memories that expire first go whole', async () => {
 		const now = Date.now();
 		const bounds = { totalEntries: 5, scopes: 3 };
-		const [first, second, third, fourth] = Array.from({ length: 4 }, () => randomBytes(8).toString('hex'));
-		const memory = (scope: string, age: number) => new RedisKnownImages(connection(), scope, age, bounds, () => now);
-		await raw.del('n8n-nodes-product-data-integration:image-scopes', 'n8n-nodes-product-data-integration:image-scope-entries');
+		const [first, second, third, fourth] = Array.from({ length: 4 }, () =>
+			randomBytes(8).toString('hex'),
+		);
+		const memory = (scope: string, age: number) =>
+			new RedisKnownImages(connection(), scope, age, bounds, () => now);
+		await raw.del(
+			'n8n-nodes-product-data-integration:image-scopes',
+			'n8n-nodes-product-data-integration:image-scope-entries',
+		);
 		await memory(first, DAY).remember([0, 1, 2].map((n) => ({ md5: md5(n), hashcode: `h${n}` })));
-		await memory(second, 2 * DAY).remember([3, 4, 5].map((n) => ({ md5: md5(n), hashcode: `h${n}` })));
+		await memory(second, 2 * DAY).remember(
+			[3, 4, 5].map((n) => ({ md5: md5(n), hashcode: `h${n}` })),
+		);
 
 		// 6 entries: the memory that expires first goes, never the writer's.
 		expect(await raw.keys(`*${first}*`)).toEqual([]);
@@ -190,12 +225,21 @@ describe('Image Upload with Redis', () => {
 		await setBinaryDataMode('default');
 	});
 
-	const hints = (result: RunNodeResult) => (result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map((hint) => hint.message);
+	const hints = (result: RunNodeResult) =>
+		(result.run.data.resultData.runData[NODE_NAME]?.at(-1)?.hints ?? []).map(
+			(hint) => hint.message,
+		);
 
 	async function sync(sharing: Record<string, unknown>) {
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
 		const credentials = fastCredentials(emulator, sharing);
-		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: {} };
+		const parameters = {
+			resource: 'image',
+			operation: 'upload',
+			imagesFrom: 'named',
+			binaryProperties: 'data',
+			options: {},
+		};
 		const first = await runNode({ node, parameters, items: [item], credentials });
 		const posts = emulator.stats().requests['POST /api/images'] ?? 0;
 		const again = await runNode({ node, parameters, items: [item], credentials });
@@ -207,7 +251,12 @@ describe('Image Upload with Redis', () => {
 
 	it('keeps the images in the Redis the account shares its rate limit through, without a hint', async () => {
 		const before = (await raw.keys('n8n-nodes-product-data-integration:images:*')).length;
-		const { first, again } = await sync({ rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: redis.port, redisPassword: PASSWORD });
+		const { first, again } = await sync({
+			rateLimitSharing: 'redis',
+			redisHost: '127.0.0.1',
+			redisPort: redis.port,
+			redisPassword: PASSWORD,
+		});
 
 		expect(hints(first)).toEqual([]);
 		expect(again.output[0][0].json.known).toBe(true);
@@ -216,18 +265,37 @@ describe('Image Upload with Redis', () => {
 
 	it('works from process memory when that Redis cannot be asked, and says so', async () => {
 		const port = await freePort();
-		const { first, again } = await sync({ rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
+		const { first, again } = await sync({
+			rateLimitSharing: 'redis',
+			redisHost: '127.0.0.1',
+			redisPort: port,
+		});
 
-		expect(hints(first)).toEqual(expect.arrayContaining([expect.stringMatching(/^Redis could not be asked for the known images .*remembered in this n8n process only/)]));
+		expect(hints(first)).toEqual(
+			expect.arrayContaining([
+				expect.stringMatching(
+					/^Redis could not be asked for the known images .*remembered in this n8n process only/,
+				),
+			]),
+		);
 		expect(again.output[0][0].json.known).toBe(true);
 		await storeFor({ host: '127.0.0.1', port, db: 0 }).close();
 	});
 
 	it('Forget Known Images fails when that Redis cannot be asked, instead of forgetting in this process only', async () => {
 		const port = await freePort();
-		const credentials = fastCredentials(emulator, { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port });
+		const credentials = fastCredentials(emulator, {
+			rateLimitSharing: 'redis',
+			redisHost: '127.0.0.1',
+			redisPort: port,
+		});
 
-		const result = await runNode({ node, parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} }, items: [{ json: {} }], credentials });
+		const result = await runNode({
+			node,
+			parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} },
+			items: [{ json: {} }],
+			credentials,
+		});
 
 		expect(result.error?.message).toMatch(/^The known images could not be forgotten in Redis: /);
 		await storeFor({ host: '127.0.0.1', port, db: 0 }).close();
@@ -236,22 +304,51 @@ describe('Image Upload with Redis', () => {
 	it('refuses a Look Up Again After beyond a year, naming the item, before any request', async () => {
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
 		const before = emulator.stats().requests['POST /api/images'] ?? 0;
-		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: { lookUpAgainAfterDays: 1e20 } };
+		const parameters = {
+			resource: 'image',
+			operation: 'upload',
+			imagesFrom: 'named',
+			binaryProperties: 'data',
+			options: { lookUpAgainAfterDays: 1e20 },
+		};
 
-		const result = await runNode({ node, parameters, items: [item], credentials: fastCredentials(emulator) });
+		const result = await runNode({
+			node,
+			parameters,
+			items: [item],
+			credentials: fastCredentials(emulator),
+		});
 
-		expect(result.error?.message).toBe('Look Up Again After (Days) of item 0 must be a number from 0.01 to 365, not 100000000000000000000');
+		expect(result.error?.message).toBe(
+			'Look Up Again After (Days) of item 0 must be a number from 0.01 to 365, not 100000000000000000000',
+		);
 		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);
 	});
 
-	it.each([[366], [0.000001], [0]])('refuses a Look Up Again After of %s days (an expression passes the field\'s bounds), before any request', async (days) => {
-		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
-		const before = emulator.stats().requests['POST /api/images'] ?? 0;
-		const parameters = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: { lookUpAgainAfterDays: days } };
+	it.each([[366], [0.000001], [0]])(
+		"refuses a Look Up Again After of %s days (an expression passes the field's bounds), before any request",
+		async (days) => {
+			const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
+			const before = emulator.stats().requests['POST /api/images'] ?? 0;
+			const parameters = {
+				resource: 'image',
+				operation: 'upload',
+				imagesFrom: 'named',
+				binaryProperties: 'data',
+				options: { lookUpAgainAfterDays: days },
+			};
 
-		const result = await runNode({ node, parameters, items: [item], credentials: fastCredentials(emulator) });
+			const result = await runNode({
+				node,
+				parameters,
+				items: [item],
+				credentials: fastCredentials(emulator),
+			});
 
-		expect(result.error?.message).toBe(`Look Up Again After (Days) of item 0 must be a number from 0.01 to 365, not ${days}`);
-		expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);
-	});
+			expect(result.error?.message).toBe(
+				`Look Up Again After (Days) of item 0 must be a number from 0.01 to 365, not ${days}`,
+			);
+			expect(emulator.stats().requests['POST /api/images'] ?? 0).toBe(before);
+		},
+	);
 });

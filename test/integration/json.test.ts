@@ -16,7 +16,9 @@ const nested = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(dept
 describe('parseServiceJson', () => {
 	it('reads JSON nested 64 levels deep, and refuses 65', () => {
 		expect(() => parseServiceJson(nested(64))).not.toThrow();
-		expect(() => parseServiceJson(nested(65))).toThrow(new SyntaxError('JSON nested more than 64 levels deep'));
+		expect(() => parseServiceJson(nested(65))).toThrow(
+			new SyntaxError('JSON nested more than 64 levels deep'),
+		);
 		expect(() => parseServiceJson(`{"a":${nested(65)}}`)).toThrow(SyntaxError);
 	});
 
@@ -51,7 +53,9 @@ describe('an answer nested 500,000 levels deep', () => {
 				parameters: { resource: 'account', operation: 'getEnvironmentInfo', options: {} },
 				credentials: emulatorCredentials(server),
 			});
-			expect(error?.message).toBe('The service answered GET /api/auth/me with JSON nested more than 64 levels deep, deeper than this request reads');
+			expect(error?.message).toBe(
+				'The service answered GET /api/auth/me with JSON nested more than 64 levels deep, deeper than this request reads',
+			);
 		} finally {
 			await server.close();
 		}

@@ -18,7 +18,13 @@ import { customRateLimit, FAST_BUCKET, useEmulator } from '../helpers/emulator';
 jest.setTimeout(60_000);
 
 const node = new ProductDataIntegration();
-const UPLOAD = { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties: 'data', options: {} };
+const UPLOAD = {
+	resource: 'image',
+	operation: 'upload',
+	imagesFrom: 'named',
+	binaryProperties: 'data',
+	options: {},
+};
 const FORGET = { resource: 'image', operation: 'forgetKnownImages', options: {} };
 const FAST = customRateLimit(FAST_BUCKET);
 
@@ -53,20 +59,40 @@ const placesToRemember: Array<[string, Record<string, unknown>]> = [
 
 describe.each(placesToRemember)('known images remembered %s', (_place, sharing) => {
 	const credentials = (overrides: Record<string, unknown> = {}) =>
-		emulatorCredentials(emulator, { ...FAST, ...sharing, ...('redisPort' in sharing ? { redisPort: redis.port } : {}), ...overrides });
+		emulatorCredentials(emulator, {
+			...FAST,
+			...sharing,
+			...('redisPort' in sharing ? { redisPort: redis.port } : {}),
+			...overrides,
+		});
 
 	it('are not answered to a credential with another password: its upload spends a request and gets 401', async () => {
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
-		const owner = await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials() });
+		const owner = await runNode({
+			node,
+			parameters: UPLOAD,
+			items: [item],
+			credentials: credentials(),
+		});
 		expect(owner.error).toBeUndefined();
 		const before = posts();
 
-		const stranger = await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials({ password: 'not-the-password' }) });
+		const stranger = await runNode({
+			node,
+			parameters: UPLOAD,
+			items: [item],
+			credentials: credentials({ password: 'not-the-password' }),
+		});
 
 		expect(stranger.error?.message).toMatch(/^Authorization has been denied/);
 		expect(posts()).toBe(before + 1);
 		// The owner still has it, without a request.
-		const again = await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials() });
+		const again = await runNode({
+			node,
+			parameters: UPLOAD,
+			items: [item],
+			credentials: credentials(),
+		});
 		expect(again.output[0][0].json.known).toBe(true);
 		expect(posts()).toBe(before + 1);
 	});
@@ -75,22 +101,42 @@ describe.each(placesToRemember)('known images remembered %s', (_place, sharing) 
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
 		await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials() });
 
-		const stranger = await runNode({ node, parameters: FORGET, items: [{ json: {} }], credentials: credentials({ password: 'not-the-password' }) });
+		const stranger = await runNode({
+			node,
+			parameters: FORGET,
+			items: [{ json: {} }],
+			credentials: credentials({ password: 'not-the-password' }),
+		});
 
 		expect(stranger.output[0][0].json.forgotten).toBe(0);
 		const before = posts();
-		const again = await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials() });
+		const again = await runNode({
+			node,
+			parameters: UPLOAD,
+			items: [item],
+			credentials: credentials(),
+		});
 		expect(again.output[0][0].json.known).toBe(true);
 		expect(posts()).toBe(before);
 	});
 
 	it('are kept per username as written: alice is never handed what ALICE uploaded', async () => {
 		const item = await binaryItem(randomBytes(1000), 'a.jpg', 'image/jpeg');
-		const upper = await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials({ username: 'ALICE', password: 'upper-alice-password' }) });
+		const upper = await runNode({
+			node,
+			parameters: UPLOAD,
+			items: [item],
+			credentials: credentials({ username: 'ALICE', password: 'upper-alice-password' }),
+		});
 		expect(upper.error).toBeUndefined();
 		const before = posts();
 
-		const lower = await runNode({ node, parameters: UPLOAD, items: [item], credentials: credentials({ username: 'alice', password: 'alice-password' }) });
+		const lower = await runNode({
+			node,
+			parameters: UPLOAD,
+			items: [item],
+			credentials: credentials({ username: 'alice', password: 'alice-password' }),
+		});
 
 		expect(lower.error).toBeUndefined();
 		expect(lower.output[0][0].json.known).not.toBe(true);
@@ -101,26 +147,65 @@ describe.each(placesToRemember)('known images remembered %s', (_place, sharing) 
 describe("the account's rate-limit terms", () => {
 	it('are not changed by a credential with another password (Custom Rate Limit 1 per 900 s)', async () => {
 		const owner = emulatorCredentials(emulator, { ...FAST, rateLimitSharing: 'process' });
-		const strict = { customRateLimit: true, bucketCapacity: 1, leakIntervalSeconds: 900, rateLimitSharing: 'process' };
+		const strict = {
+			customRateLimit: true,
+			bucketCapacity: 1,
+			leakIntervalSeconds: 900,
+			rateLimitSharing: 'process',
+		};
 		const item = () => ({ json: {} });
 		const environmentInfo = { resource: 'account', operation: 'getEnvironmentInfo' };
-		expect((await runNode({ node, parameters: environmentInfo, items: [item()], credentials: owner })).error).toBeUndefined();
+		expect(
+			(await runNode({ node, parameters: environmentInfo, items: [item()], credentials: owner }))
+				.error,
+		).toBeUndefined();
 
-		const stranger = await runNode({ node, parameters: environmentInfo, items: [item()], credentials: emulatorCredentials(emulator, { ...strict, password: 'not-the-password' }) });
+		const stranger = await runNode({
+			node,
+			parameters: environmentInfo,
+			items: [item()],
+			credentials: emulatorCredentials(emulator, { ...strict, password: 'not-the-password' }),
+		});
 		expect(stranger.error?.message).toMatch(/^Authorization has been denied/);
 
 		for (let run = 0; run < 3; run++) {
-			const result = await runNode({ node, parameters: environmentInfo, items: [item()], credentials: owner });
+			const result = await runNode({
+				node,
+				parameters: environmentInfo,
+				items: [item()],
+				credentials: owner,
+			});
 			expect(result.error).toBeUndefined();
 		}
 	});
 
 	it('of the credential holding the password count once the service has answered it', async () => {
-		const strict = emulatorCredentials(emulator, { customRateLimit: true, bucketCapacity: 1, leakIntervalSeconds: 900, rateLimitSharing: 'process', username: 'alice', password: 'alice-password' });
+		const strict = emulatorCredentials(emulator, {
+			customRateLimit: true,
+			bucketCapacity: 1,
+			leakIntervalSeconds: 900,
+			rateLimitSharing: 'process',
+			username: 'alice',
+			password: 'alice-password',
+		});
 		const environmentInfo = { resource: 'account', operation: 'getEnvironmentInfo' };
-		expect((await runNode({ node, parameters: environmentInfo, items: [{ json: {} }], credentials: strict })).error).toBeUndefined();
+		expect(
+			(
+				await runNode({
+					node,
+					parameters: environmentInfo,
+					items: [{ json: {} }],
+					credentials: strict,
+				})
+			).error,
+		).toBeUndefined();
 
-		const next = await runNode({ node, parameters: environmentInfo, items: [{ json: {} }], credentials: strict });
+		const next = await runNode({
+			node,
+			parameters: environmentInfo,
+			items: [{ json: {} }],
+			credentials: strict,
+		});
 
 		expect(next.error?.message).toMatch(/would wait more than 15 min/);
 	});

@@ -38,7 +38,12 @@ function freshAccount(): string {
 }
 
 async function rawClient(): Promise<Redis> {
-	const client = new Redis({ host: '127.0.0.1', port: redis.port, password: PASSWORD, lazyConnect: true });
+	const client = new Redis({
+		host: '127.0.0.1',
+		port: redis.port,
+		password: PASSWORD,
+		lazyConnect: true,
+	});
 	await client.connect();
 	return client;
 }
@@ -102,7 +107,11 @@ describe('reservations', () => {
 		const waiting = bucket.acquire({ signal: controller.signal });
 		setTimeout(() => controller.abort(), 50);
 		await expect(waiting).rejects.toBeInstanceOf(LimiterCancelledError);
-		const { waitMs } = await store().reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
+		const { waitMs } = await store().reserve(
+			sharedBucketKey(account),
+			EMISSION,
+			(SLOW.capacity - 1) * EMISSION,
+		);
 		// The next one gets the slot the cancelled one had, not the one after it.
 		expect(waitMs).toBeLessThanOrEqual(EMISSION);
 		expect(waitMs).toBeGreaterThan(EMISSION - 2000);
@@ -115,14 +124,21 @@ describe('reservations', () => {
 		const controller = new AbortController();
 		let reserved!: () => void;
 		const inSchedule = new Promise<void>((resolve) => (reserved = resolve));
-		const waiting = bucket.acquire({ signal: controller.signal, logger: { debug: () => reserved() } });
+		const waiting = bucket.acquire({
+			signal: controller.signal,
+			logger: { debug: () => reserved() },
+		});
 		await inSchedule;
 		// Another process's request was refused meanwhile: the bucket counts full for three intervals.
 		const penaltyMs = 3 * EMISSION;
 		await store().bucket(account, SLOW, sleep).penalize(penaltyMs);
 		controller.abort();
 		await expect(waiting).rejects.toBeInstanceOf(LimiterCancelledError);
-		const { waitMs } = await store().reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
+		const { waitMs } = await store().reserve(
+			sharedBucketKey(account),
+			EMISSION,
+			(SLOW.capacity - 1) * EMISSION,
+		);
 		// The penalty stands whole: the cancelled slot lay in the time it holds full.
 		expect(waitMs).toBeGreaterThan(penaltyMs - 2000);
 		expect(waitMs).toBeLessThanOrEqual(penaltyMs);
@@ -133,8 +149,14 @@ describe('reservations', () => {
 		const bucket = store().bucket(account, SLOW, sleep);
 		// The service asked for 20 minutes: the bucket counts full until then.
 		await bucket.penalize(20 * 60_000);
-		await expect(bucket.acquire()).rejects.toThrow(/would wait 20 min for the account's rate limit .*at most 15 min/);
-		const { waitMs } = await store().reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
+		await expect(bucket.acquire()).rejects.toThrow(
+			/would wait 20 min for the account's rate limit .*at most 15 min/,
+		);
+		const { waitMs } = await store().reserve(
+			sharedBucketKey(account),
+			EMISSION,
+			(SLOW.capacity - 1) * EMISSION,
+		);
 		// The refused request booked nothing: the next one waits for the penalty alone.
 		expect(waitMs).toBeLessThanOrEqual(20 * 60_000);
 		expect(waitMs).toBeGreaterThan(20 * 60_000 - 2000);
@@ -144,9 +166,9 @@ describe('reservations', () => {
 		const account = freshAccount();
 		const controller = new AbortController();
 		controller.abort();
-		await expect(store().bucket(account, SLOW, sleep).acquire({ signal: controller.signal })).rejects.toBeInstanceOf(
-			LimiterCancelledError,
-		);
+		await expect(
+			store().bucket(account, SLOW, sleep).acquire({ signal: controller.signal }),
+		).rejects.toBeInstanceOf(LimiterCancelledError);
 		const client = await rawClient();
 		try {
 			expect(await client.exists(sharedBucketKey(account))).toBe(0);
@@ -159,8 +181,16 @@ describe('reservations', () => {
 		const account = freshAccount();
 		await store().bucket(account, SLOW, sleep).penalize(3000);
 		const other = store();
-		const { waitMs: first } = await other.reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
-		const { waitMs: second } = await other.reserve(sharedBucketKey(account), EMISSION, (SLOW.capacity - 1) * EMISSION);
+		const { waitMs: first } = await other.reserve(
+			sharedBucketKey(account),
+			EMISSION,
+			(SLOW.capacity - 1) * EMISSION,
+		);
+		const { waitMs: second } = await other.reserve(
+			sharedBucketKey(account),
+			EMISSION,
+			(SLOW.capacity - 1) * EMISSION,
+		);
 		expect(first).toBeGreaterThan(2000);
 		expect(first).toBeLessThanOrEqual(3000);
 		// One interval later, less the time between the two calls.
@@ -216,7 +246,10 @@ describe('keys', () => {
 describe('connections', () => {
 	test('a wrong password makes the store unavailable, with the reason', async () => {
 		const wrong = store({ password: 'not-the-password' });
-		const error = await wrong.bucket(freshAccount(), SLOW, sleep).acquire().catch((caught: unknown) => caught);
+		const error = await wrong
+			.bucket(freshAccount(), SLOW, sleep)
+			.acquire()
+			.catch((caught: unknown) => caught);
 		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
 		expect((error as Error).message).toMatch(/WRONGPASS|invalid|password/i);
 		expect((error as Error).message).not.toContain('not-the-password');
@@ -230,7 +263,9 @@ describe('connections', () => {
 
 	test('TLS refuses a certificate it cannot verify', async () => {
 		const unverified = store({ port: redis.tlsPort, tls: { servername: 'localhost' } });
-		await expect(unverified.bucket(freshAccount(), SLOW, sleep).acquire()).rejects.toBeInstanceOf(SharedBucketUnavailableError);
+		await expect(unverified.bucket(freshAccount(), SLOW, sleep).acquire()).rejects.toBeInstanceOf(
+			SharedBucketUnavailableError,
+		);
 	});
 
 	test('unreachable, then reachable again: unavailable at once, usable once Redis is back', async () => {

@@ -7,10 +7,21 @@ import Redis from 'ioredis';
 import { sleep } from 'n8n-workflow';
 
 import { LimiterCancelledError } from '../../nodes/shared/throttle';
-import { SharedBucketStore, SharedBucketUnavailableError, sharedBucketKey, type RedisConnection } from '../../nodes/shared/redis/redisBucket';
+import {
+	SharedBucketStore,
+	SharedBucketUnavailableError,
+	sharedBucketKey,
+	type RedisConnection,
+} from '../../nodes/shared/redis/redisBucket';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
-import { startMuteRedis, startScriptedRedis, startSilencingProxy, type Reply, type WireServer } from '../helpers/redisWire';
+import {
+	startMuteRedis,
+	startScriptedRedis,
+	startSilencingProxy,
+	type Reply,
+	type WireServer,
+} from '../helpers/redisWire';
 
 const SLOW = { capacity: 3, intervalMs: 10_000 };
 // Requests leave 1 % slower than the service drains (one per 1.01 leak intervals), so jitter never lands one on a full bucket.
@@ -35,7 +46,9 @@ async function scripted(script: (command: string[]) => Reply | undefined): Promi
 
 function freshKey(): string {
 	keyNumber++;
-	return sharedBucketKey(accountKey(`http://127.0.0.1:1/replies-${keyNumber}-${Date.now()}`, 'user'));
+	return sharedBucketKey(
+		accountKey(`http://127.0.0.1:1/replies-${keyNumber}-${Date.now()}`, 'user'),
+	);
 }
 
 beforeAll(async () => {
@@ -57,25 +70,32 @@ describe('replies that are not what the scripts return mean "Redis unavailable"'
 		['an empty array', []],
 		['too few values', ['0.000', '0.000']],
 		['NaN', ['nan', '0.000', '1732400000000.000']],
-		['integers instead of the script\'s decimals', [0, 0, 1732400000000]],
+		["integers instead of the script's decimals", [0, 0, 1732400000000]],
 		['an empty string', ['', '0.000', '1732400000000.000']],
 		['a negative wait', ['-5.000', '0.000', '1732400000000.000']],
 		['a wait of more than a day', ['90000000.000', '0.000', '1732400000000.000']],
-		['a lead beyond the burst tolerance', ['0.000', `${(TOLERANCE + 1000).toFixed(3)}`, '1732400000000.000']],
+		[
+			'a lead beyond the burst tolerance',
+			['0.000', `${(TOLERANCE + 1000).toFixed(3)}`, '1732400000000.000'],
+		],
 		['a nested array', [['0.000'], '0.000', '1732400000000.000']],
 		['null', null],
 	];
 
 	test.each(notReservations)('a reservation answered with %s', async (_, reply) => {
 		const server = await scripted(() => reply);
-		const error = await store({ port: server.port }).reserve(freshKey(), EMISSION, TOLERANCE).catch((caught: unknown) => caught);
+		const error = await store({ port: server.port })
+			.reserve(freshKey(), EMISSION, TOLERANCE)
+			.catch((caught: unknown) => caught);
 		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
 		expect((error as Error).message).toMatch(/something else than the rate-limit script returns/);
 	});
 
 	test('a reservation as the script writes it is read', async () => {
 		const server = await scripted(() => ['1500.250', '0.000', '1732400000000.000']);
-		await expect(store({ port: server.port }).reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toEqual({
+		await expect(
+			store({ port: server.port }).reserve(freshKey(), EMISSION, TOLERANCE),
+		).resolves.toEqual({
 			waitMs: 1500.25,
 			leadMs: 0,
 			reservedFrom: '1732400000000.000',
@@ -88,17 +108,23 @@ describe('replies that are not what the scripts return mean "Redis unavailable"'
 		['an array', [1]],
 	])('a penalty answered with %s', async (_, reply) => {
 		const server = await scripted(() => reply);
-		await expect(store({ port: server.port }).push(freshKey(), { atLeastMs: 1000, penalty: true })).rejects.toBeInstanceOf(
-			SharedBucketUnavailableError,
-		);
+		await expect(
+			store({ port: server.port }).push(freshKey(), { atLeastMs: 1000, penalty: true }),
+		).rejects.toBeInstanceOf(SharedBucketUnavailableError);
 	});
 
 	test('after such a reply the connection is replaced: the next command goes over a new one', async () => {
 		let replies = 0;
-		const server = await scripted(() => (replies++ === 0 ? [] : ['0.000', '0.000', '1732400000000.000']));
+		const server = await scripted(() =>
+			replies++ === 0 ? [] : ['0.000', '0.000', '1732400000000.000'],
+		);
 		const flaky = store({ port: server.port });
-		await expect(flaky.reserve(freshKey(), EMISSION, TOLERANCE)).rejects.toBeInstanceOf(SharedBucketUnavailableError);
-		await expect(flaky.reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toMatchObject({ waitMs: 0 });
+		await expect(flaky.reserve(freshKey(), EMISSION, TOLERANCE)).rejects.toBeInstanceOf(
+			SharedBucketUnavailableError,
+		);
+		await expect(flaky.reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toMatchObject({
+			waitMs: 0,
+		});
 		expect(server.connections()).toBe(2);
 	});
 });
@@ -111,11 +137,15 @@ describe('a connection that goes silent without closing', () => {
 		await behindNat.reserve(freshKey(), EMISSION, TOLERANCE);
 		expect(proxy.connections()).toBe(1);
 		proxy.silenceOpenConnections();
-		const error = await behindNat.reserve(freshKey(), EMISSION, TOLERANCE).catch((caught: unknown) => caught);
+		const error = await behindNat
+			.reserve(freshKey(), EMISSION, TOLERANCE)
+			.catch((caught: unknown) => caught);
 		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
 		expect((error as Error).message).toMatch(/timed out/i);
 		// Redis answers new connections all along: the store uses one at once.
-		await expect(behindNat.reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toMatchObject({ waitMs: 0 });
+		await expect(behindNat.reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toMatchObject({
+			waitMs: 0,
+		});
 		expect(proxy.connections()).toBe(2);
 	});
 });
@@ -124,7 +154,9 @@ describe('the database', () => {
 	test('one the server lacks is said, not replaced by database 0', async () => {
 		const missing = store({ port: redis.port, db: 99 });
 		const key = freshKey();
-		const error = await missing.reserve(key, EMISSION, TOLERANCE).catch((caught: unknown) => caught);
+		const error = await missing
+			.reserve(key, EMISSION, TOLERANCE)
+			.catch((caught: unknown) => caught);
 		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
 		expect((error as Error).message).toMatch(/Redis has no database 99 .*Redis Database Number/);
 		const client = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });

@@ -57,7 +57,9 @@ describe('limiters and Redis connections no longer used are released', () => {
 		await (await before.acquire()).settle();
 		limiterFor(account, TERMS, { connection: { ...noLogin, db: 1 } }, sleep);
 		const warnings: string[] = [];
-		const grant = await before.acquire({ logger: { debug: () => undefined, warn: (message) => warnings.push(message) } });
+		const grant = await before.acquire({
+			logger: { debug: () => undefined, warn: (message) => warnings.push(message) },
+		});
 		await grant.settle();
 		expect(warnings).toEqual([]);
 		await storeFor({ ...noLogin, db: 1 }).close();

@@ -7,7 +7,8 @@ import { createContext, type TestContext } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { callService, postControl } from '../helpers/service';
 
-const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
+const XML =
+	'<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 const RESULT = 'GET /api/status/{id}/result';
 
 jest.setTimeout(30_000);
@@ -30,8 +31,19 @@ async function uploaded(on: TestContext): Promise<string> {
 	return response.body.trim();
 }
 
-async function wait(on: TestContext, sessionIds: string[], timeoutMs = 20_000): Promise<WaitResult[]> {
-	const sessions = sessionIds.map((sessionId, itemIndex): SessionToAwait => ({ sessionId, itemIndex, includeErrorMessage: false, timeoutMs }));
+async function wait(
+	on: TestContext,
+	sessionIds: string[],
+	timeoutMs = 20_000,
+): Promise<WaitResult[]> {
+	const sessions = sessionIds.map(
+		(sessionId, itemIndex): SessionToAwait => ({
+			sessionId,
+			itemIndex,
+			includeErrorMessage: false,
+			timeoutMs,
+		}),
+	);
 	// Rounds 10 ms apart: a wait that asked again after a failure would do so at once.
 	return await waitForSessions.call(on, sessions, { initialDelayMs: 10, maxDelayMs: 10 });
 }
@@ -39,19 +51,33 @@ async function wait(on: TestContext, sessionIds: string[], timeoutMs = 20_000): 
 describe('a session whose status keeps failing', () => {
 	it.each([
 		['500', '500', 'An error has occurred.'],
-		['a reset connection', 'reset', expect.stringMatching(/^GET \/api\/status\/[0-9a-f-]+\/result failed: /)],
-	])('%s: the session costs the transport\'s 3 tries and comes back with its error; the others are still awaited', async (_name, kind, message) => {
-		const on = context();
-		const failing = await uploaded(on);
-		const other = await uploaded(on);
-		await postControl(service.url, 'faults', { count: 100, kind, path: `/api/status/${failing}` });
-		// No time to wait: one round, where every session is asked.
-		const [failed, asked] = await wait(on, [failing, other], 0);
-		expect(failed).toMatchObject({ sessionId: failing, error: expect.objectContaining({ message }) });
-		expect(asked).toMatchObject({ sessionId: other, status: 'processing' });
-		// 3 for the failing session, 1 for the other.
-		expect(service.stats().requests[RESULT]).toBe(4);
-	});
+		[
+			'a reset connection',
+			'reset',
+			expect.stringMatching(/^GET \/api\/status\/[0-9a-f-]+\/result failed: /),
+		],
+	])(
+		"%s: the session costs the transport's 3 tries and comes back with its error; the others are still awaited",
+		async (_name, kind, message) => {
+			const on = context();
+			const failing = await uploaded(on);
+			const other = await uploaded(on);
+			await postControl(service.url, 'faults', {
+				count: 100,
+				kind,
+				path: `/api/status/${failing}`,
+			});
+			// No time to wait: one round, where every session is asked.
+			const [failed, asked] = await wait(on, [failing, other], 0);
+			expect(failed).toMatchObject({
+				sessionId: failing,
+				error: expect.objectContaining({ message }),
+			});
+			expect(asked).toMatchObject({ sessionId: other, status: 'processing' });
+			// 3 for the failing session, 1 for the other.
+			expect(service.stats().requests[RESULT]).toBe(4);
+		},
+	);
 
 	it('a status that fails twice and then answers is followed to the end', async () => {
 		const on = context();

@@ -2,7 +2,12 @@ import Redis from 'ioredis';
 import { sleep } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { GcraLimiter, LimiterCancelledError, type AcquireOptions, type LimiterGrant } from '../../nodes/shared/throttle';
+import {
+	GcraLimiter,
+	LimiterCancelledError,
+	type AcquireOptions,
+	type LimiterGrant,
+} from '../../nodes/shared/throttle';
 import { SharedBucketStore } from '../../nodes/shared/redis/redisBucket';
 import { storeFor } from '../../nodes/shared/redis/sharedRegistry';
 import { SharedLimiter } from '../../nodes/shared/redis/sharedLimiter';
@@ -55,7 +60,12 @@ describe('queue mode (Rate Limit Sharing: Automatic)', () => {
 	afterAll(async () => {
 		process.env = saved;
 		// The node's connection to that Redis, as n8n's settings describe it.
-		await storeFor({ host: '127.0.0.1', port: redis.port, db: 0, password: 'queue-password' }).close();
+		await storeFor({
+			host: '127.0.0.1',
+			port: redis.port,
+			db: 0,
+			password: 'queue-password',
+		}).close();
 		await redis.stop();
 	});
 
@@ -90,7 +100,8 @@ describe('queue mode (Rate Limit Sharing: Automatic)', () => {
 /** Resolves once the store has connected to the Redis server started again under it. */
 async function reconnected(store: SharedBucketStore): Promise<void> {
 	const deadline = Date.now() + 30_000;
-	while (!(await store.ready()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+	while (!(await store.ready()) && Date.now() < deadline)
+		await new Promise((resolve) => setTimeout(resolve, 200));
 }
 
 describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
@@ -100,14 +111,21 @@ describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 		// counts full from the fallback on: with this capacity the booking lasts minutes (the key is
 		// there after the requests, however slow the machine), while the interval keeps each wait short.
 		const service = await startEmulator(FAST_BUCKET);
-		const sharing = { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: port, bucketCapacity: 10_000 };
+		const sharing = {
+			rateLimitSharing: 'redis',
+			redisHost: '127.0.0.1',
+			redisPort: port,
+			bucketCapacity: 10_000,
+		};
 		let redis: RedisServer | undefined;
 		// The node's connection to that Redis, as the credential describes it.
 		const store = storeFor({ host: '127.0.0.1', port, db: 0 });
 		try {
 			const hints = await run(sharing, service);
 			expect(hints).toHaveLength(1);
-			expect(hints[0]).toMatch(/shared rate limit in Redis was unavailable .*limited by this n8n process alone/);
+			expect(hints[0]).toMatch(
+				/shared rate limit in Redis was unavailable .*limited by this n8n process alone/,
+			);
 			expect(getLoggedLines().filter((line) => line.startsWith('warn:'))).toEqual([
 				expect.stringMatching(/shared rate limit in Redis is unavailable.*limits its own requests/),
 			]);
@@ -125,7 +143,9 @@ describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 				hintsBack = await run(sharing, service);
 			}
 			expect(hintsBack).toEqual([]);
-			expect(getLoggedLines().some((line) => line.startsWith('info:') && /available again/.test(line))).toBe(true);
+			expect(
+				getLoggedLines().some((line) => line.startsWith('info:') && /available again/.test(line)),
+			).toBe(true);
 			expect(await bucketKeys(port)).toHaveLength(1);
 		} finally {
 			await store.close();
@@ -137,8 +157,14 @@ describe('Redis unreachable (Rate Limit Sharing: Redis)', () => {
 
 describe("settings that cannot be right, in a node's run", () => {
 	test('a Redis Host with a user and password in it: the node works on, and neither its hint nor the log repeats them', async () => {
-		const hints = await run({ rateLimitSharing: 'redis', redisHost: 'limiter:s3cr3t-pw@127.0.0.1', redisPort: await freePort() });
-		expect(hints).toEqual([expect.stringMatching(/Redis Host of the credential must be a host name or IP address alone/)]);
+		const hints = await run({
+			rateLimitSharing: 'redis',
+			redisHost: 'limiter:s3cr3t-pw@127.0.0.1',
+			redisPort: await freePort(),
+		});
+		expect(hints).toEqual([
+			expect.stringMatching(/Redis Host of the credential must be a host name or IP address alone/),
+		]);
 		const said = [...hints, ...getLoggedLines()].join('\n');
 		expect(said).not.toContain('s3cr3t-pw');
 		expect(said).not.toContain('limiter:');
@@ -150,7 +176,9 @@ describe("settings that cannot be right, in a node's run", () => {
 			parameters: getEnvironmentInfo,
 			credentials: fastCredentials(emulator, { bucketCapacity: 2_000_000 }),
 		});
-		expect(result.error?.message).toMatch(/The credential's Bucket Capacity must be a whole number from 1 to 10000, not 2000000/);
+		expect(result.error?.message).toMatch(
+			/The credential's Bucket Capacity must be a whole number from 1 to 10000, not 2000000/,
+		);
 	});
 });
 
@@ -165,7 +193,11 @@ describe('the schedule, handed between Redis and the process', () => {
 	function sharedLimiter(port: number, clock: FakeClock) {
 		const store = new SharedBucketStore({ host: '127.0.0.1', port, db: 0 });
 		const account = accountKey(`http://127.0.0.1:1/handed-${++accounts}-${Date.now()}`, 'someone');
-		const limiter = new SharedLimiter(new GcraLimiter(TERMS, clock), store.bucket(account, TERMS, sleep), () => clock.now());
+		const limiter = new SharedLimiter(
+			new GcraLimiter(TERMS, clock),
+			store.bucket(account, TERMS, sleep),
+			() => clock.now(),
+		);
 		return { store, limiter, account };
 	}
 
@@ -174,7 +206,9 @@ describe('the schedule, handed between Redis and the process', () => {
 		const cancel = new AbortController();
 		let reserved!: (waitMs: unknown) => void;
 		const reservation = new Promise((resolve) => (reserved = resolve));
-		const logger = { debug: (_message: string, meta?: Record<string, unknown>) => reserved(meta?.expectedWaitMs) };
+		const logger = {
+			debug: (_message: string, meta?: Record<string, unknown>) => reserved(meta?.expectedWaitMs),
+		};
 		const grant: Promise<LimiterGrant> = limiter.acquire({ signal: cancel.signal, logger });
 		// A bucket with room would grant at once, without a wait to tell.
 		const outcome = await Promise.race([reservation, grant.then(() => 'granted at once')]);
@@ -199,7 +233,9 @@ describe('the schedule, handed between Redis and the process', () => {
 			const granted: number[] = [];
 			const requests = [acquireWithoutRedis(limiter), acquireWithoutRedis(limiter)];
 			await Promise.all(requests.map((request) => request.inLocalLimiter));
-			const done = Promise.all(requests.map((request) => request.grant.then(() => granted.push(clock.now() - start))));
+			const done = Promise.all(
+				requests.map((request) => request.grant.then(() => granted.push(clock.now() - start))),
+			);
 			await flush();
 			// Other processes may have filled the bucket: nothing goes at once.
 			expect(granted).toEqual([]);
@@ -216,7 +252,9 @@ describe('the schedule, handed between Redis and the process', () => {
 	 * interval), then Redis comes back empty; `meanwhile` runs once Redis answers again, then the
 	 * process's next request reserves its slot there: the wait Redis hands out, or 'granted at once'.
 	 */
-	async function waitBackInRedis(meanwhile: (account: string, port: number) => Promise<void> = async () => {}) {
+	async function waitBackInRedis(
+		meanwhile: (account: string, port: number) => Promise<void> = async () => {},
+	) {
 		const clock = new FakeClock();
 		const port = await freePort();
 		const { store, limiter, account } = sharedLimiter(port, clock);

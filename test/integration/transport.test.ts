@@ -11,17 +11,31 @@ import {
 	type ServiceResponse,
 	withPollDeadline,
 } from '../../nodes/shared/transport';
-import { DEFAULT_ACCOUNT, MESSAGES, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { createContext, createPollContext, emulatorCredentials, type TestContext } from '../../scripts/n8n/in-process';
+import {
+	DEFAULT_ACCOUNT,
+	MESSAGES,
+	type Emulator,
+	type EmulatorOptions,
+} from '../../scripts/emulator';
+import {
+	createContext,
+	createPollContext,
+	emulatorCredentials,
+	type TestContext,
+} from '../../scripts/n8n/in-process';
 import { customRateLimit, startedEmulators, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 
 const PASSWORD = DEFAULT_ACCOUNT.password;
 const BASIC = Buffer.from(`${DEFAULT_ACCOUNT.username}:${PASSWORD}`).toString('base64');
-const XML = '<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
+const XML =
+	'<?xml version="1.0" encoding="UTF-8"?><products><product><sku>A-1</sku></product></products>';
 
-function credentialsFor(url: string, overrides: ICredentialDataDecryptedObject = {}): ICredentialDataDecryptedObject {
+function credentialsFor(
+	url: string,
+	overrides: ICredentialDataDecryptedObject = {},
+): ICredentialDataDecryptedObject {
 	return emulatorCredentials({ url }, overrides);
 }
 
@@ -63,7 +77,9 @@ function expectNoSecrets(text: string): void {
 }
 
 /** A bare HTTP server that records what reached it. */
-async function startCapture(reply: (headers: IncomingHttpHeaders) => { status: number; body: string }) {
+async function startCapture(
+	reply: (headers: IncomingHttpHeaders) => { status: number; body: string },
+) {
 	const seen: Array<{ method: string; url: string; headers: IncomingHttpHeaders }> = [];
 	const server = await listenLocal((req, res) => {
 		seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
@@ -87,28 +103,41 @@ const emulator = startedEmulators();
 describe('base URL', () => {
 	it('accepts https anywhere and http only to this machine', () => {
 		expect(checkBaseUrl('https://svc.example.com/')).toBe('https://svc.example.com');
-		expect(checkBaseUrl(' https://svc.example.com/prefix// ')).toBe('https://svc.example.com/prefix');
+		expect(checkBaseUrl(' https://svc.example.com/prefix// ')).toBe(
+			'https://svc.example.com/prefix',
+		);
 		expect(checkBaseUrl('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
 		expect(checkBaseUrl('http://127.8.9.10')).toBe('http://127.8.9.10');
 		expect(checkBaseUrl('http://localhost:3000')).toBe('http://localhost:3000');
 		expect(checkBaseUrl('http://[::1]:3000')).toBe('http://[::1]:3000');
 		expect(() => checkBaseUrl('http://svc.example.com')).toThrow(/must start with https:\/\//);
 		expect(() => checkBaseUrl('http://10.0.0.1')).toThrow(/must start with https:\/\//);
-		expect(() => checkBaseUrl('http://localhost.example.com')).toThrow(/must start with https:\/\//);
+		expect(() => checkBaseUrl('http://localhost.example.com')).toThrow(
+			/must start with https:\/\//,
+		);
 		// Plain http hidden behind characters the URL parser drops.
-		for (const hidden of ['\u0001http://svc.example.com', 'ht\ttp://svc.example.com', 'http\n://svc.example.com', 'h\rttp://svc.example.com']) {
+		for (const hidden of [
+			'\u0001http://svc.example.com',
+			'ht\ttp://svc.example.com',
+			'http\n://svc.example.com',
+			'h\rttp://svc.example.com',
+		]) {
 			expect(() => checkBaseUrl(hidden)).toThrow(/must start with https:\/\//);
 		}
 		expect(() => checkBaseUrl('ftp://svc.example.com')).toThrow(/https:\/\//);
 		expect(() => checkBaseUrl('svc.example.com')).toThrow(/not a valid URL/);
 		expect(() => checkBaseUrl('')).toThrow(/empty/);
-		expect(() => checkBaseUrl('https://user:secret@svc.example.com')).toThrow(/must not contain a username/);
+		expect(() => checkBaseUrl('https://user:secret@svc.example.com')).toThrow(
+			/must not contain a username/,
+		);
 	});
 
 	it('an http base URL to another machine is refused before any request is made', async () => {
 		const context = createContext({ credentials: credentialsFor('http://svc.example.com') });
 		const sent = jest.spyOn(context.helpers, 'httpRequestWithAuthentication');
-		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 2 }));
+		const error = await failure(
+			callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 2 }),
+		);
 		expect(error.message).toMatch(/must start with https:\/\//);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 2 }));
 		expect(sent).not.toHaveBeenCalled();
@@ -121,7 +150,10 @@ describe('requests against the emulator', () => {
 
 	it('authenticates with the credential and parses JSON', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const response = await callService<{ userName: string }>(context, { method: 'GET', path: '/api/auth/me' });
+		const response = await callService<{ userName: string }>(context, {
+			method: 'GET',
+			path: '/api/auth/me',
+		});
 		expect(response.statusCode).toBe(200);
 		expect(response.body.userName).toBe(DEFAULT_ACCOUNT.username);
 		expect(response.headers['content-type']).toMatch(/json/);
@@ -144,7 +176,12 @@ describe('requests against the emulator', () => {
 		});
 		expect(triggerReads).toHaveBeenCalledTimes(1);
 		credentials.password = 'edited-password';
-		const error = await failure(poll(trigger, async () => await callService(trigger, { method: 'GET', path: '/api/auth/me' })));
+		const error = await failure(
+			poll(
+				trigger,
+				async () => await callService(trigger, { method: 'GET', path: '/api/auth/me' }),
+			),
+		);
 		expect(error.httpCode).toBe('401');
 		expect(triggerReads).toHaveBeenCalledTimes(2);
 	});
@@ -163,8 +200,12 @@ describe('requests against the emulator', () => {
 	});
 
 	it('401: the service message, a hint, the item, and no secret', async () => {
-		const context = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
-		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 3 }));
+		const context = createContext({
+			credentials: credentialsFor(service.url, { password: 'wrong-password' }),
+		});
+		const error = await failure(
+			callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 3 }),
+		);
 		expect(error.message).toBe(MESSAGES.denied);
 		expect(error.description).toMatch(/username and password/);
 		expect(error.description).toMatch(/customer ID/i);
@@ -172,15 +213,21 @@ describe('requests against the emulator', () => {
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 3 }));
 		const rendered = renderError(error);
 		expect(rendered).not.toContain('wrong-password');
-		expect(rendered).not.toContain(Buffer.from(`${DEFAULT_ACCOUNT.username}:wrong-password`).toString('base64'));
+		expect(rendered).not.toContain(
+			Buffer.from(`${DEFAULT_ACCOUNT.username}:wrong-password`).toString('base64'),
+		);
 	});
 
 	it('401: the hint names the environment the credential is for', async () => {
-		const production = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+		const production = createContext({
+			credentials: credentialsFor(service.url, { password: 'wrong-password' }),
+		});
 		const test = createContext({
 			credentials: credentialsFor(service.url, { password: 'wrong-password', environment: 'test' }),
 		});
-		const onProduction = await failure(callService(production, { method: 'GET', path: '/api/auth/me' }));
+		const onProduction = await failure(
+			callService(production, { method: 'GET', path: '/api/auth/me' }),
+		);
 		const onTest = await failure(callService(test, { method: 'GET', path: '/api/auth/me' }));
 		expect(onProduction.description).toMatch(/issued for the Production environment/);
 		expect(onTest.description).toMatch(/issued for the Development\/Test environment/);
@@ -223,36 +270,62 @@ describe('requests against the emulator', () => {
 			// The check goes with the credential's own customer: when that is the wrong one, the check
 			// fails as well, and the hint names both.
 			// (A service ID the account does not have: one that is not a number is refused before any request.)
-			const context = createContext({ credentials: credentialsFor(service.url, { customerId: '4242', customerIdType: 'ServiceID' }) });
-			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
+			const context = createContext({
+				credentials: credentialsFor(service.url, {
+					customerId: '4242',
+					customerIdType: 'ServiceID',
+				}),
+			});
+			const error = await failure(
+				callService(context, { method: 'GET', path: '/api/xml/2025-01-01' }),
+			);
 			expect(error.description).toMatch(/^The credential's login is refused as well/);
 			expect(error.description).toMatch(/Customer ID and its type/);
 		});
 
 		it('the login, when the check is refused too; no check for a refused check', async () => {
-			const context = createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+			const context = createContext({
+				credentials: credentialsFor(service.url, { password: 'wrong-password' }),
+			});
 			const before = authMe();
-			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2025-01-01' }));
-			expect(error.description).toMatch(/^The credential's login is refused as well \(GET \/api\/auth\/me with its own customer\): check that the username and password are the ones issued for the Production environment/);
+			const error = await failure(
+				callService(context, { method: 'GET', path: '/api/xml/2025-01-01' }),
+			);
+			expect(error.description).toMatch(
+				/^The credential's login is refused as well \(GET \/api\/auth\/me with its own customer\): check that the username and password are the ones issued for the Production environment/,
+			);
 			expect(authMe() - before).toBe(1);
 
-			const again = await failure(callService(context, { method: 'GET', path: '/api/xml/2025-01-02' }));
+			const again = await failure(
+				callService(context, { method: 'GET', path: '/api/xml/2025-01-02' }),
+			);
 			expect(again.description).toBe(error.description);
 			// Once per node run, however many requests are refused.
 			expect(authMe() - before).toBe(1);
 
-			const onCheck = await failure(callService(createContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) }), { method: 'GET', path: '/api/auth/me' }));
+			const onCheck = await failure(
+				callService(
+					createContext({
+						credentials: credentialsFor(service.url, { password: 'wrong-password' }),
+					}),
+					{ method: 'GET', path: '/api/auth/me' },
+				),
+			);
 			expect(onCheck.description).toMatch(/^The credential's login is refused as well/);
 			expect(authMe() - before).toBe(2);
 			expectNoSecrets(renderError(error));
 		});
 
 		it('once per poll in a trigger, whose credential may be mended between polls', async () => {
-			const trigger = createPollContext({ credentials: credentialsFor(service.url, { password: 'wrong-password' }) });
+			const trigger = createPollContext({
+				credentials: credentialsFor(service.url, { password: 'wrong-password' }),
+			});
 			const before = authMe();
 			const refusedTwice = async () => {
 				for (const day of ['2025-01-01', '2025-01-02']) {
-					const error = await failure(callService(trigger, { method: 'GET', path: `/api/xml/${day}` }));
+					const error = await failure(
+						callService(trigger, { method: 'GET', path: `/api/xml/${day}` }),
+					);
 					expect(error.description).toMatch(/^The credential's login is refused as well/);
 				}
 			};
@@ -265,7 +338,9 @@ describe('requests against the emulator', () => {
 
 	it('400: the service message', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const error = await failure(callService(context, { method: 'GET', path: '/api/xml/not-a-date', itemIndex: 0 }));
+		const error = await failure(
+			callService(context, { method: 'GET', path: '/api/xml/not-a-date', itemIndex: 0 }),
+		);
 		expect(error.message).toBe(MESSAGES.invalid);
 		expect(error.httpCode).toBe('400');
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 0 }));
@@ -280,7 +355,9 @@ describe('requests against the emulator', () => {
 			responseType: 'none',
 		});
 		expect(allowed.statusCode).toBe(404);
-		const error = await failure(callService(context, { method: 'HEAD', path: '/api/images/unknown-hashcode' }));
+		const error = await failure(
+			callService(context, { method: 'HEAD', path: '/api/images/unknown-hashcode' }),
+		);
 		expect(error.httpCode).toBe('404');
 		expect(error.message).toContain('/api/images/unknown-hashcode');
 	});
@@ -308,7 +385,9 @@ describe('requests against the emulator', () => {
 	it('an unexpected redirect is an error naming its target, not followed', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const upload = await uploadXml(context, `${XML}<!--emulator:fail-->`);
-		const error = await failure(callService(context, { method: 'GET', path: `/api/status/${upload.body.trim()}/result` }));
+		const error = await failure(
+			callService(context, { method: 'GET', path: `/api/status/${upload.body.trim()}/result` }),
+		);
 		expect(error.message).toMatch(/redirect \(301\), which is not followed/);
 		expect(error.description).toMatch(/Location: /);
 		expect(service.stats().requests['GET /api/status/{id}/errors'] ?? 0).toBe(0);
@@ -359,7 +438,12 @@ describe('requests against the emulator', () => {
 		await postControl(service.url, 'faults', { count: 1, kind: '500', path: '/api/xml' });
 		const context = createContext({ credentials: credentialsFor(service.url) });
 		const error = await failure(
-			callService(context, { method: 'PUT', path: '/api/xml', body: XML, headers: { 'Content-Type': 'application/xml' } }),
+			callService(context, {
+				method: 'PUT',
+				path: '/api/xml',
+				body: XML,
+				headers: { 'Content-Type': 'application/xml' },
+			}),
 		);
 		expect(error.message).toMatch(/may or may not have received it/);
 		expect(service.stats().requests['PUT /api/xml']).toBe(1);
@@ -367,7 +451,10 @@ describe('requests against the emulator', () => {
 
 	it('a streamed body is sent as a stream', async () => {
 		const context = createContext({ credentials: credentialsFor(service.url) });
-		const response = await uploadXml(context, Readable.from([Buffer.from(XML.slice(0, 20)), Buffer.from(XML.slice(20))]));
+		const response = await uploadXml(
+			context,
+			Readable.from([Buffer.from(XML.slice(0, 20)), Buffer.from(XML.slice(20))]),
+		);
 		expect(response.statusCode).toBe(202);
 		expect(service.uploads()[0].byteLength).toBe(Buffer.byteLength(XML));
 	});
@@ -385,29 +472,49 @@ describe('requests against the emulator', () => {
 		expectNoSecrets(context.logged.join('\n'));
 	});
 
-	it.each([403, 400, 404, 409])('the service\'s own message in a %s: at most 300 characters, on one line', async (status) => {
-		const forged = '\n2026-01-01T00:00:00.000Z | error | Forged entry\r\u2028\u0000';
-		const capture = await startCapture(() => ({ status, body: JSON.stringify({ message: `${'m'.repeat(200_000)}${forged}` }) }));
-		try {
-			const context = createContext({ credentials: credentialsFor(capture.url) });
-			const error = await failure(callService(context, { method: 'GET', path: '/api/xml/2026-01-01', itemIndex: 0 }));
-			expect(error.message.length).toBeLessThanOrEqual(300);
-			for (const text of [error.message, String(error.description ?? '')]) {
-				expect(text).not.toMatch(/m{300}/);
-				expect(text).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
-			}
-			expect([error.message, error.description]).toContainEqual(expect.stringMatching(/^m{299}…$/));
-			const short = await startCapture(() => ({ status, body: JSON.stringify({ message: `Refused${forged}` }) }));
+	it.each([403, 400, 404, 409])(
+		"the service's own message in a %s: at most 300 characters, on one line",
+		async (status) => {
+			const forged = '\n2026-01-01T00:00:00.000Z | error | Forged entry\r\u2028\u0000';
+			const capture = await startCapture(() => ({
+				status,
+				body: JSON.stringify({ message: `${'m'.repeat(200_000)}${forged}` }),
+			}));
 			try {
-				const said = await failure(callService(createContext({ credentials: credentialsFor(short.url) }), { method: 'GET', path: '/api/xml/2026-01-01' }));
-				expect([said.message, said.description]).toContain('Refused 2026-01-01T00:00:00.000Z | error | Forged entry');
+				const context = createContext({ credentials: credentialsFor(capture.url) });
+				const error = await failure(
+					callService(context, { method: 'GET', path: '/api/xml/2026-01-01', itemIndex: 0 }),
+				);
+				expect(error.message.length).toBeLessThanOrEqual(300);
+				for (const text of [error.message, String(error.description ?? '')]) {
+					expect(text).not.toMatch(/m{300}/);
+					expect(text).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
+				}
+				expect([error.message, error.description]).toContainEqual(
+					expect.stringMatching(/^m{299}…$/),
+				);
+				const short = await startCapture(() => ({
+					status,
+					body: JSON.stringify({ message: `Refused${forged}` }),
+				}));
+				try {
+					const said = await failure(
+						callService(createContext({ credentials: credentialsFor(short.url) }), {
+							method: 'GET',
+							path: '/api/xml/2026-01-01',
+						}),
+					);
+					expect([said.message, said.description]).toContain(
+						'Refused 2026-01-01T00:00:00.000Z | error | Forged entry',
+					);
+				} finally {
+					await short.close();
+				}
 			} finally {
-				await short.close();
+				await capture.close();
 			}
-		} finally {
-			await capture.close();
-		}
-	});
+		},
+	);
 });
 
 describe('rate limit', () => {
@@ -417,10 +524,14 @@ describe('rate limit', () => {
 	jest.setTimeout(30_000);
 
 	/** The service, its bucket full, and a caller that knows its terms. */
-	async function fullService(options: EmulatorOptions = {}): Promise<{ service: Emulator; context: TestContext }> {
+	async function fullService(
+		options: EmulatorOptions = {},
+	): Promise<{ service: Emulator; context: TestContext }> {
 		const service = await emulator({ leakIntervalMs: SLOW_LEAK_MS, ...options });
 		await postControl(service.url, 'bucket', { username: DEFAULT_ACCOUNT.username, level: 50 });
-		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)) });
+		const context = createContext({
+			credentials: credentialsFor(service.url, fastTerms(SLOW_LEAK_MS)),
+		});
 		return { service, context };
 	}
 
@@ -493,8 +604,12 @@ describe('rate limit', () => {
 		await postControl(service.url, 'faults', { count: 1000, kind: '429', path: '/api/auth/me' });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(10, 10)) });
 		const started = Date.now();
-		const error = await failure(callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }));
-		expect(error.message).toMatch(/^The service's request limit was reached: GET \/api\/auth\/me was refused \d+ times \(429\)$/);
+		const error = await failure(
+			callService(context, { method: 'GET', path: '/api/auth/me', itemIndex: 5 }),
+		);
+		expect(error.message).toMatch(
+			/^The service's request limit was reached: GET \/api\/auth\/me was refused \d+ times \(429\)$/,
+		);
 		expect(error.context).toEqual(expect.objectContaining({ itemIndex: 5 }));
 		expect(service.stats().requests['GET /api/auth/me']).toBeGreaterThanOrEqual(6);
 		// Drained twice: 2 x 10 x 10 ms after the first refusal.
@@ -508,7 +623,9 @@ describe('rate limit', () => {
 		const service = await emulator({ bucketCapacity: 5, leakIntervalMs: 150 });
 		const context = createContext({ credentials: credentialsFor(service.url, fastTerms(250, 5)) });
 		const responses = await Promise.all(
-			Array.from({ length: 12 }, () => callService(context, { method: 'GET', path: '/api/auth/me' })),
+			Array.from({ length: 12 }, () =>
+				callService(context, { method: 'GET', path: '/api/auth/me' }),
+			),
 		);
 		expect(responses.every((r) => r.statusCode === 200)).toBe(true);
 		expect(service.stats().requests['GET /api/auth/me']).toBe(12);
@@ -532,7 +649,7 @@ describe('rate limit', () => {
 });
 
 describe('fetchServiceUrl', () => {
-	it('another origin is fetched without the credential, through n8n\'s plain request helper and the account\'s limiter', async () => {
+	it("another origin is fetched without the credential, through n8n's plain request helper and the account's limiter", async () => {
 		const service = await emulator();
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
@@ -554,28 +671,43 @@ describe('fetchServiceUrl', () => {
 	it('another origin over plain http only where the Base URL is on this machine; never another scheme', async () => {
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
-			const remote = createContext({ credentials: credentialsFor('https://integration.example.com') });
+			const remote = createContext({
+				credentials: credentialsFor('https://integration.example.com'),
+			});
 			const error = await failure(fetchServiceUrl.call(remote, `${capture.url}/errors/1`, 0));
-			expect(error.message).toBe(`The service handed out a URL on another host that is not https (${capture.url}), which is not fetched`);
+			expect(error.message).toBe(
+				`The service handed out a URL on another host that is not https (${capture.url}), which is not fetched`,
+			);
 			const local = createContext({ credentials: credentialsFor(capture.url) });
-			expect((await failure(fetchServiceUrl.call(local, 'file:///etc/passwd', 0))).message).toMatch(/not https \(null\)/);
-			expect((await failure(fetchServiceUrl.call(local, 'ftp://127.0.0.1/x', 0))).message).toMatch(/not https/);
+			expect((await failure(fetchServiceUrl.call(local, 'file:///etc/passwd', 0))).message).toMatch(
+				/not https \(null\)/,
+			);
+			expect((await failure(fetchServiceUrl.call(local, 'ftp://127.0.0.1/x', 0))).message).toMatch(
+				/not https/,
+			);
 			expect(capture.seen).toHaveLength(0);
 		} finally {
 			await capture.close();
 		}
 	});
 
-	it('another origin\'s answer is read within the same bound as the service\'s, and its refusal names no credential', async () => {
+	it("another origin's answer is read within the same bound as the service's, and its refusal names no credential", async () => {
 		const service = await emulator();
 		const huge = await startCapture(() => ({ status: 200, body: 'x'.repeat(2 * 1024 * 1024) }));
-		const refusing = await startCapture(() => ({ status: 401, body: '{"message":"Signature expired"}' }));
+		const refusing = await startCapture(() => ({
+			status: 401,
+			body: '{"message":"Signature expired"}',
+		}));
 		try {
 			const context = createContext({ credentials: credentialsFor(service.url) });
 			const response = await fetchServiceUrl.call(context, `${huge.url}/errors/1`, 0);
-			expect(response.body).toMatch(/^x{1048576}\n\[truncated: longer than 1 MiB, the rest was not read\]$/);
+			expect(response.body).toMatch(
+				/^x{1048576}\n\[truncated: longer than 1 MiB, the rest was not read\]$/,
+			);
 			const error = await failure(fetchServiceUrl.call(context, `${refusing.url}/errors/1`, 0));
-			expect(error.message).toBe(`GET /errors/1 on ${new URL(refusing.url).host} answered with status 401`);
+			expect(error.message).toBe(
+				`GET /errors/1 on ${new URL(refusing.url).host} answered with status 401`,
+			);
 			expect(error.description).toBe('Signature expired');
 			// No check of the credential's login follows a refusal of another host.
 			expect(service.stats().requests).toEqual({});
@@ -642,10 +774,7 @@ describe('streaming', () => {
 			const timeout = new Promise<never>((_, reject) =>
 				setTimeout(() => reject(new Error('The stream was buffered before sending')), 5000).unref(),
 			);
-			const response = await Promise.race([
-				uploadXml(context, Readable.from(body())),
-				timeout,
-			]);
+			const response = await Promise.race([uploadXml(context, Readable.from(body())), timeout]);
 			expect(response.statusCode).toBe(202);
 			expect(received).toBe(128 * 1024);
 		} finally {
@@ -659,9 +788,15 @@ describe('credential headers', () => {
 		const capture = await startCapture(() => ({ status: 200, body: '{"ok":true}' }));
 		try {
 			const context = createContext({
-				credentials: credentialsFor(capture.url, { customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' }),
+				credentials: credentialsFor(capture.url, {
+					customerId: 'SHOP-NORTH',
+					customerIdType: 'ExternalID',
+				}),
 			});
-			const response = await callService<{ ok: boolean }>(context, { method: 'GET', path: '/api/xml/2025-01-01' });
+			const response = await callService<{ ok: boolean }>(context, {
+				method: 'GET',
+				path: '/api/xml/2025-01-01',
+			});
 			expect(response.body).toEqual({ ok: true });
 			const { headers } = capture.seen[0];
 			expect(headers.authorization).toBe(`Basic ${BASIC}`);

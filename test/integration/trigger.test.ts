@@ -66,10 +66,14 @@ interface UploadOptions {
 /** Uploads a document as another client of the account would, straight to the emulator. */
 async function upload(options: UploadOptions = {}): Promise<string> {
 	const markers = [
-		options.processingMs === undefined ? '' : `<!--emulator:processing-ms=${options.processingMs}-->`,
+		options.processingMs === undefined
+			? ''
+			: `<!--emulator:processing-ms=${options.processingMs}-->`,
 		options.fail ? '<!--emulator:fail-->' : '',
 	].join('');
-	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64');
+	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString(
+		'base64',
+	);
 	const response = await fetch(`${emulator.url}/api/xml`, {
 		method: 'PUT',
 		headers: {
@@ -96,9 +100,18 @@ interface PollRecord {
 }
 
 /** One poll in trigger mode; throws what the poll reported through n8n's error path. */
-async function poll(parameters: INodeParameters, staticData: IDataObject, credentialFields: Record<string, string> = {}): Promise<PollRecord> {
+async function poll(
+	parameters: INodeParameters,
+	staticData: IDataObject,
+	credentialFields: Record<string, string> = {},
+): Promise<PollRecord> {
 	const before = emulator.stats().requests;
-	const result = await runPoll(trigger, parameters, { ...credentials(), ...credentialFields }, staticData);
+	const result = await runPoll(
+		trigger,
+		parameters,
+		{ ...credentials(), ...credentialFields },
+		staticData,
+	);
 	if (result.error) throw result.error;
 	const after = emulator.stats().requests;
 	const requests: Record<string, number> = {};
@@ -129,7 +142,11 @@ const finished = (options: INodeParameters = {}, status = 'any'): INodeParameter
 
 describe('ProductDataIntegrationTrigger', () => {
 	it('starts from now: the first poll emits no history, later polls report only new uploads', async () => {
-		const old = [await upload(), await upload({ fail: true }), await upload({ processingMs: 10 * MINUTE })];
+		const old = [
+			await upload(),
+			await upload({ fail: true }),
+			await upload({ processingMs: 10 * MINUTE }),
+		];
 		advance(MINUTE);
 
 		const first = await poll({ events: ['uploadFinished', 'uploadReceived'], status: 'any' }, {});
@@ -138,13 +155,19 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(first.requests).toEqual({ [LIST]: 1 });
 
 		advance(20 * MINUTE);
-		const second = await poll({ events: ['uploadFinished', 'uploadReceived'], status: 'any' }, first.staticData);
+		const second = await poll(
+			{ events: ['uploadFinished', 'uploadReceived'], status: 'any' },
+			first.staticData,
+		);
 		expect(second.items).toEqual([]);
 		expect(second.requests).toEqual({ [LIST]: 1 });
 
 		const fresh = await upload();
 		advance(MINUTE);
-		const third = await poll({ events: ['uploadFinished', 'uploadReceived'], status: 'any' }, second.staticData);
+		const third = await poll(
+			{ events: ['uploadFinished', 'uploadReceived'], status: 'any' },
+			second.staticData,
+		);
 		expect(third.items.map((item) => [item.id, item.event])).toEqual([
 			[fresh, 'uploadReceived'],
 			[fresh, 'uploadFinished'],
@@ -163,7 +186,9 @@ describe('ProductDataIntegrationTrigger', () => {
 		// The emulator dates uploads in UTC: 20:01 UTC on the 10th is already the 11th at UTC+14.
 		const inUtc = await poll(received, utc.staticData);
 		expect(inUtc.items.map((item) => [item.id, item.listedDate])).toEqual([[id, '2025-03-10']]);
-		const inKiritimati = await poll(received, kiritimati.staticData, { serviceTimeZone: 'Pacific/Kiritimati' });
+		const inKiritimati = await poll(received, kiritimati.staticData, {
+			serviceTimeZone: 'Pacific/Kiritimati',
+		});
 		expect(inKiritimati.items).toEqual([]);
 		expect(inKiritimati.requests).toEqual({ [LIST]: 1 });
 	});
@@ -197,7 +222,12 @@ describe('ProductDataIntegrationTrigger', () => {
 		advance(MINUTE);
 		const second = await poll(parameters, staticData);
 		expect(second.items).toEqual([
-			expect.objectContaining({ id: ok, status: 'succeeded', errorUrl: null, receivedAt: expect.any(String) }),
+			expect.objectContaining({
+				id: ok,
+				status: 'succeeded',
+				errorUrl: null,
+				receivedAt: expect.any(String),
+			}),
 		]);
 		advance(MINUTE);
 		const third = await poll(parameters, second.staticData);
@@ -215,14 +245,18 @@ describe('ProductDataIntegrationTrigger', () => {
 		advance(MINUTE);
 
 		const onlyOk = await poll(succeeded, a);
-		expect(onlyOk.items.map((item) => [item.id, item.status, item.errorMessage])).toEqual([[ok, 'succeeded', null]]);
+		expect(onlyOk.items.map((item) => [item.id, item.status, item.errorMessage])).toEqual([
+			[ok, 'succeeded', null],
+		]);
 		expect(onlyOk.requests).toEqual({ [LIST]: 1, [RESULT]: 2 });
 		const onlyBad = await poll(failed, b);
 		expect(onlyBad.items.map((item) => [item.id, item.status])).toEqual([[bad, 'failed']]);
 		// The emulator's error document is JSON: its reason is a field, the document and its text are kept.
 		expect(onlyBad.items[0].errorMessage).toBe('Processing of the document ended with 1 error(s).');
 		expect(onlyBad.items[0].errorDocument).toMatchObject({ id: bad, errors: [expect.any(Object)] });
-		expect(JSON.parse(onlyBad.items[0].errorText as string)).toEqual(onlyBad.items[0].errorDocument);
+		expect(JSON.parse(onlyBad.items[0].errorText as string)).toEqual(
+			onlyBad.items[0].errorDocument,
+		);
 		expect(onlyBad.requests).toEqual({ [LIST]: 1, [RESULT]: 2, [ERROR_DOCUMENT]: 1 });
 
 		// The filtered-out session is finished too: it is not checked again.
@@ -260,7 +294,11 @@ describe('ProductDataIntegrationTrigger', () => {
 		advance(MINUTE);
 		const result = await poll(parameters, staticData);
 		expect(result.items).toEqual([
-			expect.objectContaining({ id, status: 'failed', errorUrl: `${emulator.url}/api/status/${id}/errors` }),
+			expect.objectContaining({
+				id,
+				status: 'failed',
+				errorUrl: `${emulator.url}/api/status/${id}/errors`,
+			}),
 		]);
 	});
 
@@ -340,7 +378,9 @@ describe('ProductDataIntegrationTrigger', () => {
 		const failed = await runPoll(trigger, parameters, credentials(), staticData);
 		expect(failed.error).toBeUndefined();
 		expect(failed.output).toBeNull();
-		expect(getLoggedLines().join('\n')).toContain(`1 status check(s) failed; those sessions are checked again on a later poll: `);
+		expect(getLoggedLines().join('\n')).toContain(
+			`1 status check(s) failed; those sessions are checked again on a later poll: `,
+		);
 		advance(MINUTE);
 		const next = await poll(parameters, failed.staticData);
 		expect(next.items.map((item) => [item.id, item.status])).toEqual([[id, 'succeeded']]);
@@ -382,7 +422,9 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(result.items).toEqual([]);
 		expect(result.requests).toEqual({ [LIST]: 1, [RESULT]: 1 });
 		expect(triggerState(result.staticData).pending).toEqual([]);
-		expect(getLoggedLines().join('\n')).toContain(`Upload session ${unknown} is unknown to the service`);
+		expect(getLoggedLines().join('\n')).toContain(
+			`Upload session ${unknown} is unknown to the service`,
+		);
 	});
 
 	it('reports a failed listing as an error without losing anything', async () => {
@@ -415,7 +457,9 @@ describe('ProductDataIntegrationTrigger', () => {
 		const state = triggerState(staticData);
 		expect(state.pending).toEqual([]);
 		expect(listedDays(state).length).toBeLessThanOrEqual(2);
-		expect(getLoggedLines().join('\n')).toContain(`Upload session ${endless} is still unfinished after 7 days`);
+		expect(getLoggedLines().join('\n')).toContain(
+			`Upload session ${endless} is still unfinished after 7 days`,
+		);
 	});
 
 	it('gives up a session whose status check failed 20 times in a row, saying so in one line', async () => {
@@ -437,9 +481,15 @@ describe('ProductDataIntegrationTrigger', () => {
 			expect.objectContaining({ id: nineteenth, failedChecks: 19 }),
 		]);
 		const lines = getLoggedLines().filter((line) => line.includes('followed'));
-		expect(lines).toEqual([expect.stringContaining(`Upload session ${twentieth} is no longer followed after 20 failed status checks in a row`)]);
+		expect(lines).toEqual([
+			expect.stringContaining(
+				`Upload session ${twentieth} is no longer followed after 20 failed status checks in a row`,
+			),
+		]);
 		advance(5 * MINUTE);
-		expect((await poll(parameters, result.staticData)).items.map((item) => item.id)).toEqual([nineteenth]);
+		expect((await poll(parameters, result.staticData)).items.map((item) => item.id)).toEqual([
+			nineteenth,
+		]);
 	});
 
 	describe('Fetch Test Event', () => {
@@ -460,7 +510,13 @@ describe('ProductDataIntegrationTrigger', () => {
 			]);
 			expect(result.staticData).toEqual(staticData);
 
-			const succeeded = await runPoll(trigger, finished({}, 'succeeded'), credentials(), staticData, 'manual');
+			const succeeded = await runPoll(
+				trigger,
+				finished({}, 'succeeded'),
+				credentials(),
+				staticData,
+				'manual',
+			);
 			expect(succeeded.output?.[0].map((item) => item.json.id)).toEqual([older]);
 		});
 
@@ -488,7 +544,13 @@ describe('ProductDataIntegrationTrigger', () => {
 		it('returns the newest upload for New Upload Received', async () => {
 			await upload();
 			const newest = await upload({ processingMs: 60 * MINUTE });
-			const result = await runPoll(trigger, { events: ['uploadReceived'] }, credentials(), {}, 'manual');
+			const result = await runPoll(
+				trigger,
+				{ events: ['uploadReceived'] },
+				credentials(),
+				{},
+				'manual',
+			);
 			expect(result.output?.[0].map((item) => item.json)).toEqual([
 				expect.objectContaining({ id: newest, event: 'uploadReceived' }),
 			]);
@@ -526,12 +588,15 @@ describe('ProductDataIntegrationTrigger', () => {
 			const slow = random() < 0.15;
 			plan.push({
 				at: start + Math.floor(random() * 150 * MINUTE),
-				processingMs: slow ? Math.floor((5 + random() * 25) * MINUTE) : Math.floor(random() * 50_000),
+				processingMs: slow
+					? Math.floor((5 + random() * 25) * MINUTE)
+					: Math.floor(random() * 50_000),
 				fail: random() < 0.25,
 			});
 		}
 		// A burst larger than the per-poll cap, and uploads in the last seconds before midnight.
-		for (let i = 0; i < 8; i++) plan.push({ at: start + 75 * MINUTE, processingMs: 0, fail: i % 3 === 0 });
+		for (let i = 0; i < 8; i++)
+			plan.push({ at: start + 75 * MINUTE, processingMs: 0, fail: i % 3 === 0 });
 		plan.push({ at: Date.parse('2025-03-10T23:59:58Z'), processingMs: 1000, fail: false });
 		plan.push({ at: Date.parse('2025-03-10T23:59:59Z'), processingMs: 90 * MINUTE, fail: true });
 		plan.sort((a, b) => a.at - b.at);
@@ -555,7 +620,11 @@ describe('ProductDataIntegrationTrigger', () => {
 			// After 00:30, once the last poll emitted nothing, n8n restarts and reads back the static
 			// data last saved with an emitted execution (the worst case: a poll that emits nothing
 			// need not be saved).
-			if (!restarted && pollAt >= Date.parse('2025-03-11T00:30:00Z') && staticData !== lastEmittingSnapshot) {
+			if (
+				!restarted &&
+				pollAt >= Date.parse('2025-03-11T00:30:00Z') &&
+				staticData !== lastEmittingSnapshot
+			) {
 				staticData = lastEmittingSnapshot;
 				restarted = true;
 			}

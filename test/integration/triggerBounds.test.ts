@@ -2,7 +2,14 @@ import type { IDataObject, INodeParameters, IPollFunctions } from 'n8n-workflow'
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { pollUploads } from '../../nodes/ProductDataIntegrationTrigger/poll';
-import { clearLoggedLines, createPollContext, emulatorCredentials, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import {
+	clearLoggedLines,
+	createPollContext,
+	emulatorCredentials,
+	getLoggedLines,
+	NODE_NAME,
+	runPoll,
+} from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 /**
@@ -62,10 +69,16 @@ afterEach(async () => {
 	await server.close();
 });
 
-async function poll(parameters: INodeParameters, staticData: IDataObject): Promise<{ ids: string[]; staticData: IDataObject }> {
+async function poll(
+	parameters: INodeParameters,
+	staticData: IDataObject,
+): Promise<{ ids: string[]; staticData: IDataObject }> {
 	const result = await runPoll(trigger, parameters, emulatorCredentials(server), staticData);
 	if (result.error) throw result.error;
-	return { ids: (result.output?.[0] ?? []).map((item) => item.json.id as string), staticData: result.staticData };
+	return {
+		ids: (result.output?.[0] ?? []).map((item) => item.json.id as string),
+		staticData: result.staticData,
+	};
 }
 
 function pendingIds(staticData: IDataObject): string[] {
@@ -139,10 +152,20 @@ describe('the trigger’s bounds', () => {
 		context.getWorkflow = () => ({ id: 'bounds-workflow', active: true });
 		const workflowData: IDataObject = {};
 		context.getWorkflowStaticData = (type: string) => (type === 'node' ? nodeData : workflowData);
-		const settings = { uploadReceived: false, uploadFinished: true, status: 'any' as const, includeErrorMessage: false, maxChecks: 8 };
+		const settings = {
+			uploadReceived: false,
+			uploadFinished: true,
+			status: 'any' as const,
+			includeErrorMessage: false,
+			maxChecks: 8,
+		};
 
-		await expect(pollUploads.call(context as unknown as IPollFunctions, settings)).rejects.toThrow(/^The poll was stopped after 1 s/);
-		expect(nodeData.pending).toEqual([expect.not.objectContaining({ failedChecks: expect.anything() })]);
+		await expect(pollUploads.call(context as unknown as IPollFunctions, settings)).rejects.toThrow(
+			/^The poll was stopped after 1 s/,
+		);
+		expect(nodeData.pending).toEqual([
+			expect.not.objectContaining({ failedChecks: expect.anything() }),
+		]);
 		expect(pendingIds(followed.staticData)).toEqual([sessionId(0)]);
 	});
 });

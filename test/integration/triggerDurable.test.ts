@@ -50,9 +50,16 @@ async function upload(): Promise<string> {
 }
 
 /** One poll of the node on the durable scheduler; what n8n stores afterwards, and the ids emitted. */
-async function durablePoll(stored: Stored, { atActivation = false } = {}): Promise<Stored & { ids: string[] }> {
+async function durablePoll(
+	stored: Stored,
+	{ atActivation = false } = {},
+): Promise<Stored & { ids: string[] }> {
 	await setUp();
-	const workflow = createWorkflow([node], { [nodeTypeName(trigger)]: trigger }, { staticData: structuredClone(stored.workflow), active: true });
+	const workflow = createWorkflow(
+		[node],
+		{ [nodeTypeName(trigger)]: trigger },
+		{ staticData: structuredClone(stored.workflow), active: true },
+	);
 	const snapshot = structuredClone(stored.cursor);
 	let cursor = stored.cursor;
 	let emitted: INodeExecutionData[] = [];
@@ -76,7 +83,12 @@ async function durablePoll(stored: Stored, { atActivation = false } = {}): Promi
 		async (poll) => await poll(),
 		() => snapshot,
 	);
-	await Container.get(PollTriggerExecutor).create(workflow, node, context, () => true)(atActivation);
+	await Container.get(PollTriggerExecutor).create(
+		workflow,
+		node,
+		context,
+		() => true,
+	)(atActivation);
 	if (failure) throw failure;
 	const saved = JSON.parse(JSON.stringify(workflow.staticData)) as IDataObject;
 	delete saved.__dataChanged;
@@ -117,7 +129,10 @@ describe('the trigger on the durable scheduler with durable cursors', () => {
 	it('does not take the starting point of an activation days ago for its own', async () => {
 		const old = await durablePoll({ workflow: {}, cursor: {} }, { atActivation: true });
 		const stale = JSON.parse(
-			JSON.stringify(old.workflow).replace(/"listedAt":\d+/, `"listedAt":${Date.now() - 3 * 24 * 60 * 60_000}`),
+			JSON.stringify(old.workflow).replace(
+				/"listedAt":\d+/,
+				`"listedAt":${Date.now() - 3 * 24 * 60 * 60_000}`,
+			),
 		) as IDataObject;
 		const history = await upload();
 		const first = await durablePoll({ workflow: stale, cursor: {} });

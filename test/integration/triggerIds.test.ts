@@ -1,7 +1,12 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { clearLoggedLines, emulatorCredentials, getLoggedLines, runPoll } from '../../scripts/n8n/in-process';
+import {
+	clearLoggedLines,
+	emulatorCredentials,
+	getLoggedLines,
+	runPoll,
+} from '../../scripts/n8n/in-process';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 /**
@@ -21,7 +26,13 @@ let requested: string[];
 const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
 
 function uploadRecord(id: string): IDataObject {
-	return { id, receivedAt: new Date().toISOString(), fileLenght: 10, sentBy: { serviceId: 1001 }, errors: [] };
+	return {
+		id,
+		receivedAt: new Date().toISOString(),
+		fileLenght: 10,
+		sentBy: { serviceId: 1001 },
+		errors: [],
+	};
 }
 
 beforeEach(async () => {
@@ -53,13 +64,20 @@ afterEach(async () => {
 async function poll(staticData: IDataObject): Promise<{ ids: unknown[]; staticData: IDataObject }> {
 	const result = await runPoll(trigger, PARAMETERS, emulatorCredentials(server), staticData);
 	if (result.error) throw result.error;
-	return { ids: (result.output?.[0] ?? []).map((item) => [item.json.id, item.json.event]), staticData: result.staticData };
+	return {
+		ids: (result.output?.[0] ?? []).map((item) => [item.json.id, item.json.event]),
+		staticData: result.staticData,
+	};
 }
 
 describe('the trigger and the ids the service lists', () => {
 	it('follows only session ids, warns once per other id, and leaves Object.prototype alone', async () => {
 		const first = await poll({});
-		listed = [...HOSTILE_IDS.map(uploadRecord), uploadRecord(FIRST), { receivedAt: new Date().toISOString() }];
+		listed = [
+			...HOSTILE_IDS.map(uploadRecord),
+			uploadRecord(FIRST),
+			{ receivedAt: new Date().toISOString() },
+		];
 
 		const second = await poll(first.staticData);
 		expect(second.ids).toEqual([
@@ -68,7 +86,9 @@ describe('the trigger and the ids the service lists', () => {
 		]);
 		expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeys);
 		// Nothing but the listing and the one session's status was asked for.
-		expect(requested.filter((path) => path.startsWith('/api/status/'))).toEqual([`/api/status/${FIRST}/result`]);
+		expect(requested.filter((path) => path.startsWith('/api/status/'))).toEqual([
+			`/api/status/${FIRST}/result`,
+		]);
 
 		// The same records listed again, and a new session: later polls go on as before.
 		listed.push(uploadRecord(SECOND));
@@ -85,7 +105,11 @@ describe('the trigger and the ids the service lists', () => {
 		const warnings = getLoggedLines().filter((line) => line.includes('is not followed'));
 		expect(warnings).toHaveLength(HOSTILE_IDS.length + 1);
 		for (const id of HOSTILE_IDS) {
-			expect(warnings.filter((line) => line.includes(`with the id ${JSON.stringify(id)} is not followed`))).toHaveLength(1);
+			expect(
+				warnings.filter((line) =>
+					line.includes(`with the id ${JSON.stringify(id)} is not followed`),
+				),
+			).toHaveLength(1);
 		}
 	});
 
@@ -95,6 +119,8 @@ describe('the trigger and the ids the service lists', () => {
 		await poll(first.staticData);
 		const warnings = getLoggedLines().filter((line) => line.includes('not followed'));
 		expect(warnings).toHaveLength(11);
-		expect(warnings.at(-1)).toContain('30 more uploads listed with ids that are not session ids are not followed');
+		expect(warnings.at(-1)).toContain(
+			'30 more uploads listed with ids that are not session ids are not followed',
+		);
 	});
 });

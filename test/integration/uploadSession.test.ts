@@ -31,7 +31,8 @@ describe('Upload Session', () => {
 	const succeeding = async () => await uploadText('<Products><Product/></Products>');
 	const failing = async (target?: Emulator) =>
 		await uploadText('<Products><!--emulator:fail--><Product/></Products>', target);
-	const slow = async () => await uploadText('<Products><!--emulator:processing-ms=600000--><Product/></Products>');
+	const slow = async () =>
+		await uploadText('<Products><!--emulator:processing-ms=600000--><Product/></Products>');
 
 	describe('Is Done', () => {
 		it('tells whether processing has finished, per item', async () => {
@@ -104,7 +105,11 @@ describe('Upload Session', () => {
 				{ json: { sessionId: ids[0], status: 'succeeded' }, pairedItem: { item: 0 } },
 				{ json: { sessionId: ids[1], status: 'processing' }, pairedItem: { item: 1 } },
 				{
-					json: { sessionId: ids[2], status: 'failed', errorUrl: `${emulator.url}/api/status/${ids[2]}/errors` },
+					json: {
+						sessionId: ids[2],
+						status: 'failed',
+						errorUrl: `${emulator.url}/api/status/${ids[2]}/errors`,
+					},
 					pairedItem: { item: 2 },
 				},
 			]);
@@ -140,7 +145,10 @@ describe('Upload Session', () => {
 
 			const { output, error } = await runNode({
 				node,
-				parameters: session('waitForCompletion', { sessionIds: '={{ $json.ids }}', options: { timeout: 30 } }),
+				parameters: session('waitForCompletion', {
+					sessionIds: '={{ $json.ids }}',
+					options: { timeout: 30 },
+				}),
 				items: [{ json: { ids: `${first}, ${second}` } }, { json: { ids: [third] } }],
 				credentials: credentials(),
 			});
@@ -149,7 +157,11 @@ describe('Upload Session', () => {
 			expect(output[0]).toEqual([
 				{ json: { sessionId: first, status: 'succeeded' }, pairedItem: { item: 0 } },
 				{
-					json: { sessionId: second, status: 'failed', errorUrl: `${emulator.url}/api/status/${second}/errors` },
+					json: {
+						sessionId: second,
+						status: 'failed',
+						errorUrl: `${emulator.url}/api/status/${second}/errors`,
+					},
 					pairedItem: { item: 0 },
 				},
 				{ json: { sessionId: third, status: 'succeeded' }, pairedItem: { item: 1 } },
@@ -194,11 +206,16 @@ describe('Upload Session', () => {
 			const pending = await slow();
 			const { error } = await runNode({
 				node,
-				parameters: session('waitForCompletion', { sessionIds: pending, options: { timeout: '={{ "soon" }}' } }),
+				parameters: session('waitForCompletion', {
+					sessionIds: pending,
+					options: { timeout: '={{ "soon" }}' },
+				}),
 				credentials: credentials(),
 			});
 
-			expect(error?.message).toBe('The Timeout (Seconds) of item 0 is not a number of seconds: "soon"');
+			expect(error?.message).toBe(
+				'The Timeout (Seconds) of item 0 is not a number of seconds: "soon"',
+			);
 			expect(emulator.stats().requests['GET /api/status/{id}/result']).toBeUndefined();
 		});
 
@@ -227,7 +244,10 @@ describe('Upload Session', () => {
 
 			expect(error).toBeUndefined();
 			expect(output[0]).toEqual([
-				{ json: expect.objectContaining({ error: 'The Session IDs of item 0 is empty' }), pairedItem: { item: 0 } },
+				{
+					json: expect.objectContaining({ error: 'The Session IDs of item 0 is empty' }),
+					pairedItem: { item: 0 },
+				},
 				{ json: { sessionId: done, status: 'succeeded' }, pairedItem: { item: 1 } },
 			]);
 		});
@@ -244,7 +264,10 @@ describe('Upload Session', () => {
 
 			expect(error).toBeUndefined();
 			expect(output[0]).toEqual([
-				{ json: expect.objectContaining({ error: expect.stringContaining('Not found') }), pairedItem: { item: 0 } },
+				{
+					json: expect.objectContaining({ error: expect.stringContaining('Not found') }),
+					pairedItem: { item: 0 },
+				},
 				{ json: { sessionId: done, status: 'succeeded' }, pairedItem: { item: 1 } },
 			]);
 		});
@@ -259,12 +282,18 @@ describe('Upload Session', () => {
 			});
 
 			expect(output[0]).toEqual([
-				{ json: expect.objectContaining({ error: expect.stringContaining('Not found') }), pairedItem: { item: 0 } },
+				{
+					json: expect.objectContaining({ error: expect.stringContaining('Not found') }),
+					pairedItem: { item: 0 },
+				},
 			]);
 		});
 
-		it('ends the wait at once when the credential\'s login is refused, instead of asking about every session', async () => {
-			const ids = Array.from({ length: 12 }, (_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`);
+		it("ends the wait at once when the credential's login is refused, instead of asking about every session", async () => {
+			const ids = Array.from(
+				{ length: 12 },
+				(_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`,
+			);
 			const { output, error } = await runNode({
 				node,
 				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
@@ -276,7 +305,10 @@ describe('Upload Session', () => {
 			expect(error).toBeUndefined();
 			expect(output[0]).toHaveLength(12);
 			output[0].forEach((item, n) => {
-				expect(item).toEqual({ json: expect.objectContaining({ error: expect.any(String) }), pairedItem: { item: n } });
+				expect(item).toEqual({
+					json: expect.objectContaining({ error: expect.any(String) }),
+					pairedItem: { item: n },
+				});
 			});
 			const { requests } = emulator.stats();
 			// The polls already in flight when the first refusal comes back (at most 4 at once), and one
@@ -332,7 +364,9 @@ describe('Upload Session: answers the emulator does not give', () => {
 			credentials: fastCredentials(server),
 		});
 
-		expect(error?.message).toBe('The service answered neither true nor false to whether the session is done');
+		expect(error?.message).toBe(
+			'The service answered neither true nor false to whether the session is done',
+		);
 	});
 
 	it('shows an answer that is no boolean on one line', async () => {
@@ -343,7 +377,9 @@ describe('Upload Session: answers the emulator does not give', () => {
 			credentials: fastCredentials(server),
 		});
 
-		expect(error?.description).toBe('It answered: maybe 2026-01-01T00:00:00.000Z | error | Forged entry');
+		expect(error?.description).toBe(
+			'It answered: maybe 2026-01-01T00:00:00.000Z | error | Forged entry',
+		);
 	});
 });
 
@@ -356,7 +392,10 @@ describe('Upload Session: a login refused with 403', () => {
 			res.writeHead(403, { 'Content-Type': 'application/json' }).end('{"message":"Forbidden"}');
 		});
 		try {
-			const ids = Array.from({ length: 12 }, (_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`);
+			const ids = Array.from(
+				{ length: 12 },
+				(_, n) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`,
+			);
 			const { output, error } = await runNode({
 				node,
 				parameters: session('waitForCompletion', { sessionIds: '={{ $json.id }}' }),
@@ -386,7 +425,9 @@ describe('Upload Session: an error document on another host', () => {
 			seen.push({ url: req.url ?? '', headers: req.headers });
 			req.resume();
 			res.writeHead(200, { 'Content-Type': 'application/json' });
-			res.end(JSON.stringify({ message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] }));
+			res.end(
+				JSON.stringify({ message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] }),
+			);
 		});
 		service = await listenLocal((req, res) => {
 			req.resume();
@@ -404,24 +445,37 @@ describe('Upload Session: an error document on another host', () => {
 	});
 
 	it.each([
-		['Get Result', session('getResult', { sessionId: FAILED, options: { includeErrorMessage: true } })],
-		['Wait for Completion', session('waitForCompletion', { sessionIds: FAILED, options: { includeErrorMessage: true } })],
-	])('%s fetches it without the credential and outputs its message', async (_operation, parameters) => {
-		const { output, error } = await runNode({ node, parameters, credentials: fastCredentials(service) });
+		[
+			'Get Result',
+			session('getResult', { sessionId: FAILED, options: { includeErrorMessage: true } }),
+		],
+		[
+			'Wait for Completion',
+			session('waitForCompletion', { sessionIds: FAILED, options: { includeErrorMessage: true } }),
+		],
+	])(
+		'%s fetches it without the credential and outputs its message',
+		async (_operation, parameters) => {
+			const { output, error } = await runNode({
+				node,
+				parameters,
+				credentials: fastCredentials(service),
+			});
 
-		expect(error).toBeUndefined();
-		expect(output[0][0].json).toMatchObject({
-			sessionId: FAILED,
-			status: 'failed',
-			errorUrl: `${documents.url}/blobs/${FAILED}.json?sig=abc`,
-			errorMessage: 'Line 3: the element Sku is empty',
-			errorDocument: { message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] },
-		});
-		expect(output[0][0].json.warning).toBeUndefined();
-		expect(seen).toHaveLength(1);
-		expect(seen[0].url).toBe(`/blobs/${FAILED}.json?sig=abc`);
-		expect(seen[0].headers.authorization).toBeUndefined();
-		expect(seen[0].headers.customerid).toBeUndefined();
-		expect(seen[0].headers.customeridtype).toBeUndefined();
-	});
+			expect(error).toBeUndefined();
+			expect(output[0][0].json).toMatchObject({
+				sessionId: FAILED,
+				status: 'failed',
+				errorUrl: `${documents.url}/blobs/${FAILED}.json?sig=abc`,
+				errorMessage: 'Line 3: the element Sku is empty',
+				errorDocument: { message: 'Line 3: the element Sku is empty', errors: [{ line: 3 }] },
+			});
+			expect(output[0][0].json.warning).toBeUndefined();
+			expect(seen).toHaveLength(1);
+			expect(seen[0].url).toBe(`/blobs/${FAILED}.json?sig=abc`);
+			expect(seen[0].headers.authorization).toBeUndefined();
+			expect(seen[0].headers.customerid).toBeUndefined();
+			expect(seen[0].headers.customeridtype).toBeUndefined();
+		},
+	);
 });

@@ -11,7 +11,10 @@ interface HostManifest {
 }
 
 interface HostLock {
-	packages: Record<string, { version?: string; dependencies?: Record<string, string>; extraneous?: boolean }>;
+	packages: Record<
+		string,
+		{ version?: string; dependencies?: Record<string, string>; extraneous?: boolean }
+	>;
 }
 
 function readJson<T>(file: string): T {
@@ -19,8 +22,13 @@ function readJson<T>(file: string): T {
 }
 
 /** Runs `command` of scripts/n8n-hosts.sh with `args`: its exit status, stdout and stderr. */
-function hosts(command: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
-	return spawnSync('bash', ['-c', 'source "$0" && "$@"', HOSTS, command, ...args], { encoding: 'utf8' });
+function hosts(
+	command: string,
+	...args: string[]
+): { status: number | null; stdout: string; stderr: string } {
+	return spawnSync('bash', ['-c', 'source "$0" && "$@"', HOSTS, command, ...args], {
+		encoding: 'utf8',
+	});
 }
 
 const hostFolders = readdirSync(SCRIPTS).filter((name) => /^n8n-host(-.+)?$/.test(name));
@@ -41,7 +49,8 @@ describe('the n8n versions the package is tested in', () => {
 		expect(run.status).not.toBe(0);
 		expect(run.stdout).toBe('');
 		expect(run.stderr).toContain('No host folder pins n8n 2.0.0');
-		for (const version of hosts('matrix_versions').stdout.trim().split('\n')) expect(run.stderr).toContain(version);
+		for (const version of hosts('matrix_versions').stdout.trim().split('\n'))
+			expect(run.stderr).toContain(version);
 	});
 
 	test('the matrix is the pinned version and one more per host folder', () => {
@@ -51,20 +60,23 @@ describe('the n8n versions the package is tested in', () => {
 		expect(hostFolders.length).toBeGreaterThan(1);
 	});
 
-	test.each(hostFolders)('%s pins the n8n its name says, as released, and locks exactly that n8n', (folder) => {
-		const manifest = readJson<HostManifest>(join(SCRIPTS, folder, 'package.json'));
-		const lock = readJson<HostLock>(join(SCRIPTS, folder, 'package-lock.json'));
-		const version = manifest.dependencies.n8n;
-		if (folder !== 'n8n-host') expect(folder).toBe(`n8n-host-${version}`);
-		expect(manifest.dependencies).toEqual({ n8n: version });
-		// The one override every n8n 2.x needs here: linkedom's newest patch wants a package the
-		// registry lacks. Any other would make it an n8n nobody runs.
-		expect(manifest.overrides).toEqual({ linkedom: '0.18.14' });
-		expect(lock.packages[''].dependencies).toEqual({ n8n: version });
-		expect(lock.packages['node_modules/n8n'].version).toBe(version);
-		// npm installs no package its lock marks extraneous, so scripts/install-n8n.sh would find it
-		// missing from the install and refuse it.
-		const extraneous = Object.entries(lock.packages).filter(([, entry]) => entry.extraneous);
-		expect(extraneous.map(([path]) => path)).toEqual([]);
-	});
+	test.each(hostFolders)(
+		'%s pins the n8n its name says, as released, and locks exactly that n8n',
+		(folder) => {
+			const manifest = readJson<HostManifest>(join(SCRIPTS, folder, 'package.json'));
+			const lock = readJson<HostLock>(join(SCRIPTS, folder, 'package-lock.json'));
+			const version = manifest.dependencies.n8n;
+			if (folder !== 'n8n-host') expect(folder).toBe(`n8n-host-${version}`);
+			expect(manifest.dependencies).toEqual({ n8n: version });
+			// The one override every n8n 2.x needs here: linkedom's newest patch wants a package the
+			// registry lacks. Any other would make it an n8n nobody runs.
+			expect(manifest.overrides).toEqual({ linkedom: '0.18.14' });
+			expect(lock.packages[''].dependencies).toEqual({ n8n: version });
+			expect(lock.packages['node_modules/n8n'].version).toBe(version);
+			// npm installs no package its lock marks extraneous, so scripts/install-n8n.sh would find it
+			// missing from the install and refuse it.
+			const extraneous = Object.entries(lock.packages).filter(([, entry]) => entry.extraneous);
+			expect(extraneous.map(([path]) => path)).toEqual([]);
+		},
+	);
 });

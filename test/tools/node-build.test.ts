@@ -19,19 +19,28 @@ describe('the Node the commands run on', () => {
 	])('on %s %s with another Node, the registry’s build %s of Node 24', (platform, arch, name) => {
 		for (const nodeVersion of ['v20.19.0', 'v22.16.0', 'v26.1.0']) {
 			const choice = chooseNode({ platform, arch, nodeVersion });
-			expect(choice).toEqual({ kind: 'registry', name, version: expect.stringMatching(/^24\.\d+\.\d+$/) });
+			expect(choice).toEqual({
+				kind: 'registry',
+				name,
+				version: expect.stringMatching(/^24\.\d+\.\d+$/),
+			});
 		}
 	});
 
 	test('every registry build is a Node of the required major', () => {
 		expect(REQUIRED_MAJOR).toBe(24);
-		for (const { version } of Object.values(REGISTRY_BUILDS)) expect(version.split('.')[0]).toBe('24');
+		for (const { version } of Object.values(REGISTRY_BUILDS))
+			expect(version.split('.')[0]).toBe('24');
 	});
 
 	test('on macOS on Apple silicon without Node 24: no registry build, the message says how to install one', () => {
 		const choice = chooseNode({ platform: 'darwin', arch: 'arm64', nodeVersion: 'v20.19.0' });
-		expect(choice).toEqual({ kind: 'unsupported', message: expect.stringContaining('brew install node@24') });
-		if (choice.kind === 'unsupported') expect(choice.message).toContain('this is Node v20.19.0 on darwin arm64');
+		expect(choice).toEqual({
+			kind: 'unsupported',
+			message: expect.stringContaining('brew install node@24'),
+		});
+		if (choice.kind === 'unsupported')
+			expect(choice.message).toContain('this is Node v20.19.0 on darwin arm64');
 	});
 
 	test('on Windows: WSL', () => {

@@ -8,10 +8,19 @@ import type { ICredentialType, INodeType } from 'n8n-workflow';
 import { packPackage } from '../../scripts/n8n/instance';
 
 const ROOT = join(__dirname, '..', '..');
-const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[]; credentials: string[] } };
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+	n8n: { nodes: string[]; credentials: string[] };
+};
 
 /** What n8n loads from the package: the built code, the nodes' codex files and the icons. */
-const NEEDED = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/.+\.js$/, /^dist\/.+\.node\.json$/, /^dist\/icons\/[^/]+\.svg$/];
+const NEEDED = [
+	/^package\.json$/,
+	/^README\.md$/,
+	/^LICENSE$/,
+	/^dist\/.+\.js$/,
+	/^dist\/.+\.node\.json$/,
+	/^dist\/icons\/[^/]+\.svg$/,
+];
 
 /**
  * The paths in the package as it is published: the tarball E2E_PACKAGE_TGZ names (`npm test` packs
@@ -33,7 +42,8 @@ function packedFiles(): string[] {
 
 function iconPaths(icon: unknown): string[] {
 	if (typeof icon === 'string') return [icon];
-	if (icon && typeof icon === 'object') return Object.values(icon).filter((value): value is string => typeof value === 'string');
+	if (icon && typeof icon === 'object')
+		return Object.values(icon).filter((value): value is string => typeof value === 'string');
 	return [];
 }
 
@@ -54,14 +64,19 @@ describe('the published package', () => {
 		expect(entries.filter((entry) => !files.includes(entry))).toEqual([]);
 
 		for (const entry of entries) {
-			const exports = (await import(join(ROOT, entry))) as Record<string, new () => INodeType | ICredentialType>;
+			const exports = (await import(join(ROOT, entry))) as Record<
+				string,
+				new () => INodeType | ICredentialType
+			>;
 			const instance = new (Object.values(exports)[0])();
 			const icon = 'description' in instance ? instance.description.icon : instance.icon;
 			const paths = iconPaths(icon);
 			expect(paths.length).toBeGreaterThan(0);
 			for (const path of paths) {
 				expect(path.startsWith('file:')).toBe(true);
-				expect(files).toContain(posix.normalize(posix.join(dirname(entry), path.slice('file:'.length))));
+				expect(files).toContain(
+					posix.normalize(posix.join(dirname(entry), path.slice('file:'.length))),
+				);
 			}
 		}
 	});

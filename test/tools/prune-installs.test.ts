@@ -14,7 +14,10 @@ describe('removing n8n installs the cache no longer needs', () => {
 	afterEach(() => rmSync(cache, { recursive: true, force: true }));
 
 	/** An install folder; `lastUsedDaysAgo` dates its marker (a finished install) or the folder itself (unfinished). */
-	function install(name: string, { finished, lastUsedDaysAgo }: { finished: boolean; lastUsedDaysAgo: number }): string {
+	function install(
+		name: string,
+		{ finished, lastUsedDaysAgo }: { finished: boolean; lastUsedDaysAgo: number },
+	): string {
 		const folder = join(cache, name);
 		mkdirSync(join(folder, 'node_modules'), { recursive: true });
 		const when = Date.now() / 1000 - lastUsedDaysAgo * DAY_S;
@@ -27,9 +30,13 @@ describe('removing n8n installs the cache no longer needs', () => {
 	}
 
 	function prune(inUse: string): string {
-		const run = spawnSync('bash', ['-c', 'source "$0" && prune_unused_installs "$1" "$2"', SCRIPT, cache, inUse], {
-			encoding: 'utf8',
-		});
+		const run = spawnSync(
+			'bash',
+			['-c', 'source "$0" && prune_unused_installs "$1" "$2"', SCRIPT, cache, inUse],
+			{
+				encoding: 'utf8',
+			},
+		);
 		expect(run.status).toBe(0);
 		return run.stderr;
 	}
@@ -54,12 +61,12 @@ describe('removing n8n installs the cache no longer needs', () => {
 
 		prune(inUse);
 
-		expect([existsSync(abandoned), existsSync(fresh), existsSync(locked), existsSync(`${locked}.lock.d`)]).toEqual([
-			false,
-			true,
-			true,
-			true,
-		]);
+		expect([
+			existsSync(abandoned),
+			existsSync(fresh),
+			existsSync(locked),
+			existsSync(`${locked}.lock.d`),
+		]).toEqual([false, true, true, true]);
 	});
 
 	test('a cache without installs is left as it is', () => {

@@ -32,22 +32,34 @@ describe('what the editor panel says', () => {
 	});
 
 	it('states the service time zone in the credential, UTC unless set', () => {
-		const zone = new ProductDataIntegrationApi().properties.find((entry) => entry.name === 'serviceTimeZone');
-		expect(zone).toMatchObject({ displayName: 'Service Time Zone', type: 'string', default: 'UTC' });
+		const zone = new ProductDataIntegrationApi().properties.find(
+			(entry) => entry.name === 'serviceTimeZone',
+		);
+		expect(zone).toMatchObject({
+			displayName: 'Service Time Zone',
+			type: 'string',
+			default: 'UTC',
+		});
 	});
 
 	it('offers the customer override by list, service ID or external ID, in both nodes', () => {
 		const options = (name: string, properties: INodeProperties[]) =>
-			(properties.find((entry) => entry.name === name && entry.type === 'collection')?.options ?? []) as INodeProperties[];
+			(properties.find((entry) => entry.name === name && entry.type === 'collection')?.options ??
+				[]) as INodeProperties[];
 		const actionCustomer = options('options', [property('options', 'image', 'find')]).find(
 			(entry) => entry.name === 'customer',
 		);
-		const triggerCustomer = options('options', new ProductDataIntegrationTrigger().description.properties).find(
-			(entry) => entry.name === 'customer',
-		);
+		const triggerCustomer = options(
+			'options',
+			new ProductDataIntegrationTrigger().description.properties,
+		).find((entry) => entry.name === 'customer');
 		for (const customer of [actionCustomer, triggerCustomer]) {
 			expect(customer?.type).toBe('resourceLocator');
-			expect(customer?.modes?.map((mode) => mode.name)).toEqual(['list', 'serviceId', 'externalId']);
+			expect(customer?.modes?.map((mode) => mode.name)).toEqual([
+				'list',
+				'serviceId',
+				'externalId',
+			]);
 		}
 	});
 });

@@ -15,7 +15,10 @@ import * as fullSharing from '../../credentials/rateLimitSharing';
 import * as verifiedSharing from '../../credentials/rateLimitSharing.verified';
 import * as fullMultipart from '../../nodes/ProductDataIntegration/actions/image/multipart';
 import * as verifiedMultipart from '../../nodes/ProductDataIntegration/actions/image/multipart.verified';
-import type { FilePart, MultipartUpload } from '../../nodes/ProductDataIntegration/actions/image/multipartParts';
+import type {
+	FilePart,
+	MultipartUpload,
+} from '../../nodes/ProductDataIntegration/actions/image/multipartParts';
 import * as fullKnownImagesHome from '../../nodes/shared/knownImages/home';
 import * as verifiedKnownImagesHome from '../../nodes/shared/knownImages/home.verified';
 import * as fullBucketHome from '../../nodes/shared/transport/bucketHome';
@@ -47,14 +50,24 @@ describe('every twin', () => {
 		);
 	});
 
-	it.each(twins)('%s exports what its full-edition module exports, each of the same kind', async (twin) => {
-		const kinds = (module: Record<string, unknown>) => Object.entries(module).map(([name, value]) => `${name}: ${typeof value}`).sort();
-		const full = (await import(join(ROOT, twin.replace(/\.verified\.ts$/, '.ts')))) as Record<string, unknown>;
-		const verified = (await import(join(ROOT, twin))) as Record<string, unknown>;
-		// The known images' home may be nowhere (undefined) in the verified edition: a function or nothing.
-		const normalised = (entries: string[]) => entries.map((entry) => entry.replace(/: (undefined|function)$/, ': function or nothing'));
-		expect(normalised(kinds(verified))).toEqual(normalised(kinds(full)));
-	});
+	it.each(twins)(
+		'%s exports what its full-edition module exports, each of the same kind',
+		async (twin) => {
+			const kinds = (module: Record<string, unknown>) =>
+				Object.entries(module)
+					.map(([name, value]) => `${name}: ${typeof value}`)
+					.sort();
+			const full = (await import(join(ROOT, twin.replace(/\.verified\.ts$/, '.ts')))) as Record<
+				string,
+				unknown
+			>;
+			const verified = (await import(join(ROOT, twin))) as Record<string, unknown>;
+			// The known images' home may be nowhere (undefined) in the verified edition: a function or nothing.
+			const normalised = (entries: string[]) =>
+				entries.map((entry) => entry.replace(/: (undefined|function)$/, ': function or nothing'));
+			expect(normalised(kinds(verified))).toEqual(normalised(kinds(full)));
+		},
+	);
 });
 
 /** A part whose bytes are `data`. */
@@ -65,7 +78,8 @@ function part(filename: string, contentType: string, data: Buffer): FilePart {
 /** The bytes and content type of one attempt's body, whether built in memory or streamed. */
 async function sent(upload: MultipartUpload): Promise<{ contentType: string; bytes: Buffer }> {
 	const body = (await upload.body()) as unknown;
-	if (Buffer.isBuffer(body)) return { contentType: String(upload.headers['content-type']), bytes: body };
+	if (Buffer.isBuffer(body))
+		return { contentType: String(upload.headers['content-type']), bytes: body };
 	const form = body as Readable & { getHeaders(): Record<string, string> };
 	const chunks: Buffer[] = [];
 	await new Promise<void>((resolve, reject) => {
@@ -82,17 +96,30 @@ describe.each([
 	['verified', verifiedMultipart],
 ])('the multipart body (%s edition)', (_edition, multipart) => {
 	// Bytes that look like framing: CRLF, a delimiter's dashes, a NUL, every byte value.
-	const tricky = Buffer.concat([Buffer.from('\r\n--\r\n\r\n--x--\0'), Buffer.from(Array.from({ length: 256 }, (_, n) => n))]);
+	const tricky = Buffer.concat([
+		Buffer.from('\r\n--\r\n\r\n--x--\0'),
+		Buffer.from(Array.from({ length: 256 }, (_, n) => n)),
+	]);
 	const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 
 	it('carries each part with its field name, file name, content type and bytes, and tells what it sent', async () => {
-		const upload = multipart.encodeMultipart([part('front.jpg', 'image/jpeg', tricky), part('back side.png', 'image/png', Buffer.from('png'))]);
+		const upload = multipart.encodeMultipart([
+			part('front.jpg', 'image/jpeg', tricky),
+			part('back side.png', 'image/png', Buffer.from('png')),
+		]);
 		const { contentType, bytes } = await sent(upload);
 		const boundary = multipartBoundary(contentType);
 		expect(boundary).not.toBeNull();
 
 		const read = parseMultipart(bytes, boundary as string);
-		expect(read.map(({ name, fileName, contentType: type, data }) => ({ name, fileName, type, data: Buffer.from(data) }))).toEqual([
+		expect(
+			read.map(({ name, fileName, contentType: type, data }) => ({
+				name,
+				fileName,
+				type,
+				data: Buffer.from(data),
+			})),
+		).toEqual([
 			{ name: 'file', fileName: 'front.jpg', type: 'image/jpeg', data: tricky },
 			{ name: 'file', fileName: 'back side.png', type: 'image/png', data: Buffer.from('png') },
 		]);
@@ -108,13 +135,18 @@ describe.each([
 		const first = await sent(upload);
 		const again = await sent(upload);
 		const partsOf = ({ contentType, bytes }: { contentType: string; bytes: Buffer }) =>
-			parseMultipart(bytes, multipartBoundary(contentType) as string).map(({ data }) => Buffer.from(data));
+			parseMultipart(bytes, multipartBoundary(contentType) as string).map(({ data }) =>
+				Buffer.from(data),
+			);
 		expect(partsOf(again)).toEqual(partsOf(first));
 		upload.close();
 	});
 
 	it('measures a part by reading it', async () => {
-		expect(await multipart.digestOf(part('a.jpg', 'image/jpeg', tricky))).toEqual({ md5: md5(tricky), bytes: tricky.length });
+		expect(await multipart.digestOf(part('a.jpg', 'image/jpeg', tricky))).toEqual({
+			md5: md5(tricky),
+			bytes: tricky.length,
+		});
 	});
 });
 
@@ -126,9 +158,28 @@ describe.each([
 	const processOnly = { rateLimitSharing: 'process' };
 
 	it('one limiter per account in the process, granted at once while the bucket is idle', async () => {
-		const limiter = bucketHome.accountLimiter(`${edition}-account`, { holder: 'holder', terms }, processOnly, sleep);
-		expect(bucketHome.accountLimiter(`${edition}-account`, { holder: 'holder', terms }, processOnly, sleep)).toBe(limiter);
-		expect(bucketHome.accountLimiter(`${edition}-other`, { holder: 'holder', terms }, processOnly, sleep)).not.toBe(limiter);
+		const limiter = bucketHome.accountLimiter(
+			`${edition}-account`,
+			{ holder: 'holder', terms },
+			processOnly,
+			sleep,
+		);
+		expect(
+			bucketHome.accountLimiter(
+				`${edition}-account`,
+				{ holder: 'holder', terms },
+				processOnly,
+				sleep,
+			),
+		).toBe(limiter);
+		expect(
+			bucketHome.accountLimiter(
+				`${edition}-other`,
+				{ holder: 'holder', terms },
+				processOnly,
+				sleep,
+			),
+		).not.toBe(limiter);
 		const started = Date.now();
 		await (await limiter.acquire()).settle();
 		expect(Date.now() - started).toBeLessThan(1000);
@@ -140,7 +191,9 @@ describe.each([
 	['verified', verifiedKnownImagesHome],
 ])('where known images are shared (%s edition)', (_edition, home) => {
 	it('nowhere for a credential whose bucket lives in the process: the process remembers them', () => {
-		expect(home.sharedKnownImages?.({ rateLimitSharing: 'process' }, 'scope', 60_000)).toBeUndefined();
+		expect(
+			home.sharedKnownImages?.({ rateLimitSharing: 'process' }, 'scope', 60_000),
+		).toBeUndefined();
 	});
 
 	it('advises only what the edition offers: a sentence of its own, or nothing', () => {
@@ -167,12 +220,16 @@ describe.each([
 	['full', fullSharing],
 	['verified', verifiedSharing],
 ])("the credential's Rate Limit Sharing fields (%s edition)", (_edition, sharing) => {
-	it('clash with none of the credential\'s own fields, and show only on fields of the credential', () => {
-		const own = new ProductDataIntegrationApi().properties.filter((property) => !sharing.sharingProperties.includes(property)).map((property) => property.name);
+	it("clash with none of the credential's own fields, and show only on fields of the credential", () => {
+		const own = new ProductDataIntegrationApi().properties
+			.filter((property) => !sharing.sharingProperties.includes(property))
+			.map((property) => property.name);
 		const names = sharing.sharingProperties.map((property) => property.name);
 		expect(new Set(names).size).toBe(names.length);
 		expect(names.filter((name) => own.includes(name))).toEqual([]);
-		const shownBy = sharing.sharingProperties.flatMap((property) => Object.keys(property.displayOptions?.show ?? {}));
+		const shownBy = sharing.sharingProperties.flatMap((property) =>
+			Object.keys(property.displayOptions?.show ?? {}),
+		);
 		expect(shownBy.filter((name) => !names.includes(name) && !own.includes(name))).toEqual([]);
 	});
 });

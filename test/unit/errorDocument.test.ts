@@ -5,7 +5,11 @@ describe('readErrorDocument', () => {
 		const text = '{"id":"a","message":"Processing ended with 1 error(s).","errors":[{"code":"X"}]}';
 		expect(readErrorDocument(`${text}\n`)).toEqual({
 			errorMessage: 'Processing ended with 1 error(s).',
-			errorDocument: { id: 'a', message: 'Processing ended with 1 error(s).', errors: [{ code: 'X' }] },
+			errorDocument: {
+				id: 'a',
+				message: 'Processing ended with 1 error(s).',
+				errors: [{ code: 'X' }],
+			},
 			errorText: text,
 		});
 	});

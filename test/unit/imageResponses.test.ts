@@ -1,4 +1,7 @@
-import { parseFindAnswer, parseUploadAnswer } from '../../nodes/ProductDataIntegration/actions/image/responses';
+import {
+	parseFindAnswer,
+	parseUploadAnswer,
+} from '../../nodes/ProductDataIntegration/actions/image/responses';
 
 const A = '0a1b2c3d4e5f60718293a4b5c6d7e8f9';
 const B = 'f9e8d7c6b5a4938271605f4e3d2c1b0a';
@@ -51,18 +54,28 @@ describe('parseUploadAnswer', () => {
 
 	it('takes hashcodes of 1 to 128 characters, base64 included, and nothing longer', () => {
 		const longest = 'h'.repeat(128);
-		expect(parseUploadAnswer(JSON.stringify([longest, 'ab/cd+ef==', 'x']))?.map((entry) => entry.hashcode)).toEqual([longest, 'ab/cd+ef==', 'x']);
+		expect(
+			parseUploadAnswer(JSON.stringify([longest, 'ab/cd+ef==', 'x']))?.map(
+				(entry) => entry.hashcode,
+			),
+		).toEqual([longest, 'ab/cd+ef==', 'x']);
 		expect(parseUploadAnswer('h'.repeat(129))).toBeUndefined();
 		expect(parseUploadAnswer(JSON.stringify({ hashcode: 'h'.repeat(1_000_000) }))).toBeUndefined();
 	});
 
-	it.each(['x/../../auth/me', 'a/./b', 'a/..', 'a/.', 'a//..'])('refuses %j, whose dot segment would name a folder in a path', (hashcode) => {
-		expect(parseUploadAnswer(JSON.stringify([hashcode]))).toBeUndefined();
-		expect(parseUploadAnswer(hashcode)).toBeUndefined();
-	});
+	it.each(['x/../../auth/me', 'a/./b', 'a/..', 'a/.', 'a//..'])(
+		'refuses %j, whose dot segment would name a folder in a path',
+		(hashcode) => {
+			expect(parseUploadAnswer(JSON.stringify([hashcode]))).toBeUndefined();
+			expect(parseUploadAnswer(hashcode)).toBeUndefined();
+		},
+	);
 
 	it('keeps the md5 the service reports short and on one line', () => {
-		const [entry] = parseUploadAnswer(JSON.stringify([{ hashcode: A, md5: `${'F'.repeat(10_000)}\n2026-01-01 ERROR forged` }])) ?? [];
+		const [entry] =
+			parseUploadAnswer(
+				JSON.stringify([{ hashcode: A, md5: `${'F'.repeat(10_000)}\n2026-01-01 ERROR forged` }]),
+			) ?? [];
 		expect(entry.hashcode).toBe(A);
 		expect(entry.md5?.length).toBeLessThanOrEqual(64);
 		expect(entry.md5).not.toMatch(/[\r\n]/);

@@ -25,7 +25,10 @@ function importsOf(file: string): string[] {
 	return ts.preProcessFile(text, true, true).importedFiles.map(({ fileName }) => {
 		if (!fileName.startsWith('.')) return fileName;
 		const target = relative(root, resolve(root, dirname(file), fileName));
-		return sourceFiles(dirname(target)).find((candidate) => candidate === `${target}.ts`) ?? `${target}/index.ts`;
+		return (
+			sourceFiles(dirname(target)).find((candidate) => candidate === `${target}.ts`) ??
+			`${target}/index.ts`
+		);
 	});
 }
 
@@ -74,8 +77,13 @@ describe('imports', () => {
 		const upward = files.flatMap((file) =>
 			graph
 				.get(file)!
-				.filter((target) => graph.has(target) && !(layerOf(target) === 'redis' && isEditionModule(file)))
-				.filter((target) => layerOf(target) !== layerOf(file) && !allowed[layerOf(file)].includes(layerOf(target)))
+				.filter(
+					(target) => graph.has(target) && !(layerOf(target) === 'redis' && isEditionModule(file)),
+				)
+				.filter(
+					(target) =>
+						layerOf(target) !== layerOf(file) && !allowed[layerOf(file)].includes(layerOf(target)),
+				)
 				.map((target) => `${file} -> ${target}`),
 		);
 		expect(upward).toEqual([]);
@@ -84,11 +92,25 @@ describe('imports', () => {
 	it("reach the full edition's own folder only from edition modules, which have a verified twin", () => {
 		const outside = files
 			.filter((file) => !file.startsWith(FULL_EDITION_ONLY) && !isEditionModule(file))
-			.flatMap((file) => graph.get(file)!.filter((target) => target.startsWith(FULL_EDITION_ONLY)).map((target) => `${file} -> ${target}`));
+			.flatMap((file) =>
+				graph
+					.get(file)!
+					.filter((target) => target.startsWith(FULL_EDITION_ONLY))
+					.map((target) => `${file} -> ${target}`),
+			);
 		expect(outside).toEqual([]);
 		// The edition modules that do reach it: without them the check above would have nothing to refuse.
-		const through = files.filter((file) => isEditionModule(file) && graph.get(file)!.some((target) => target.startsWith(FULL_EDITION_ONLY)));
-		expect(through).toEqual(expect.arrayContaining(['nodes/shared/transport/bucketHome.ts', 'nodes/shared/knownImages/home.ts']));
+		const through = files.filter(
+			(file) =>
+				isEditionModule(file) &&
+				graph.get(file)!.some((target) => target.startsWith(FULL_EDITION_ONLY)),
+		);
+		expect(through).toEqual(
+			expect.arrayContaining([
+				'nodes/shared/transport/bucketHome.ts',
+				'nodes/shared/knownImages/home.ts',
+			]),
+		);
 	});
 
 	it('between the nodes and the credential go only through nodes/shared', () => {
@@ -97,7 +119,10 @@ describe('imports', () => {
 			.flatMap((file) =>
 				graph
 					.get(file)!
-					.filter((target) => graph.has(target) && layerOf(target) === 'node' && homeOf(target) !== homeOf(file))
+					.filter(
+						(target) =>
+							graph.has(target) && layerOf(target) === 'node' && homeOf(target) !== homeOf(file),
+					)
 					.map((target) => `${file} -> ${target}`),
 			);
 		expect(across).toEqual([]);
@@ -106,7 +131,12 @@ describe('imports', () => {
 	it('leave n8n out of the throttle and the XML code', () => {
 		const n8nImports = files
 			.filter((file) => layerOf(file) === 'throttle' || layerOf(file) === 'xml')
-			.flatMap((file) => graph.get(file)!.filter((target) => /^n8n-|^@n8n\//.test(target)).map((target) => `${file} -> ${target}`));
+			.flatMap((file) =>
+				graph
+					.get(file)!
+					.filter((target) => /^n8n-|^@n8n\//.test(target))
+					.map((target) => `${file} -> ${target}`),
+			);
 		expect(n8nImports).toEqual([]);
 	});
 
@@ -116,7 +146,8 @@ describe('imports', () => {
 		const visit = (file: string, path: string[]): void => {
 			state.set(file, 'open');
 			for (const target of graph.get(file)!.filter((next) => graph.has(next))) {
-				if (state.get(target) === 'open') cycles.push([...path.slice(path.indexOf(target)), target].join(' -> '));
+				if (state.get(target) === 'open')
+					cycles.push([...path.slice(path.indexOf(target)), target].join(' -> '));
 				else if (!state.has(target)) visit(target, [...path, target]);
 			}
 			state.set(file, 'done');
@@ -127,9 +158,17 @@ describe('imports', () => {
 
 	it('are read from every file of the package', () => {
 		// A resolver that lost the project's own files would make every check above pass.
-		expect(graph.get('nodes/shared/transport/request.ts')).toContain('nodes/shared/transport/http.ts');
-		expect(graph.get('nodes/shared/throttle/registry.ts')).toContain('nodes/shared/throttle/gcra.ts');
-		expect(graph.get('nodes/shared/transport/index.ts')).toEqual(expect.arrayContaining(['nodes/shared/transport/request.ts']));
-		expect(graph.get('nodes/shared/redis/sharedRegistry.ts')).toContain('nodes/shared/redis/redisBucket.ts');
+		expect(graph.get('nodes/shared/transport/request.ts')).toContain(
+			'nodes/shared/transport/http.ts',
+		);
+		expect(graph.get('nodes/shared/throttle/registry.ts')).toContain(
+			'nodes/shared/throttle/gcra.ts',
+		);
+		expect(graph.get('nodes/shared/transport/index.ts')).toEqual(
+			expect.arrayContaining(['nodes/shared/transport/request.ts']),
+		);
+		expect(graph.get('nodes/shared/redis/sharedRegistry.ts')).toContain(
+			'nodes/shared/redis/redisBucket.ts',
+		);
 	});
 });

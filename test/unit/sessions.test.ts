@@ -17,8 +17,14 @@ jest.mock('../../nodes/shared/transport', () => ({
 	fetchServiceUrl: jest.fn(),
 }));
 
-const serviceRequest = transport.serviceRequest as unknown as jest.Mock<Promise<ServiceResponse>, [ServiceRequest]>;
-const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<Promise<ServiceResponse<string>>, [string, number?]>;
+const serviceRequest = transport.serviceRequest as unknown as jest.Mock<
+	Promise<ServiceResponse>,
+	[ServiceRequest]
+>;
+const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<
+	Promise<ServiceResponse<string>>,
+	[string, number?]
+>;
 
 const NODE: INode = {
 	id: 'node',
@@ -44,7 +50,11 @@ function context(): ServiceContext {
 }
 
 function answer(statusCode: number, headers: Record<string, string> = {}): ServiceResponse {
-	return { statusCode, headers, body: statusCode === 202 ? 'The request is still being processed.' : '' };
+	return {
+		statusCode,
+		headers,
+		body: statusCode === 202 ? 'The request is still being processed.' : '',
+	};
 }
 
 function serverError(status: number): NodeApiError {
@@ -68,7 +78,9 @@ function script(answers: Record<string, Array<number | Error>>): Record<string, 
 		const list = answers[id];
 		const next = list[Math.min(asked[id].length - 1, list.length - 1)];
 		if (next instanceof Error) throw next;
-		return next === 301 ? answer(301, { location: `https://service.example/errors/${id}` }) : answer(next);
+		return next === 301
+			? answer(301, { location: `https://service.example/errors/${id}` })
+			: answer(next);
 	});
 	return asked;
 }
@@ -79,8 +91,16 @@ interface WaitFor extends WaitPacing {
 }
 
 /** Sessions of one item (index 0) awaited with the same settings; the outcomes by session ID. */
-async function waitFor(ids: string[], { timeoutMs, includeErrorMessage = false, ...pacing }: WaitFor): Promise<Map<string, WaitResult>> {
-	const sessions = ids.map((sessionId) => ({ sessionId, itemIndex: 0, includeErrorMessage, timeoutMs }));
+async function waitFor(
+	ids: string[],
+	{ timeoutMs, includeErrorMessage = false, ...pacing }: WaitFor,
+): Promise<Map<string, WaitResult>> {
+	const sessions = ids.map((sessionId) => ({
+		sessionId,
+		itemIndex: 0,
+		includeErrorMessage,
+		timeoutMs,
+	}));
 	const outcomes = await waitForSessions.call(context(), sessions, pacing);
 	return new Map(ids.map((id, index) => [id, outcomes[index]]));
 }
@@ -117,7 +137,19 @@ describe('normalizeSessionId', () => {
 	});
 
 	it('refuses anything else', () => {
-		for (const value of ['', 'abc', `{${A}`, `${A}}`, `${A}x`, `${A}/../x`, A.slice(1), 42, null, undefined, ['a']]) {
+		for (const value of [
+			'',
+			'abc',
+			`{${A}`,
+			`${A}}`,
+			`${A}x`,
+			`${A}/../x`,
+			A.slice(1),
+			42,
+			null,
+			undefined,
+			['a'],
+		]) {
 			expect(normalizeSessionId(value)).toBeUndefined();
 		}
 	});
@@ -128,11 +160,16 @@ describe('getSessionOutcome', () => {
 		serviceRequest.mockResolvedValueOnce(answer(202)).mockResolvedValueOnce(answer(200));
 		const customer = { customerId: '1002', customerIdType: 'ServiceID' as const };
 
-		await expect(getSessionOutcome.call(context(), A, { itemIndex: 3, customer })).resolves.toEqual({
+		await expect(getSessionOutcome.call(context(), A, { itemIndex: 3, customer })).resolves.toEqual(
+			{
+				sessionId: A,
+				status: 'processing',
+			},
+		);
+		await expect(getSessionOutcome.call(context(), A)).resolves.toEqual({
 			sessionId: A,
-			status: 'processing',
+			status: 'succeeded',
 		});
-		await expect(getSessionOutcome.call(context(), A)).resolves.toEqual({ sessionId: A, status: 'succeeded' });
 
 		expect(serviceRequest.mock.calls[0][0]).toEqual({
 			method: 'GET',
@@ -165,9 +202,16 @@ describe('getSessionOutcome', () => {
 
 	it('fetches the error message through the transport when asked', async () => {
 		serviceRequest.mockResolvedValueOnce(answer(301, { location: '/api/status/x/errors' }));
-		fetchServiceUrl.mockResolvedValueOnce({ statusCode: 200, headers: {}, body: '  {"message":"bad"}\n' });
+		fetchServiceUrl.mockResolvedValueOnce({
+			statusCode: 200,
+			headers: {},
+			body: '  {"message":"bad"}\n',
+		});
 
-		const outcome = await getSessionOutcome.call(context(), A, { includeErrorMessage: true, itemIndex: 1 });
+		const outcome = await getSessionOutcome.call(context(), A, {
+			includeErrorMessage: true,
+			itemIndex: 1,
+		});
 
 		expect(outcome).toEqual({
 			sessionId: A,
@@ -182,7 +226,11 @@ describe('getSessionOutcome', () => {
 
 	it('keeps a text error document as text', async () => {
 		serviceRequest.mockResolvedValueOnce(answer(301, { location: '/api/status/x/errors' }));
-		fetchServiceUrl.mockResolvedValueOnce({ statusCode: 200, headers: {}, body: 'Line 3: unknown element <Prodct>\n' });
+		fetchServiceUrl.mockResolvedValueOnce({
+			statusCode: 200,
+			headers: {},
+			body: 'Line 3: unknown element <Prodct>\n',
+		});
 
 		const outcome = await getSessionOutcome.call(context(), A, { includeErrorMessage: true });
 
@@ -197,10 +245,17 @@ describe('getSessionOutcome', () => {
 	it('keeps the outcome when the error message cannot be fetched, saying why', async () => {
 		serviceRequest.mockResolvedValue(answer(301, { location: '/api/status/x/errors' }));
 		fetchServiceUrl.mockRejectedValue(
-			new NodeApiError(NODE, { message: 'Not found' }, { message: 'Not found: GET /api/status/x/errors', httpCode: '404' }),
+			new NodeApiError(
+				NODE,
+				{ message: 'Not found' },
+				{ message: 'Not found: GET /api/status/x/errors', httpCode: '404' },
+			),
 		);
 
-		const outcome = await getSessionOutcome.call(context(), 'x', { includeErrorMessage: true, itemIndex: 2 });
+		const outcome = await getSessionOutcome.call(context(), 'x', {
+			includeErrorMessage: true,
+			itemIndex: 2,
+		});
 
 		expect(outcome).toEqual({
 			sessionId: 'x',
@@ -217,9 +272,9 @@ describe('getSessionOutcome', () => {
 			throw new NodeOperationError(NODE, 'The execution was cancelled');
 		});
 
-		await expect(getSessionOutcome.call(context(), 'x', { includeErrorMessage: true })).rejects.toThrow(
-			'The execution was cancelled',
-		);
+		await expect(
+			getSessionOutcome.call(context(), 'x', { includeErrorMessage: true }),
+		).rejects.toThrow('The execution was cancelled');
 	});
 });
 
@@ -260,17 +315,23 @@ describe('waitForSessions', () => {
 
 		expect(asked[A]).toEqual([0, 5_000, 12_000]);
 		expect(outcomes.get(A)).toEqual({ sessionId: A, status: 'processing' });
-		expect(outcomes.get(B)).toEqual({ sessionId: B, status: 'failed', errorUrl: `https://service.example/errors/${B}` });
+		expect(outcomes.get(B)).toEqual({
+			sessionId: B,
+			status: 'failed',
+			errorUrl: `https://service.example/errors/${B}`,
+		});
 	});
 
-	it('waits for each session as long as its own item\'s timeout', async () => {
+	it("waits for each session as long as its own item's timeout", async () => {
 		const asked = script({ [A]: [202], [B]: [202] });
 		const sessions = [
 			{ sessionId: A, itemIndex: 0, includeErrorMessage: false, timeoutMs: 6_000 },
 			{ sessionId: B, itemIndex: 1, includeErrorMessage: false, timeoutMs: 20_000 },
 		];
 
-		const outcomes = await settle(waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }));
+		const outcomes = await settle(
+			waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }),
+		);
 
 		expect(asked[A]).toEqual([0, 5_000, 6_000]);
 		expect(asked[B]).toEqual([0, 5_000, 6_000, 18_800, 20_000]);
@@ -287,7 +348,9 @@ describe('waitForSessions', () => {
 			{ sessionId: A, itemIndex: 1, includeErrorMessage: false, timeoutMs: 60_000 },
 		];
 
-		const outcomes = await settle(waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }));
+		const outcomes = await settle(
+			waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }),
+		);
 
 		expect(asked[A]).toHaveLength(4);
 		expect(outcomes).toEqual([
@@ -326,13 +389,20 @@ describe('waitForSessions', () => {
 			inFlight--;
 			return answer(200);
 		});
-		const ids = Array.from({ length: 10 }, (_, index) => `${String(index).padStart(8, '0')}-0000-4000-a000-000000000000`);
+		const ids = Array.from(
+			{ length: 10 },
+			(_, index) => `${String(index).padStart(8, '0')}-0000-4000-a000-000000000000`,
+		);
 
 		const outcomes = await settle(waitFor(ids, { timeoutMs: 1_000 }));
 
 		expect(most).toBe(4);
 		expect(serviceRequest).toHaveBeenCalledTimes(10);
-		expect([...outcomes.values()].every((outcome) => 'status' in outcome && outcome.status === 'succeeded')).toBe(true);
+		expect(
+			[...outcomes.values()].every(
+				(outcome) => 'status' in outcome && outcome.status === 'succeeded',
+			),
+		).toBe(true);
 	});
 
 	it('hands back a session whose poll failed, asked once (the transport has tried it already), and waits for the others', async () => {
@@ -340,7 +410,10 @@ describe('waitForSessions', () => {
 
 		const outcomes = await settle(waitFor([A, B], { timeoutMs: 600_000 }));
 
-		expect(outcomes.get(A)).toMatchObject({ sessionId: A, error: expect.objectContaining({ httpCode: '502' }) });
+		expect(outcomes.get(A)).toMatchObject({
+			sessionId: A,
+			error: expect.objectContaining({ httpCode: '502' }),
+		});
 		expect(outcomes.get(B)).toMatchObject({ status: 'succeeded' });
 		expect(asked[A]).toHaveLength(1);
 	});
@@ -353,7 +426,10 @@ describe('waitForSessions', () => {
 			waitFor([A, B], { timeoutMs: 60_000, includeErrorMessage: true }),
 		);
 
-		expect(outcomes.get(A)).toMatchObject({ status: 'failed', warning: expect.stringContaining('could not be fetched') });
+		expect(outcomes.get(A)).toMatchObject({
+			status: 'failed',
+			warning: expect.stringContaining('could not be fetched'),
+		});
 		expect(outcomes.get(B)).toMatchObject({ status: 'succeeded' });
 	});
 
@@ -362,7 +438,10 @@ describe('waitForSessions', () => {
 
 		const outcomes = await settle(waitFor([A, B, C], { timeoutMs: 600_000 }));
 
-		expect(outcomes.get(B)).toMatchObject({ sessionId: B, error: expect.objectContaining({ httpCode: '401' }) });
+		expect(outcomes.get(B)).toMatchObject({
+			sessionId: B,
+			error: expect.objectContaining({ httpCode: '401' }),
+		});
 		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
 		expect(outcomes.get(C)).toMatchObject({ status: 'succeeded' });
 		expect(asked[B]).toHaveLength(1);
@@ -374,7 +453,10 @@ describe('waitForSessions', () => {
 		const outcomes = await settle(waitFor([A, B, C], { timeoutMs: 600_000 }));
 
 		expect(outcomes.get(A)).toMatchObject({ status: 'succeeded' });
-		expect(outcomes.get(B)).toMatchObject({ sessionId: B, error: expect.objectContaining({ httpCode: '404' }) });
+		expect(outcomes.get(B)).toMatchObject({
+			sessionId: B,
+			error: expect.objectContaining({ httpCode: '404' }),
+		});
 		expect(outcomes.get(C)).toMatchObject({ status: 'succeeded' });
 		expect(asked[B]).toHaveLength(1);
 	});
@@ -385,7 +467,9 @@ describe('waitForSessions', () => {
 			throw new NodeOperationError(NODE, 'The execution was cancelled');
 		});
 
-		await expect(settle(waitFor([A, B], { timeoutMs: 600_000 }))).rejects.toThrow('The execution was cancelled');
+		await expect(settle(waitFor([A, B], { timeoutMs: 600_000 }))).rejects.toThrow(
+			'The execution was cancelled',
+		);
 	});
 
 	it('stops waiting when the execution is cancelled', async () => {

@@ -22,7 +22,9 @@ function throttleFor(baseUrl: string, username: string, terms: BucketTerms, wait
 
 /** A sleep that ends only when cancelled: what has to wait, waits, and no real time passes. */
 const endlessSleep: Sleep = async (_ms, signal) =>
-	await new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
+	await new Promise((_resolve, reject) =>
+		signal?.addEventListener('abort', () => reject(new Error('cancelled'))),
+	);
 
 const T = 5000;
 // Requests leave 1 % slower than the service drains (one per 1.01 leak intervals), so jitter never lands one on a full bucket.
@@ -133,9 +135,14 @@ describe('GcraLimiter (GCRA)', () => {
 		await throttle.acquire();
 		// Fourteen more are within 15 minutes (14 x 60.6 s); the fifteenth would wait 15.15 minutes.
 		const within = Array.from({ length: 14 }, () => throttle.acquire());
-		const outcome = await Promise.race([throttle.acquire().catch((error: Error) => error), flush().then(() => 'waiting')]);
+		const outcome = await Promise.race([
+			throttle.acquire().catch((error: Error) => error),
+			flush().then(() => 'waiting'),
+		]);
 		expect(outcome).toBeInstanceOf(Error);
-		expect((outcome as Error).message).toMatch(/would wait more than 15 min for the account's rate limit.*at most 15 min/);
+		expect((outcome as Error).message).toMatch(
+			/would wait more than 15 min for the account's rate limit.*at most 15 min/,
+		);
 		await clock.advance(14 * emission);
 		await Promise.all(within);
 	});
@@ -156,7 +163,9 @@ describe('GcraLimiter (GCRA)', () => {
 		await clock.advance(15 * 60_000);
 		const outcome = await waiting;
 		expect(outcome).toBeInstanceOf(Error);
-		expect((outcome as Error).message).toMatch(/would wait more than 15 min .*refusals of the service or a slower pace pushed its turn back/);
+		expect((outcome as Error).message).toMatch(
+			/would wait more than 15 min .*refusals of the service or a slower pace pushed its turn back/,
+		);
 		expect(failedAt - start).toBe(15 * 60_000);
 		expect(clock.pendingTimers).toBe(0);
 	});
@@ -165,7 +174,9 @@ describe('GcraLimiter (GCRA)', () => {
 		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 1000 }, new FakeClock());
 		const controller = new AbortController();
 		controller.abort();
-		await expect(throttle.acquire({ signal: controller.signal })).rejects.toBeInstanceOf(LimiterCancelledError);
+		await expect(throttle.acquire({ signal: controller.signal })).rejects.toBeInstanceOf(
+			LimiterCancelledError,
+		);
 	});
 
 	it('penalize without Retry-After: next request one interval later, burst allowance gone', async () => {
@@ -231,7 +242,9 @@ describe('GcraLimiter (GCRA)', () => {
 		const clock = new FakeClock();
 		const throttle = new GcraLimiter({ capacity: 1, intervalMs: 1000 }, clock);
 		const lines: Array<{ message: string; meta?: Record<string, unknown> }> = [];
-		const logger = { debug: (message: string, meta?: Record<string, unknown>) => lines.push({ message, meta }) };
+		const logger = {
+			debug: (message: string, meta?: Record<string, unknown>) => lines.push({ message, meta }),
+		};
 		await throttle.acquire({ logger });
 		expect(lines).toHaveLength(0);
 		const waiting = throttle.acquire({ logger });
@@ -280,15 +293,29 @@ describe('GcraLimiter (GCRA)', () => {
 	});
 
 	it('refuses impossible terms', () => {
-		expect(() => new GcraLimiter({ capacity: 0, intervalMs: 1000 }, new FakeClock())).toThrow(RangeError);
-		expect(() => new GcraLimiter({ capacity: 5, intervalMs: 0 }, new FakeClock())).toThrow(RangeError);
+		expect(() => new GcraLimiter({ capacity: 0, intervalMs: 1000 }, new FakeClock())).toThrow(
+			RangeError,
+		);
+		expect(() => new GcraLimiter({ capacity: 5, intervalMs: 0 }, new FakeClock())).toThrow(
+			RangeError,
+		);
 	});
 });
 
 describe('process-wide limiters', () => {
 	it('two executions using one account share one limiter', async () => {
-		const a = throttleFor('https://svc.example.com', 'shared-user', { capacity: 50, intervalMs: 5000 }, endlessSleep);
-		const b = throttleFor('https://svc.example.com/', 'shared-user', { capacity: 50, intervalMs: 5000 }, endlessSleep);
+		const a = throttleFor(
+			'https://svc.example.com',
+			'shared-user',
+			{ capacity: 50, intervalMs: 5000 },
+			endlessSleep,
+		);
+		const b = throttleFor(
+			'https://svc.example.com/',
+			'shared-user',
+			{ capacity: 50, intervalMs: 5000 },
+			endlessSleep,
+		);
 		expect(b).toBe(a);
 		for (let i = 0; i < 30; i++) await a.acquire();
 		for (let i = 0; i < 20; i++) await b.acquire();
@@ -313,30 +340,80 @@ describe('process-wide limiters', () => {
 	it('two credentials of one account: the strictest terms either declares, once the service has accepted its password', () => {
 		const key = accountKey('https://terms.example.com', 'user');
 		const start = 1_000_000;
-		const first = limiterFor(key, { holder: 'first', terms: { capacity: 50, intervalMs: 5000 } }, {}, sleep, start);
+		const first = limiterFor(
+			key,
+			{ holder: 'first', terms: { capacity: 50, intervalMs: 5000 } },
+			{},
+			sleep,
+			start,
+		);
 		proveHolder(key, 'first', start);
-		expect(limiterFor(key, { holder: 'second', terms: { capacity: 10, intervalMs: 2000 } }, {}, sleep, start + 1000)).toBe(first);
+		expect(
+			limiterFor(
+				key,
+				{ holder: 'second', terms: { capacity: 10, intervalMs: 2000 } },
+				{},
+				sleep,
+				start + 1000,
+			),
+		).toBe(first);
 		expect(first.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
 		first.setTerms(proveHolder(key, 'second', start + 1000));
 		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
 		// Used again, the first keeps counting; terms no credential used for an hour stop counting.
-		limiterFor(key, { holder: 'first', terms: { capacity: 50, intervalMs: 5000 } }, {}, sleep, start + 30 * 60_000);
+		limiterFor(
+			key,
+			{ holder: 'first', terms: { capacity: 50, intervalMs: 5000 } },
+			{},
+			sleep,
+			start + 30 * 60_000,
+		);
 		expect(first.getTerms()).toEqual({ capacity: 10, intervalMs: 5000 });
-		limiterFor(key, { holder: 'first', terms: { capacity: 50, intervalMs: 5000 } }, {}, sleep, start + 62 * 60_000);
+		limiterFor(
+			key,
+			{ holder: 'first', terms: { capacity: 50, intervalMs: 5000 } },
+			{},
+			sleep,
+			start + 62 * 60_000,
+		);
 		expect(first.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
 	});
 
 	it('terms whose password the service has not accepted hold nobody back: the loosest with the standard terms until one has', () => {
 		const key = accountKey('https://unproven.example.com', 'user');
 		const start = 1_000_000;
-		const limiter = limiterFor(key, { holder: 'stranger', terms: { capacity: 1, intervalMs: 900_000 } }, {}, sleep, start);
+		const limiter = limiterFor(
+			key,
+			{ holder: 'stranger', terms: { capacity: 1, intervalMs: 900_000 } },
+			{},
+			sleep,
+			start,
+		);
 		expect(limiter.getTerms()).toEqual({ capacity: 50, intervalMs: 5000 });
-		limiterFor(key, { holder: 'owner', terms: { capacity: 10, intervalMs: 60_000 } }, {}, sleep, start);
+		limiterFor(
+			key,
+			{ holder: 'owner', terms: { capacity: 10, intervalMs: 60_000 } },
+			{},
+			sleep,
+			start,
+		);
 		limiter.setTerms(proveHolder(key, 'owner', start));
 		expect(limiter.getTerms()).toEqual({ capacity: 10, intervalMs: 60_000 });
-		limiterFor(key, { holder: 'stranger', terms: { capacity: 1, intervalMs: 900_000 } }, {}, sleep, start + 1000);
+		limiterFor(
+			key,
+			{ holder: 'stranger', terms: { capacity: 1, intervalMs: 900_000 } },
+			{},
+			sleep,
+			start + 1000,
+		);
 		expect(limiter.getTerms()).toEqual({ capacity: 10, intervalMs: 60_000 });
-		limiterFor(key, { holder: 'stranger', terms: { capacity: 10_000, intervalMs: 1 } }, {}, sleep, start + 2000);
+		limiterFor(
+			key,
+			{ holder: 'stranger', terms: { capacity: 10_000, intervalMs: 1 } },
+			{},
+			sleep,
+			start + 2000,
+		);
 		expect(limiter.getTerms()).toEqual({ capacity: 10, intervalMs: 60_000 });
 	});
 
@@ -345,7 +422,10 @@ describe('process-wide limiters', () => {
 		const owner = holderKey(base, 'alice', 'secret');
 		expect(holderKey('HTTPS://HOLDER.example.com/', 'alice', 'secret')).toBe(owner);
 		expect(holderKey(base, 'alice', 'other')).not.toBe(owner);
-		expect(new Set([owner, holderKey(base, 'ALICE', 'secret'), holderKey(base, ' alice ', 'secret')]).size).toBe(3);
+		expect(
+			new Set([owner, holderKey(base, 'ALICE', 'secret'), holderKey(base, ' alice ', 'secret')])
+				.size,
+		).toBe(3);
 		expect(owner).not.toMatch(/alice|secret/);
 		// The bucket stays the account's, whoever sends: the service meters the account.
 		expect(accountKey(base, ' ALICE ')).toBe(accountKey(base, 'alice'));
@@ -354,8 +434,12 @@ describe('process-wide limiters', () => {
 	it('what the service may take for one account is one limiter: Base URL spelling, username case', () => {
 		const terms = { capacity: 50, intervalMs: 5000 };
 		const base = throttleFor('https://same.example.com/prefix', 'Integration-User', terms);
-		expect(throttleFor('HTTPS://SAME.example.com:443/prefix/', ' integration-user ', terms)).toBe(base);
-		expect(throttleFor('https://same.example.com/Prefix', 'integration-user', terms)).not.toBe(base);
+		expect(throttleFor('HTTPS://SAME.example.com:443/prefix/', ' integration-user ', terms)).toBe(
+			base,
+		);
+		expect(throttleFor('https://same.example.com/Prefix', 'integration-user', terms)).not.toBe(
+			base,
+		);
 	});
 });
 

@@ -8,7 +8,10 @@ import {
 	writeState,
 	type PendingSession,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
-import { followableRecords, type UploadRecord } from '../../nodes/ProductDataIntegrationTrigger/records';
+import {
+	followableRecords,
+	type UploadRecord,
+} from '../../nodes/ProductDataIntegrationTrigger/records';
 import type { IDataObject } from 'n8n-workflow';
 
 import { serviceDay } from '../../nodes/shared/uploads';
@@ -46,20 +49,30 @@ describe('trigger state: dates', () => {
 
 	it('lists yesterday too until a listing made well after midnight has been read', () => {
 		const lastBeforeMidnight = at('2025-03-10T23:59:00Z');
-		expect(planListing(lastBeforeMidnight, at('2025-03-11T00:00:30Z'), UTC).days).toEqual(['2025-03-10', '2025-03-11']);
+		expect(planListing(lastBeforeMidnight, at('2025-03-11T00:00:30Z'), UTC).days).toEqual([
+			'2025-03-10',
+			'2025-03-11',
+		]);
 		// A listing at 00:01 may still miss uploads the service dated yesterday (clock skew).
 		expect(planListing(at('2025-03-11T00:01:00Z'), at('2025-03-11T00:02:00Z'), UTC).days).toEqual([
 			'2025-03-10',
 			'2025-03-11',
 		]);
-		expect(planListing(at('2025-03-11T00:06:00Z'), at('2025-03-11T00:07:00Z'), UTC).days).toEqual(['2025-03-11']);
+		expect(planListing(at('2025-03-11T00:06:00Z'), at('2025-03-11T00:07:00Z'), UTC).days).toEqual([
+			'2025-03-11',
+		]);
 		// The first poll just after midnight records yesterday as known, since the next one lists it.
-		expect(planListing(undefined, at('2025-03-11T00:02:00Z'), UTC).days).toEqual(['2025-03-10', '2025-03-11']);
+		expect(planListing(undefined, at('2025-03-11T00:02:00Z'), UTC).days).toEqual([
+			'2025-03-10',
+			'2025-03-11',
+		]);
 	});
 
 	it('catches up after a pause, but never further back than yesterday', () => {
 		const now = at('2025-03-11T09:00:00Z');
-		expect(planListing(at('2025-03-10T18:00:00Z'), now, UTC)).toEqual({ days: ['2025-03-10', '2025-03-11'] });
+		expect(planListing(at('2025-03-10T18:00:00Z'), now, UTC)).toEqual({
+			days: ['2025-03-10', '2025-03-11'],
+		});
 		expect(planListing(at('2025-03-07T18:00:00Z'), now, UTC)).toEqual({
 			days: ['2025-03-10', '2025-03-11'],
 			skippedFrom: '2025-03-07',
@@ -76,7 +89,11 @@ const A = '0b4c1c9e-3a57-4f0e-9d55-6c2f1d7e8a90';
 const B = '1c5d2daf-4b68-4f1f-8e66-7d3f2e8f9ba1';
 
 /** A pending session of a test, first seen `firstSeen`. */
-function session(id: string, firstSeen: number, more: Partial<PendingSession> = {}): PendingSession {
+function session(
+	id: string,
+	firstSeen: number,
+	more: Partial<PendingSession> = {},
+): PendingSession {
 	return { id, day: serviceDay(firstSeen, UTC), firstSeen, ...more };
 }
 
@@ -95,7 +112,9 @@ describe('trigger state: records', () => {
 		const b = record(` ${B}\n`, '2025-03-10T11:00:00+02:00');
 		expect(followableRecords([a, b]).records.map((r) => r.id)).toEqual([B, A]);
 		expect(followableRecords([])).toEqual({ records: [], skippedIds: [] });
-		expect(followableRecords([{ receivedAt: 'x' }, { id: '' }, { id: 'a' }, { value: 'text' }, a])).toEqual({
+		expect(
+			followableRecords([{ receivedAt: 'x' }, { id: '' }, { id: 'a' }, { value: 'text' }, a]),
+		).toEqual({
 			records: [a],
 			skippedIds: [undefined, '', 'a', undefined],
 		});
@@ -109,13 +128,26 @@ describe('trigger state: records', () => {
 		expect(state.pending.get(A)).toEqual({ id: A, day: '2025-03-10', firstSeen: now });
 
 		const failed = record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }]);
-		const second = takeListing(state, '2025-03-10', [failed, record(B, '2025-03-10T11:30:00Z')], now + MINUTE, true);
+		const second = takeListing(
+			state,
+			'2025-03-10',
+			[failed, record(B, '2025-03-10T11:30:00Z')],
+			now + MINUTE,
+			true,
+		);
 		expect(second.map((r) => r.id)).toEqual([B]);
-		expect(state.pending.get(A)).toEqual({ id: A, day: '2025-03-10', firstSeen: now, reportsErrors: true });
+		expect(state.pending.get(A)).toEqual({
+			id: A,
+			day: '2025-03-10',
+			firstSeen: now,
+			reportsErrors: true,
+		});
 		expect(state.seen.get('2025-03-10')).toEqual([A, B]);
 
 		// An id listed under another date is still the same session.
-		expect(takeListing(state, '2025-03-11', [record(B, '2025-03-10T11:30:00Z')], now, true)).toEqual([]);
+		expect(
+			takeListing(state, '2025-03-11', [record(B, '2025-03-10T11:30:00Z')], now, true),
+		).toEqual([]);
 	});
 
 	it('takes a session it still follows for known, also once the ids of its day are pruned', () => {
@@ -124,21 +156,30 @@ describe('trigger state: records', () => {
 		takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now, true);
 		state.seen.delete('2025-03-10');
 
-		expect(takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now + 2 * MINUTE, true)).toEqual([]);
+		expect(
+			takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now + 2 * MINUTE, true),
+		).toEqual([]);
 		expect(state.pending.get(A)).toEqual({ id: A, day: '2025-03-10', firstSeen: now });
 	});
 
 	it('does not follow sessions when finished uploads are not wanted', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope', now);
-		expect(takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now, false)).toHaveLength(1);
+		expect(
+			takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z')], now, false),
+		).toHaveLength(1);
 		expect(state.pending.size).toBe(0);
 	});
 });
 
 describe('trigger state: bounds', () => {
 	it('forgets the ids of dates that are no longer listed', () => {
-		const seen = () => new Map([['2025-03-09', [A]], ['2025-03-10', [B]], ['2025-03-11', [sessionId(1)]]]);
+		const seen = () =>
+			new Map([
+				['2025-03-09', [A]],
+				['2025-03-10', [B]],
+				['2025-03-11', [sessionId(1)]],
+			]);
 		const state = newState('scope', 0);
 		state.seen = seen();
 		prune(state, at('2025-03-11T00:03:00Z'), UTC);
@@ -160,7 +201,9 @@ describe('trigger state: bounds', () => {
 		const now = at('2025-03-20T08:00:00Z');
 		const state = newState('scope', now);
 		state.pending = pendingOf(session(A, now - DAY), session(B, now - DAY));
-		const listing = Array.from({ length: 2_500 }, (_, i) => record(sessionId(i), '2025-03-20T07:00:00Z', [{ code: 'X' }]));
+		const listing = Array.from({ length: 2_500 }, (_, i) =>
+			record(sessionId(i), '2025-03-20T07:00:00Z', [{ code: 'X' }]),
+		);
 		expect(takeListing(state, '2025-03-20', listing, now, true)).toHaveLength(2_500);
 		expect(prune(state, now, UTC).dropped).toEqual([]);
 		expect(state.pending.size).toBe(2_000);
@@ -178,14 +221,26 @@ describe('trigger state: bounds', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope', now);
 		const listing = (count: number) =>
-			Array.from({ length: count }, (_, i) => record(sessionId(i), new Date(at('2025-03-10T00:00:00Z') + i * 1000).toISOString()));
+			Array.from({ length: count }, (_, i) =>
+				record(sessionId(i), new Date(at('2025-03-10T00:00:00Z') + i * 1000).toISOString()),
+			);
 		expect(takeListing(state, '2025-03-10', listing(20_000), now, false)).toHaveLength(20_000);
 		const ids = state.seen.get('2025-03-10') ?? [];
 		expect(ids).toHaveLength(5_000);
 		expect([ids[0], ids.at(-1)]).toEqual([sessionId(15_000), sessionId(19_999)]);
-		expect(takeListing(state, '2025-03-10', listing(20_001), now + MINUTE, false).map((r) => r.id)).toEqual([sessionId(20_000)]);
+		expect(
+			takeListing(state, '2025-03-10', listing(20_001), now + MINUTE, false).map((r) => r.id),
+		).toEqual([sessionId(20_000)]);
 		// Another date's listing is not taken for known by this date's bound.
-		expect(takeListing(state, '2025-03-11', [record(sessionId(30_000), '2025-03-10T00:00:00Z')], now, false)).toHaveLength(1);
+		expect(
+			takeListing(
+				state,
+				'2025-03-11',
+				[record(sessionId(30_000), '2025-03-10T00:00:00Z')],
+				now,
+				false,
+			),
+		).toHaveLength(1);
 
 		const staticData: IDataObject = {};
 		writeState(staticData, state);
@@ -193,7 +248,9 @@ describe('trigger state: bounds', () => {
 		expect(JSON.stringify(stored.seen).length).toBeLessThan(200_000);
 		const reread = readState(stored, 'scope');
 		expect(reread).toEqual(state);
-		expect(reread && takeListing(reread, '2025-03-10', listing(20_001), now + 2 * MINUTE, false)).toEqual([]);
+		expect(
+			reread && takeListing(reread, '2025-03-10', listing(20_001), now + 2 * MINUTE, false),
+		).toEqual([]);
 	});
 });
 
@@ -209,7 +266,12 @@ describe('trigger state: checks', () => {
 			session(fresh, now),
 			session(failing, now, { reportsErrors: true }),
 		);
-		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([failing, neverChecked, checkedEarly, fresh]);
+		expect(dueSessions(state, now).map(({ id }) => id)).toEqual([
+			failing,
+			neverChecked,
+			checkedEarly,
+			fresh,
+		]);
 	});
 
 	it('checks long-running sessions less often as they age, but at least every 5 minutes', () => {
@@ -230,7 +292,13 @@ describe('trigger state: storage', () => {
 	it('survives a JSON round trip and belongs to one scope', () => {
 		const now = at('2025-03-10T12:00:00Z');
 		const state = newState('scope-a', now);
-		takeListing(state, '2025-03-10', [record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }])], now, true);
+		takeListing(
+			state,
+			'2025-03-10',
+			[record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }])],
+			now,
+			true,
+		);
 		const staticData: IDataObject = {};
 		writeState(staticData, state);
 		const stored = JSON.parse(JSON.stringify(staticData)) as IDataObject;
@@ -257,8 +325,17 @@ describe('trigger state: storage', () => {
 				version: 2,
 				scope: 'scope',
 				listedAt: now,
-				seen: [{ day: '__proto__', ids: [A] }, { day: '2025-03-10', ids: [A, '__proto__', 7] }, null],
-				pending: [session(A, now), { id: 'constructor', day: '2025-03-10', firstSeen: now }, { id: B, day: '..', firstSeen: now }, 'x'],
+				seen: [
+					{ day: '__proto__', ids: [A] },
+					{ day: '2025-03-10', ids: [A, '__proto__', 7] },
+					null,
+				],
+				pending: [
+					session(A, now),
+					{ id: 'constructor', day: '2025-03-10', firstSeen: now },
+					{ id: B, day: '..', firstSeen: now },
+					'x',
+				],
 			}),
 		) as IDataObject;
 		const state = readState(stored, 'scope');
@@ -277,14 +354,21 @@ describe('trigger state: the previous version', () => {
 				listedAt: now,
 				seen: { '2025-03-10': [A, B, 'x'] },
 				pending: {
-					[A]: { record: record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }]), day: '2025-03-10', firstSeen: now, lastChecked: now },
+					[A]: {
+						record: record(A, '2025-03-10T11:00:00Z', [{ code: 'X' }]),
+						day: '2025-03-10',
+						firstSeen: now,
+						lastChecked: now,
+					},
 					x: { record: record('x', '2025-03-10T11:00:00Z'), day: '2025-03-10', firstSeen: now },
 				},
 			}),
 		) as IDataObject;
 		const state = readState(stored, 'scope');
 		expect(state?.seen).toEqual(new Map([['2025-03-10', [A, B]]]));
-		expect(state?.pending).toEqual(pendingOf(session(A, now, { lastChecked: now, reportsErrors: true })));
+		expect(state?.pending).toEqual(
+			pendingOf(session(A, now, { lastChecked: now, reportsErrors: true })),
+		);
 		expect(readState({ ...stored, pending: null }, 'scope')).toBeUndefined();
 	});
 });

@@ -16,7 +16,9 @@ export function asNodeError(
 
 /** `pairedItem` for an output item that stands for one or several input items. */
 export function pairedItems(itemIndexes: number[]): INodeExecutionData['pairedItem'] {
-	return itemIndexes.length === 1 ? { item: itemIndexes[0] } : itemIndexes.map((item) => ({ item }));
+	return itemIndexes.length === 1
+		? { item: itemIndexes[0] }
+		: itemIndexes.map((item) => ({ item }));
 }
 
 /**

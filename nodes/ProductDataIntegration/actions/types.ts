@@ -24,7 +24,11 @@ export interface ItemOperation {
  */
 export interface BatchOperation {
 	description: INodeProperties[];
-	executeBatch(this: IExecuteFunctions, items: INodeExecutionData[], failures: ItemFailures): Promise<INodeExecutionData[]>;
+	executeBatch(
+		this: IExecuteFunctions,
+		items: INodeExecutionData[],
+		failures: ItemFailures,
+	): Promise<INodeExecutionData[]>;
 }
 
 export type OperationModule = ItemOperation | BatchOperation;

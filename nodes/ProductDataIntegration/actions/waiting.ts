@@ -24,21 +24,30 @@ export const waitTimeoutOption: INodeProperties = {
  */
 function getWaitTimeoutMs(context: IExecuteFunctions, itemIndex: number): number {
 	const { timeout } = context.getNodeParameter('options', itemIndex, {}) as { timeout?: unknown };
-	if (timeout === undefined || timeout === null || timeout === '') return DEFAULT_WAIT_TIMEOUT_SECONDS * 1000;
+	if (timeout === undefined || timeout === null || timeout === '')
+		return DEFAULT_WAIT_TIMEOUT_SECONDS * 1000;
 	const seconds = typeof timeout === 'string' ? Number(timeout.trim()) : timeout;
 	if (typeof seconds !== 'number' || !Number.isFinite(seconds)) {
 		throw new NodeOperationError(
 			context.getNode(),
 			`The Timeout (Seconds) of item ${itemIndex} is not a number of seconds: "${String(timeout)}"`,
-			{ itemIndex, description: 'Give how many seconds to wait, e.g. 300. 0 checks each upload once.' },
+			{
+				itemIndex,
+				description: 'Give how many seconds to wait, e.g. 300. 0 checks each upload once.',
+			},
 		);
 	}
 	return Math.max(0, seconds) * 1000;
 }
 
 /** How the sessions of an item are awaited, from the item's Options. Checked before any request. */
-export function waitSettings(context: IExecuteFunctions, itemIndex: number): Omit<SessionToAwait, 'sessionId'> {
-	const { includeErrorMessage } = context.getNodeParameter('options', itemIndex, {}) as { includeErrorMessage?: boolean };
+export function waitSettings(
+	context: IExecuteFunctions,
+	itemIndex: number,
+): Omit<SessionToAwait, 'sessionId'> {
+	const { includeErrorMessage } = context.getNodeParameter('options', itemIndex, {}) as {
+		includeErrorMessage?: boolean;
+	};
 	return {
 		itemIndex,
 		customer: getCustomerOverride.call(context, itemIndex),

@@ -11,10 +11,15 @@ import type { SharedKnownImages } from './knownImages';
  */
 
 /** What a run remembering its known images in the process only is told it could do instead. */
-export const SHARING_ADVICE = ' With Redis (queue mode, or Rate Limit Sharing set to Redis in the credential) they are kept there for every process.';
+export const SHARING_ADVICE =
+	' With Redis (queue mode, or Rate Limit Sharing set to Redis in the credential) they are kept there for every process.';
 
 /** In the Redis of the account's rate limit, where it has one. */
-export const sharedKnownImages: SharedKnownImages | undefined = (credentials: ICredentialDataDecryptedObject, scope: string, ageMs: number) => {
+export const sharedKnownImages: SharedKnownImages | undefined = (
+	credentials: ICredentialDataDecryptedObject,
+	scope: string,
+	ageMs: number,
+) => {
 	const { connection } = sharingFor(credentials);
 	return connection ? new RedisKnownImages(connection, scope, ageMs) : undefined;
 };

@@ -28,7 +28,12 @@ export async function knownImagesOf(
 	lookUpAgainAfterDays: number,
 ): Promise<KnownImages> {
 	// The field's bounds bind typed values only: an expression can give any number.
-	if (!(lookUpAgainAfterDays >= MIN_LOOK_UP_AGAIN_DAYS && lookUpAgainAfterDays <= MAX_LOOK_UP_AGAIN_DAYS)) {
+	if (
+		!(
+			lookUpAgainAfterDays >= MIN_LOOK_UP_AGAIN_DAYS &&
+			lookUpAgainAfterDays <= MAX_LOOK_UP_AGAIN_DAYS
+		)
+	) {
 		throw new NodeOperationError(
 			context.getNode(),
 			`Look Up Again After (Days) of item ${itemIndex} must be a number from ${MIN_LOOK_UP_AGAIN_DAYS} to ${MAX_LOOK_UP_AGAIN_DAYS}, not ${JSON.stringify(lookUpAgainAfterDays)}`,
@@ -36,10 +41,21 @@ export async function knownImagesOf(
 		);
 	}
 	const credentials = await getServiceCredentials.call(context, itemIndex);
-	const known = new KnownImagesWithFallback(credentials, customer, lookUpAgainAfterDays * DAY_MS, (reason) => {
-		context.logger.warn('The known images in Redis are unavailable; this process remembers them meanwhile', { reason });
-		hintOncePerRun(context, `Redis could not be asked for the known images (${reason}). ${PROCESS_ONLY_HINT}`);
-	});
+	const known = new KnownImagesWithFallback(
+		credentials,
+		customer,
+		lookUpAgainAfterDays * DAY_MS,
+		(reason) => {
+			context.logger.warn(
+				'The known images in Redis are unavailable; this process remembers them meanwhile',
+				{ reason },
+			);
+			hintOncePerRun(
+				context,
+				`Redis could not be asked for the known images (${reason}). ${PROCESS_ONLY_HINT}`,
+			);
+		},
+	);
 	if (!known.shared) hintOncePerRun(context, PROCESS_ONLY_HINT);
 	return known;
 }

@@ -24,4 +24,8 @@ export interface KnownImages {
 }
 
 /** The known images of an account's customer node (`scope`) that every process of the account shares, where it has a place for them. */
-export type SharedKnownImages = (credentials: ICredentialDataDecryptedObject, scope: string, ageMs: number) => KnownImages | undefined;
+export type SharedKnownImages = (
+	credentials: ICredentialDataDecryptedObject,
+	scope: string,
+	ageMs: number,
+) => KnownImages | undefined;

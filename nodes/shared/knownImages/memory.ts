@@ -17,9 +17,14 @@ const PRUNED_PER_WRITE = 1000;
  * Names the customer node of whoever holds the credential's password (see holderOf) by a digest:
  * never the account's name, nor the customer id; another password names another memory.
  */
-function knownImagesScope(credentials: ICredentialDataDecryptedObject, customer: CustomerOverride | undefined): string {
+function knownImagesScope(
+	credentials: ICredentialDataDecryptedObject,
+	customer: CustomerOverride | undefined,
+): string {
 	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
-	return createHash('sha256').update(`${holderOf(credentials)}\n${customerIdType}:${customerId}`).digest('hex');
+	return createHash('sha256')
+		.update(`${holderOf(credentials)}\n${customerIdType}:${customerId}`)
+		.digest('hex');
 }
 
 // Process memory: one map for every scope, in insertion order, so the oldest entries go first.

@@ -112,7 +112,11 @@ const ENTRIES_PER_COMMAND = 1000;
 
 /** The answer of RECALL for `count` md5s: one string each, or undefined when it is not that. */
 function readRecall(reply: unknown, count: number): string[] | undefined {
-	return Array.isArray(reply) && reply.length === count && reply.every((value) => typeof value === 'string') ? reply : undefined;
+	return Array.isArray(reply) &&
+		reply.length === count &&
+		reply.every((value) => typeof value === 'string')
+		? reply
+		: undefined;
 }
 
 function readCount(reply: unknown): number | undefined {
@@ -137,15 +141,23 @@ export class RedisKnownImages implements KnownImages {
 		private readonly now: () => number = Date.now,
 	) {
 		this.store = storeFor(connection);
-		this.keys = [`${KEY_PREFIX}${scope}`, `${KEY_PREFIX}${scope}:expiry`, SCOPES_KEY, SCOPE_ENTRIES_KEY];
+		this.keys = [
+			`${KEY_PREFIX}${scope}`,
+			`${KEY_PREFIX}${scope}:expiry`,
+			SCOPES_KEY,
+			SCOPE_ENTRIES_KEY,
+		];
 		this.bounds = { ...REDIS_BOUNDS, ...bounds };
 	}
 
 	async recall(md5s: string[]): Promise<Map<string, string>> {
 		const known = new Map<string, string>();
 		if (md5s.length === 0) return known;
-		const found = await this.store.run(RECALL, this.keys.slice(0, 2), [String(this.now()), ...md5s], (reply) =>
-			readRecall(reply, md5s.length),
+		const found = await this.store.run(
+			RECALL,
+			this.keys.slice(0, 2),
+			[String(this.now()), ...md5s],
+			(reply) => readRecall(reply, md5s.length),
 		);
 		md5s.forEach((md5, n) => {
 			if (HASHCODE.test(found[n])) known.set(md5, found[n]);
@@ -158,9 +170,20 @@ export class RedisKnownImages implements KnownImages {
 		const now = this.now();
 		const expiresAt = String(now + this.ageMs);
 		const { entries: perScope, totalEntries, scopes } = this.bounds;
-		const head = [now, perScope, totalEntries, scopes, Math.ceil(this.ageMs), KEY_PREFIX, this.scope, PRUNED_PER_WRITE].map(String);
+		const head = [
+			now,
+			perScope,
+			totalEntries,
+			scopes,
+			Math.ceil(this.ageMs),
+			KEY_PREFIX,
+			this.scope,
+			PRUNED_PER_WRITE,
+		].map(String);
 		for (let start = 0; start < entries.length; start += ENTRIES_PER_COMMAND) {
-			const args = entries.slice(start, start + ENTRIES_PER_COMMAND).flatMap(({ md5, hashcode }) => [md5, hashcode, expiresAt]);
+			const args = entries
+				.slice(start, start + ENTRIES_PER_COMMAND)
+				.flatMap(({ md5, hashcode }) => [md5, hashcode, expiresAt]);
 			await this.store.run(REMEMBER, this.keys, [...head, ...args], readCount);
 		}
 	}

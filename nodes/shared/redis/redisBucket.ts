@@ -1,7 +1,15 @@
 import { createHash } from 'crypto';
 import Redis, { ReplyError, type RedisOptions } from 'ioredis';
 
-import { IDLE_EXPIRY_MARGIN_MS, isDone, PUSH, readReservation, RELEASE, RESERVE, type Reservation } from './bucketScripts';
+import {
+	IDLE_EXPIRY_MARGIN_MS,
+	isDone,
+	PUSH,
+	readReservation,
+	RELEASE,
+	RESERVE,
+	type Reservation,
+} from './bucketScripts';
 import { gcraSpacing, penaltyMs } from '../throttle/gcra';
 import { waitWith, type Sleep } from '../throttle/time';
 import {
@@ -47,9 +55,27 @@ export class SharedBucketUnavailableError extends Error {
 const KEY_PREFIX = 'n8n-nodes-product-data-integration:bucket:';
 
 interface BucketCommands {
-	pdiReserve(key: string, emissionMs: string, toleranceMs: string, marginMs: string): Promise<unknown>;
-	pdiPush(key: string, holdKey: string, atLeastMs: string, byMs: string, penalty: string, marginMs: string): Promise<unknown>;
-	pdiRelease(key: string, holdKey: string, reservedFrom: string, emissionMs: string, marginMs: string): Promise<unknown>;
+	pdiReserve(
+		key: string,
+		emissionMs: string,
+		toleranceMs: string,
+		marginMs: string,
+	): Promise<unknown>;
+	pdiPush(
+		key: string,
+		holdKey: string,
+		atLeastMs: string,
+		byMs: string,
+		penalty: string,
+		marginMs: string,
+	): Promise<unknown>;
+	pdiRelease(
+		key: string,
+		holdKey: string,
+		reservedFrom: string,
+		emissionMs: string,
+		marginMs: string,
+	): Promise<unknown>;
 }
 
 type BucketClient = Redis & BucketCommands;
@@ -146,7 +172,8 @@ export class SharedBucketStore {
 
 	private async open(): Promise<boolean> {
 		// A dropped connection is still closing (see disconnect()): connecting before it has would fail.
-		if (!['wait', 'end'].includes(this.client.status)) await new Promise((resolve) => this.client.once('end', resolve));
+		if (!['wait', 'end'].includes(this.client.status))
+			await new Promise((resolve) => this.client.once('end', resolve));
 		try {
 			// The error event has the better reason (e.g. WRONGPASS); connect() then only says "closed".
 			this.lastError = '';
@@ -186,7 +213,8 @@ export class SharedBucketStore {
 		if (this.client.status === 'end') return;
 		this.client.disconnect(false);
 		// ioredis ends the socket gracefully; a socket that is still being made has none yet.
-		if (this.client.status !== 'wait') (this.client.stream as Redis['stream'] | undefined)?.destroy();
+		if (this.client.status !== 'wait')
+			(this.client.stream as Redis['stream'] | undefined)?.destroy();
 	}
 
 	async close(): Promise<void> {
@@ -199,9 +227,20 @@ export class SharedBucketStore {
 	}
 
 	/** `reservedFrom`: where in the schedule the slot lies, for release(). */
-	async reserve(key: string, emissionMs: number, toleranceMs: number, signal?: AbortSignal): Promise<Reservation> {
+	async reserve(
+		key: string,
+		emissionMs: number,
+		toleranceMs: number,
+		signal?: AbortSignal,
+	): Promise<Reservation> {
 		return await this.command(
-			() => this.client.pdiReserve(key, String(emissionMs), String(toleranceMs), String(IDLE_EXPIRY_MARGIN_MS)),
+			() =>
+				this.client.pdiReserve(
+					key,
+					String(emissionMs),
+					String(toleranceMs),
+					String(IDLE_EXPIRY_MARGIN_MS),
+				),
 			(reply) => readReservation(reply, toleranceMs),
 			signal,
 		);
@@ -210,12 +249,24 @@ export class SharedBucketStore {
 	/** TAT = max(now + atLeastMs, TAT + byMs), on the server's clock; a penalty also holds the bucket full until then. */
 	async push(
 		key: string,
-		{ atLeastMs, byMs = 0, penalty = false }: { atLeastMs?: number; byMs?: number; penalty?: boolean },
+		{
+			atLeastMs,
+			byMs = 0,
+			penalty = false,
+		}: { atLeastMs?: number; byMs?: number; penalty?: boolean },
 	): Promise<void> {
 		// A number Lua reads, far enough back to lose against any TAT.
 		const floor = atLeastMs === undefined ? '-1e15' : String(atLeastMs);
 		await this.command(
-			() => this.client.pdiPush(key, holdKey(key), floor, String(byMs), penalty ? '1' : '0', String(IDLE_EXPIRY_MARGIN_MS)),
+			() =>
+				this.client.pdiPush(
+					key,
+					holdKey(key),
+					floor,
+					String(byMs),
+					penalty ? '1' : '0',
+					String(IDLE_EXPIRY_MARGIN_MS),
+				),
 			(reply) => (isDone(reply) ? reply : undefined),
 		);
 	}
@@ -223,7 +274,14 @@ export class SharedBucketStore {
 	/** Gives back the slot reserve() booked from `reservedFrom`, unless a penalty since holds the bucket beyond it. */
 	async release(key: string, reservedFrom: string, emissionMs: number): Promise<void> {
 		await this.command(
-			() => this.client.pdiRelease(key, holdKey(key), reservedFrom, String(emissionMs), String(IDLE_EXPIRY_MARGIN_MS)),
+			() =>
+				this.client.pdiRelease(
+					key,
+					holdKey(key),
+					reservedFrom,
+					String(emissionMs),
+					String(IDLE_EXPIRY_MARGIN_MS),
+				),
 			(reply) => (isDone(reply) ? reply : undefined),
 		);
 	}
@@ -234,7 +292,12 @@ export class SharedBucketStore {
 	 * undefined if not (the connection is then replaced). SharedBucketUnavailableError when Redis
 	 * cannot be asked.
 	 */
-	async run<T>(lua: string, keys: string[], args: string[], read: (reply: unknown) => T | undefined): Promise<T> {
+	async run<T>(
+		lua: string,
+		keys: string[],
+		args: string[],
+		read: (reply: unknown) => T | undefined,
+	): Promise<T> {
 		return await this.command(() => this.client.eval(lua, keys.length, ...keys, ...args), read);
 	}
 
@@ -243,7 +306,11 @@ export class SharedBucketStore {
 	 * that Redis itself answered leaves the connection as it is; a timeout, a broken connection or
 	 * a reply that is not the script's closes it, so the next request connects anew.
 	 */
-	private async command<T>(send: () => Promise<unknown>, read: (reply: unknown) => T | undefined, signal?: AbortSignal): Promise<T> {
+	private async command<T>(
+		send: () => Promise<unknown>,
+		read: (reply: unknown) => T | undefined,
+		signal?: AbortSignal,
+	): Promise<T> {
 		if (!(await this.ready(signal))) throw new SharedBucketUnavailableError(this.problem);
 		const outcome = await send().then(
 			(reply) => ({ reply }),
@@ -303,16 +370,27 @@ export class SharedBucket implements RateLimiter {
 		const { signal, logger } = options;
 		if (signal?.aborted) throw new LimiterCancelledError();
 		const { emissionMs, toleranceMs } = gcraSpacing(this.terms);
-		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(this.key, emissionMs, toleranceMs, signal);
+		const { waitMs, leadMs, reservedFrom } = await this.store.reserve(
+			this.key,
+			emissionMs,
+			toleranceMs,
+			signal,
+		);
 		this.seenBookedFor(waitMs + leadMs + emissionMs);
 		if (waitMs > MAX_LIMIT_WAIT_MS) {
 			await this.giveBack(reservedFrom, emissionMs);
-			throw waitTooLongError(waitMs, "the n8n processes sharing the account's bucket in Redis have booked it that far ahead");
+			throw waitTooLongError(
+				waitMs,
+				"the n8n processes sharing the account's bucket in Redis have booked it that far ahead",
+			);
 		}
 		if (waitMs > 0) {
-			logger?.debug('Waiting for the shared request rate limit of the product-data integration service', {
-				expectedWaitMs: Math.round(waitMs),
-			});
+			logger?.debug(
+				'Waiting for the shared request rate limit of the product-data integration service',
+				{
+					expectedWaitMs: Math.round(waitMs),
+				},
+			);
 		}
 		const waited = await waitWith(this.sleep, waitMs, signal).then(
 			() => true,
@@ -353,7 +431,10 @@ export class SharedBucket implements RateLimiter {
 	 * least: the other processes may have filled it meanwhile.
 	 */
 	bookedAheadMs(): number {
-		return Math.max(this.terms.capacity * gcraSpacing(this.terms).emissionMs, this.seenBookedUntil - Date.now());
+		return Math.max(
+			this.terms.capacity * gcraSpacing(this.terms).emissionMs,
+			this.seenBookedUntil - Date.now(),
+		);
 	}
 
 	/**

@@ -1,5 +1,11 @@
 import { SharedBucketUnavailableError, type SharedBucket } from './redisBucket';
-import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter, ScheduleHandOver } from '../throttle/limiter';
+import type {
+	AcquireOptions,
+	BucketTerms,
+	LimiterGrant,
+	RateLimiter,
+	ScheduleHandOver,
+} from '../throttle/limiter';
 
 /** After Redis failed, requests stay with the in-process limiter this long before Redis is asked again. */
 const RETRY_SHARED_AFTER_MS = 5000;
@@ -72,7 +78,8 @@ export class SharedLimiter implements RateLimiter {
 			`The shared rate limit in Redis was unavailable (${this.fallbackReason}): requests were limited by this n8n process alone`,
 		);
 		const grant = await this.local.acquire(options);
-		this.sentAloneUntil = Math.max(this.sentAloneUntil, this.now()) + this.shared.getTerms().intervalMs;
+		this.sentAloneUntil =
+			Math.max(this.sentAloneUntil, this.now()) + this.shared.getTerms().intervalMs;
 		return grant;
 	}
 
@@ -86,7 +93,8 @@ export class SharedLimiter implements RateLimiter {
 
 	async penalize(retryAfterMs?: number): Promise<void> {
 		await this.local.penalize(retryAfterMs);
-		if (this.fallbackReason === undefined) await this.shared.penalize(retryAfterMs).catch(() => undefined);
+		if (this.fallbackReason === undefined)
+			await this.shared.penalize(retryAfterMs).catch(() => undefined);
 	}
 }
 

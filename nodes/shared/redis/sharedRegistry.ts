@@ -1,6 +1,11 @@
 import type { RateLimiter } from '../throttle/limiter';
 import { connectionId, SharedBucketStore, type RedisConnection } from './redisBucket';
-import { MAX_ACCOUNTS, processLimiterFor, touch, type TermsDeclaration } from '../throttle/registry';
+import {
+	MAX_ACCOUNTS,
+	processLimiterFor,
+	touch,
+	type TermsDeclaration,
+} from '../throttle/registry';
 import { SharedLimiter, UnsharedLimiter } from './sharedLimiter';
 import type { Sleep } from '../throttle/time';
 
@@ -73,7 +78,8 @@ export function limiterFor(
 ): RateLimiter {
 	const local = processLimiterFor(accountKey, declaration, sleep, now);
 	const terms = local.getTerms();
-	if (!sharing.connection) return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
+	if (!sharing.connection)
+		return sharing.notice ? new UnsharedLimiter(local, sharing.notice) : local;
 	const store = storeFor(sharing.connection);
 	const kept = sharedLimiters.get(accountKey);
 	let limiter: SharedLimiter;
@@ -83,7 +89,9 @@ export function limiterFor(
 	} else {
 		limiter = new SharedLimiter(local, store.bucket(accountKey, terms, sleep));
 	}
-	touch(sharedLimiters, accountKey, { storeId: store.id, limiter }, MAX_ACCOUNTS, (entry) => releaseUnused(entry.storeId));
+	touch(sharedLimiters, accountKey, { storeId: store.id, limiter }, MAX_ACCOUNTS, (entry) =>
+		releaseUnused(entry.storeId),
+	);
 	if (kept && kept.storeId !== store.id) releaseUnused(kept.storeId);
 	return limiter;
 }

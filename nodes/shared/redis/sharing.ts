@@ -23,7 +23,9 @@ function setting(env: Environment, name: string): string | undefined {
 
 // n8n also reads each setting from the file `<name>_FILE` names (e.g. a Docker secret); a
 // community node may not read files, so such settings are named instead of guessed.
-const FILE_SETTINGS = ['HOST', 'PORT', 'DB', 'USERNAME', 'PASSWORD', 'TLS'].map((name) => `QUEUE_BULL_REDIS_${name}`);
+const FILE_SETTINGS = ['HOST', 'PORT', 'DB', 'USERNAME', 'PASSWORD', 'TLS'].map(
+	(name) => `QUEUE_BULL_REDIS_${name}`,
+);
 
 function flag(env: Environment, name: string, fallback: boolean): boolean {
 	const value = setting(env, name)?.toLowerCase();
@@ -33,7 +35,10 @@ function flag(env: Environment, name: string, fallback: boolean): boolean {
 }
 
 function whole(value: unknown, fallback: number): number {
-	const number = typeof value === 'number' ? value : Number(typeof value === 'string' && value.trim() !== '' ? value : Number.NaN);
+	const number =
+		typeof value === 'number'
+			? value
+			: Number(typeof value === 'string' && value.trim() !== '' ? value : Number.NaN);
 	return Number.isInteger(number) && number >= 0 ? number : fallback;
 }
 
@@ -58,9 +63,11 @@ function queueMode(env: Environment, command: string | undefined): boolean | und
  * hold a password that a hint or a log line would then show. An IPv6 address has at least two
  * colons: one colon is a host with a port (`10.0.0.5:6380`).
  */
-const REDIS_HOST = /^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|(?=[^:]*:[^:]*:)[0-9a-f:.]+(?:%[\w.-]+)?)$/i;
+const REDIS_HOST =
+	/^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|(?=[^:]*:[^:]*:)[0-9a-f:.]+(?:%[\w.-]+)?)$/i;
 
-const HOST_ALONE = 'a host name or IP address alone (a user, password or port go in their own settings)';
+const HOST_ALONE =
+	'a host name or IP address alone (a user, password or port go in their own settings)';
 
 function portNumber(value: number): boolean {
 	return Number.isInteger(value) && value >= 1 && value <= 65535;
@@ -95,7 +102,9 @@ function queueModeRedis(env: Environment, command?: string): SharingDecision {
 	}
 	const host = setting(env, 'QUEUE_BULL_REDIS_HOST') || 'localhost';
 	if (!REDIS_HOST.test(host)) {
-		return { notice: `QUEUE_BULL_REDIS_HOST is not ${HOST_ALONE}: each n8n process limits its own requests` };
+		return {
+			notice: `QUEUE_BULL_REDIS_HOST is not ${HOST_ALONE}: each n8n process limits its own requests`,
+		};
 	}
 	const connection: RedisConnection = {
 		host,
@@ -125,20 +134,29 @@ const UNSHARED = 'each n8n process limits its own requests';
 function credentialRedis(credentials: ICredentialDataDecryptedObject): SharingDecision {
 	const host = typeof credentials.redisHost === 'string' ? credentials.redisHost.trim() : '';
 	if (host === '') {
-		return { notice: `Rate Limit Sharing is set to Redis but the credential names no Redis host: ${UNSHARED}` };
+		return {
+			notice: `Rate Limit Sharing is set to Redis but the credential names no Redis host: ${UNSHARED}`,
+		};
 	}
 	if (!REDIS_HOST.test(host)) {
 		return { notice: `The Redis Host of the credential must be ${HOST_ALONE}: ${UNSHARED}` };
 	}
 	const port = Number(credentials.redisPort ?? 6379);
 	if (!portNumber(port)) {
-		return { notice: `The Redis Port of the credential must be a whole number from 1 to 65535: ${UNSHARED}` };
+		return {
+			notice: `The Redis Port of the credential must be a whole number from 1 to 65535: ${UNSHARED}`,
+		};
 	}
 	const db = Number(credentials.redisDatabase ?? 0);
 	if (!databaseNumber(db)) {
-		return { notice: `The Redis Database Number of the credential must be a whole number from 0 (Redis has 0 to 15 unless configured otherwise): ${UNSHARED}` };
+		return {
+			notice: `The Redis Database Number of the credential must be a whole number from 0 (Redis has 0 to 15 unless configured otherwise): ${UNSHARED}`,
+		};
 	}
-	const password = typeof credentials.redisPassword === 'string' && credentials.redisPassword !== '' ? credentials.redisPassword : undefined;
+	const password =
+		typeof credentials.redisPassword === 'string' && credentials.redisPassword !== ''
+			? credentials.redisPassword
+			: undefined;
 	if (password !== undefined && credentials.redisSsl !== true && !isLoopbackHost(host)) {
 		return {
 			notice: `The Redis password would be sent unencrypted to ${host}: turn on Redis SSL (without it, Redis is only used with a password on localhost, 127.0.0.1 and ::1); ${UNSHARED}`,
@@ -148,16 +166,26 @@ function credentialRedis(credentials: ICredentialDataDecryptedObject): SharingDe
 		host,
 		port,
 		db,
-		username: typeof credentials.redisUser === 'string' && credentials.redisUser !== '' ? credentials.redisUser : undefined,
+		username:
+			typeof credentials.redisUser === 'string' && credentials.redisUser !== ''
+				? credentials.redisUser
+				: undefined,
 		password,
 	};
 	if (credentials.redisSsl === true) {
-		connection.tls = { servername: host, rejectUnauthorized: credentials.redisDisableTlsVerification !== true };
+		connection.tls = {
+			servername: host,
+			rejectUnauthorized: credentials.redisDisableTlsVerification !== true,
+		};
 	}
 	return { connection };
 }
 
-export function sharingDecision(credentials: ICredentialDataDecryptedObject, env: Environment, command?: string): SharingDecision {
+export function sharingDecision(
+	credentials: ICredentialDataDecryptedObject,
+	env: Environment,
+	command?: string,
+): SharingDecision {
 	const sharing = (credentials.rateLimitSharing ?? 'automatic') as RateLimitSharing;
 	if (sharing === 'process') return {};
 	if (sharing === 'redis') return credentialRedis(credentials);

@@ -1,4 +1,10 @@
-import type { AcquireOptions, BucketTerms, LimiterGrant, RateLimiter, ScheduleHandOver } from './limiter';
+import type {
+	AcquireOptions,
+	BucketTerms,
+	LimiterGrant,
+	RateLimiter,
+	ScheduleHandOver,
+} from './limiter';
 
 /** At most this many times slower than the account's terms. */
 const MAX_SLOWDOWN = 16;
@@ -77,6 +83,9 @@ export class AdaptiveLimiter implements RateLimiter, ScheduleHandOver {
 	private apply(slowdown: number, force = false): void {
 		if (!force && slowdown === this.applied) return;
 		this.applied = slowdown;
-		this.inner.setTerms({ capacity: this.terms.capacity, intervalMs: this.terms.intervalMs * slowdown });
+		this.inner.setTerms({
+			capacity: this.terms.capacity,
+			intervalMs: this.terms.intervalMs * slowdown,
+		});
 	}
 }

@@ -22,7 +22,10 @@ export function parseRetryAfter(value: unknown, now: number = Date.now()): numbe
  * is shorter, the full second would idle many slots, so the wait is the stated time less that
  * second of rounding, but at least one interval.
  */
-export function retryAfterPenalty(retryAfterMs: number | undefined, intervalMs: number): number | undefined {
+export function retryAfterPenalty(
+	retryAfterMs: number | undefined,
+	intervalMs: number,
+): number | undefined {
 	if (retryAfterMs === undefined || intervalMs >= 1000) return retryAfterMs;
 	return Math.min(retryAfterMs, Math.max(retryAfterMs - 1000, intervalMs));
 }

@@ -43,8 +43,14 @@ export function gcraSpacing(terms: BucketTerms): GcraSpacing {
 }
 
 /** How far from now a refusal books the bucket: full, then its Retry-After (or one interval) more. */
-export function penaltyMs(retryAfterMs: number | undefined, { emissionMs, toleranceMs }: GcraSpacing): number {
-	const waitMs = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : emissionMs;
+export function penaltyMs(
+	retryAfterMs: number | undefined,
+	{ emissionMs, toleranceMs }: GcraSpacing,
+): number {
+	const waitMs =
+		retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0
+			? retryAfterMs
+			: emissionMs;
 	return waitMs + toleranceMs;
 }
 
@@ -98,7 +104,11 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 
 	setTerms(terms: BucketTerms): void {
 		const checked = checkTerms(terms);
-		if (checked.capacity === this.terms.capacity && checked.intervalMs === this.terms.intervalMs && this.emissionMs > 0) {
+		if (
+			checked.capacity === this.terms.capacity &&
+			checked.intervalMs === this.terms.intervalMs &&
+			this.emissionMs > 0
+		) {
 			return;
 		}
 		this.terms = checked;
@@ -126,7 +136,10 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 		}
 		const expectedWaitMs = Math.round(this.delayFor(now) + this.queue.length * this.emissionMs);
 		if (expectedWaitMs > MAX_LIMIT_WAIT_MS) {
-			throw waitTooLongError(expectedWaitMs, "this n8n process's requests and the service's refusals have booked the account's bucket that far ahead");
+			throw waitTooLongError(
+				expectedWaitMs,
+				"this n8n process's requests and the service's refusals have booked the account's bucket that far ahead",
+			);
 		}
 		logger?.debug('Waiting for the request rate limit of the product-data integration service', {
 			expectedWaitMs,
@@ -144,7 +157,9 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 	}
 
 	async penalize(retryAfterMs?: number): Promise<void> {
-		await this.bookAhead(penaltyMs(retryAfterMs, { emissionMs: this.emissionMs, toleranceMs: this.toleranceMs }));
+		await this.bookAhead(
+			penaltyMs(retryAfterMs, { emissionMs: this.emissionMs, toleranceMs: this.toleranceMs }),
+		);
 	}
 
 	async bookAhead(ms: number): Promise<void> {
@@ -210,7 +225,12 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 			if (turn) {
 				waiter.resolve(this.take(now));
 			} else {
-				waiter.reject(waitTooLongError(MAX_LIMIT_WAIT_MS + this.delayFor(now), 'refusals of the service or a slower pace pushed its turn back'));
+				waiter.reject(
+					waitTooLongError(
+						MAX_LIMIT_WAIT_MS + this.delayFor(now),
+						'refusals of the service or a slower pace pushed its turn back',
+					),
+				);
 			}
 		}
 		this.schedule();
@@ -222,7 +242,10 @@ export class GcraLimiter implements RateLimiter, ScheduleHandOver {
 			this.clearTimer();
 			return;
 		}
-		const dueAt = Math.min(Math.max(this.tat - this.toleranceMs, this.clock.now()), this.queue[0].deadline);
+		const dueAt = Math.min(
+			Math.max(this.tat - this.toleranceMs, this.clock.now()),
+			this.queue[0].deadline,
+		);
 		if (this.timer !== undefined && this.timerDueAt === dueAt) return;
 		this.clearTimer();
 		this.timerDueAt = dueAt;

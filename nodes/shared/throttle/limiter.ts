@@ -26,7 +26,9 @@ export function waitTooLongError(waitMs: number, why: string): Error {
 	const most = describeWait(MAX_LIMIT_WAIT_MS);
 	// Rounded to minutes, a wait just beyond the longest would read as the longest itself.
 	const wait = describeWait(waitMs) === most ? `more than ${most}` : describeWait(waitMs);
-	return new Error(`The request would wait ${wait} for the account's rate limit (${why}); a request waits at most ${most}`);
+	return new Error(
+		`The request would wait ${wait} for the account's rate limit (${why}); a request waits at most ${most}`,
+	);
 }
 
 export interface LimiterLogger {

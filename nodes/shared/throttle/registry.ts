@@ -14,7 +14,13 @@ import type { Sleep } from './time';
 export const MAX_ACCOUNTS = 100;
 
 /** Moves `key` to the end of `map` (most recently used), forgetting the least recent beyond `max`. */
-export function touch<V>(map: Map<string, V>, key: string, value: V, max: number, forget: (value: V) => void = () => undefined): void {
+export function touch<V>(
+	map: Map<string, V>,
+	key: string,
+	value: V,
+	max: number,
+	forget: (value: V) => void = () => undefined,
+): void {
 	map.delete(key);
 	map.set(key, value);
 	for (const [oldest, entry] of map) {
@@ -61,7 +67,10 @@ function strictestTerms(terms: BucketTerms[]): BucketTerms {
 }
 
 function declarationsOf(accountKey: string): AccountDeclarations {
-	const account = declarations.get(accountKey) ?? { declared: new Map(), proven: new Set<string>() };
+	const account = declarations.get(accountKey) ?? {
+		declared: new Map(),
+		proven: new Set<string>(),
+	};
 	touch(declarations, accountKey, account, MAX_ACCOUNTS);
 	return account;
 }
@@ -72,7 +81,10 @@ function declarationsOf(accountKey: string): AccountDeclarations {
  */
 function loosestTerms(terms: BucketTerms[]): BucketTerms {
 	return terms.reduce((loosest, t) =>
-		t.intervalMs < loosest.intervalMs || (t.intervalMs === loosest.intervalMs && t.capacity > loosest.capacity) ? t : loosest,
+		t.intervalMs < loosest.intervalMs ||
+		(t.intervalMs === loosest.intervalMs && t.capacity > loosest.capacity)
+			? t
+			: loosest,
 	);
 }
 
@@ -90,8 +102,14 @@ function termsInForce(account: AccountDeclarations, now: number): BucketTerms {
 	const declared = [...account.declared.values()];
 	const holders = new Set(declared.map((entry) => entry.holder));
 	for (const holder of account.proven) if (!holders.has(holder)) account.proven.delete(holder);
-	const counted = declared.filter((entry) => account.proven.has(entry.holder)).map((entry) => entry.terms);
-	return { ...(counted.length > 0 ? strictestTerms(counted) : loosestTerms([DEFAULT_TERMS, ...declared.map((entry) => entry.terms)])) };
+	const counted = declared
+		.filter((entry) => account.proven.has(entry.holder))
+		.map((entry) => entry.terms);
+	return {
+		...(counted.length > 0
+			? strictestTerms(counted)
+			: loosestTerms([DEFAULT_TERMS, ...declared.map((entry) => entry.terms)])),
+	};
 }
 
 // One module instance per n8n process: n8n loads the node and the trigger from the same package
@@ -104,10 +122,20 @@ const limiters = new Map<string, AdaptiveLimiter>();
  * on first use; its terms are the strictest its credentials declare (see termsInForce), `declaration`
  * among them. Its waits are made of `sleep`.
  */
-export function processLimiterFor(accountKey: string, declaration: TermsDeclaration, sleep: Sleep, now = Date.now()): AdaptiveLimiter {
+export function processLimiterFor(
+	accountKey: string,
+	declaration: TermsDeclaration,
+	sleep: Sleep,
+	now = Date.now(),
+): AdaptiveLimiter {
 	const account = declarationsOf(accountKey);
 	const { holder, terms: declared } = declaration;
-	touch(account.declared, `${holder} ${declared.capacity}/${declared.intervalMs}`, { holder, terms: declared, lastUsed: now }, MAX_DECLARATIONS);
+	touch(
+		account.declared,
+		`${holder} ${declared.capacity}/${declared.intervalMs}`,
+		{ holder, terms: declared, lastUsed: now },
+		MAX_DECLARATIONS,
+	);
 	const terms = termsInForce(account, now);
 	let limiter = limiters.get(accountKey);
 	if (limiter) {

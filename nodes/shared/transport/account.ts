@@ -45,7 +45,9 @@ export interface Account {
  */
 export function accountKey(baseUrl: string, username: string): string {
 	const user = username.trim().normalize('NFC').toLowerCase();
-	return createHash('sha256').update(`${checkBaseUrl(baseUrl)}\n${user}`).digest('hex');
+	return createHash('sha256')
+		.update(`${checkBaseUrl(baseUrl)}\n${user}`)
+		.digest('hex');
 }
 
 /**
@@ -58,13 +60,19 @@ export function accountKey(baseUrl: string, username: string): string {
  * usernames has three accounts.
  */
 export function holderKey(baseUrl: string, username: string, password: string): string {
-	return createHmac('sha256', password).update(`${checkBaseUrl(baseUrl)}\n${username}`).digest('hex');
+	return createHmac('sha256', password)
+		.update(`${checkBaseUrl(baseUrl)}\n${username}`)
+		.digest('hex');
 }
 
 /** The credential's holderKey. */
 export function holderOf(credentials: ICredentialDataDecryptedObject): string {
 	const text = (value: unknown) => (typeof value === 'string' ? value : '');
-	return holderKey(text(credentials.baseUrl), text(credentials.username), text(credentials.password));
+	return holderKey(
+		text(credentials.baseUrl),
+		text(credentials.username),
+		text(credentials.password),
+	);
 }
 
 /**
@@ -84,7 +92,11 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 	// Settings that cannot work fail the node run before any request, naming their field.
 	let settings: { baseUrl: string; terms: BucketTerms; timeoutMs: number };
 	try {
-		settings = { baseUrl: checkBaseUrl(credentials.baseUrl), terms: bucketTerms(credentials), timeoutMs: requestTimeoutMs(credentials) };
+		settings = {
+			baseUrl: checkBaseUrl(credentials.baseUrl),
+			terms: bucketTerms(credentials),
+			timeoutMs: requestTimeoutMs(credentials),
+		};
 	} catch (error) {
 		throw new NodeOperationError(context.getNode(), (error as Error).message, {
 			itemIndex,
@@ -116,7 +128,11 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
  * database): one read per node run is enough.
  */
 export async function getAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
-	return await oncePerNodeRun(context, 'transport:account', async () => await loadAccount(context, itemIndex));
+	return await oncePerNodeRun(
+		context,
+		'transport:account',
+		async () => await loadAccount(context, itemIndex),
+	);
 }
 
 /** The credential's data as the requests of this node run see it (no further read in a node run). */

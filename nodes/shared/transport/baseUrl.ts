@@ -11,10 +11,14 @@ export function checkBaseUrl(value: unknown): string {
 	}
 	const url = URL.canParse(text) ? new URL(text) : undefined;
 	if (!url) {
-		throw new Error('The Base URL of the credential is not a valid URL (e.g. https://integration.example.com)');
+		throw new Error(
+			'The Base URL of the credential is not a valid URL (e.g. https://integration.example.com)',
+		);
 	}
 	if (url.username !== '' || url.password !== '') {
-		throw new Error('The Base URL of the credential must not contain a username or password: use the credential fields');
+		throw new Error(
+			'The Base URL of the credential must not contain a username or password: use the credential fields',
+		);
 	}
 	if (url.protocol === 'http:' && !LOOPBACK_HTTP.test(url.href)) {
 		throw new Error(

@@ -1,6 +1,11 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { processLimiterFor, type RateLimiter, type Sleep, type TermsDeclaration } from '../throttle';
+import {
+	processLimiterFor,
+	type RateLimiter,
+	type Sleep,
+	type TermsDeclaration,
+} from '../throttle';
 
 /*
  * Where an account's bucket can live, for the verified edition (n8n Cloud), built in place of

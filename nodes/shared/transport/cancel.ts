@@ -1,4 +1,9 @@
-import { NodeOperationError, type ILoadOptionsFunctions, type INode, type IPollFunctions } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type ILoadOptionsFunctions,
+	type INode,
+	type IPollFunctions,
+} from 'n8n-workflow';
 
 import { describeWait } from '../throttle';
 import type { ServiceContext } from './types';
@@ -32,7 +37,11 @@ export function cancelSignal(context: ServiceContext): AbortSignal | undefined {
  * Runs `run` with a deadline: when its budget has passed, every request and wait of it ends with
  * `stop`, which the n8n log tells.
  */
-async function withDeadline<T>(context: RunContext, stop: DeadlineError, run: () => Promise<T>): Promise<T> {
+async function withDeadline<T>(
+	context: RunContext,
+	stop: DeadlineError,
+	run: () => Promise<T>,
+): Promise<T> {
 	const deadline = new AbortController();
 	const timer = new AbortController();
 	void wait(stop.budgetMs, timer.signal).then(
@@ -50,7 +59,11 @@ async function withDeadline<T>(context: RunContext, stop: DeadlineError, run: ()
 }
 
 /** Runs one poll with a deadline, so a poll that hangs never keeps the trigger from polling again. */
-export async function withPollDeadline<T>(context: IPollFunctions, budgetMs: number, poll: () => Promise<T>): Promise<T> {
+export async function withPollDeadline<T>(
+	context: IPollFunctions,
+	budgetMs: number,
+	poll: () => Promise<T>,
+): Promise<T> {
 	const stop = new DeadlineError(
 		`The poll was stopped after ${describeWait(budgetMs)}, its time budget: the service or the request limit held it up. The next poll starts again from the last saved state.`,
 		budgetMs,
@@ -76,7 +89,11 @@ export async function withListDeadline<T>(
  * What a node reports when its execution was cancelled (a notice, not a failure of the service),
  * or when a poll or list was stopped at its deadline (`reason`: the signal's).
  */
-export function cancelledError(node: INode, itemIndex?: number, reason?: unknown): NodeOperationError {
+export function cancelledError(
+	node: INode,
+	itemIndex?: number,
+	reason?: unknown,
+): NodeOperationError {
 	if (reason instanceof DeadlineError) {
 		return new NodeOperationError(node, reason.message, { itemIndex, level: 'warning' });
 	}
@@ -84,7 +101,12 @@ export function cancelledError(node: INode, itemIndex?: number, reason?: unknown
 }
 
 /** Waits `ms`; a cancelled execution ends the wait at once, with the node's cancellation error. */
-export async function sleepOrCancel(ms: number, signal: AbortSignal | undefined, node: INode, itemIndex?: number): Promise<void> {
+export async function sleepOrCancel(
+	ms: number,
+	signal: AbortSignal | undefined,
+	node: INode,
+	itemIndex?: number,
+): Promise<void> {
 	try {
 		await wait(ms, signal);
 	} catch {

@@ -15,7 +15,11 @@ function isPollContext(context: ServiceContext): context is IPollFunctions {
  * URL, customer, rate limit) until the workflow is activated again. Outside a poll with a deadline
  * (the trigger's manual test), every time.
  */
-export async function oncePerNodeRun<T>(context: ServiceContext, key: string, read: () => Promise<T>): Promise<T> {
+export async function oncePerNodeRun<T>(
+	context: ServiceContext,
+	key: string,
+	read: () => Promise<T>,
+): Promise<T> {
 	if (!isPollContext(context)) return await oncePerRun(context, key, read);
 	// Each poll has a deadline signal of its own (withPollDeadline): it stands for the poll.
 	const poll = cancelSignal(context);

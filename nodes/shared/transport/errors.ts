@@ -21,7 +21,9 @@ function authDescription(environment: unknown, unauthorized?: Unauthorized): str
 	const login = `that the username and password are the ones issued for the ${name} environment (the credential's Environment) and that the Base URL is that environment's address`;
 	if (unauthorized?.cause === 'customer') {
 		const { customerIdType, customerId } = unauthorized.customer;
-		const where = unauthorized.overridden ? "the node's Customer option" : "the credential's Customer ID and Customer ID Type";
+		const where = unauthorized.overridden
+			? "the node's Customer option"
+			: "the credential's Customer ID and Customer ID Type";
 		return `The login works (the credential's own customer is accepted), so the service refused the customer node ${customerIdType} ${customerId}: check ${where}. A service ID is the number the service gave the node; your own ID of it is an external ID.`;
 	}
 	if (unauthorized?.cause === 'login') {
@@ -35,7 +37,7 @@ export function ambiguousDescription(exchange: Pick<Exchange, 'url'>): string {
 	if (new URL(exchange.url).pathname.startsWith('/api/images')) {
 		return 'It was not sent again automatically. An image the service already has keeps its hashcode: Skip Existing looks each image up by its md5 before uploading it, so a second run (or Retry On Fail) with Skip Existing on sends only what did not arrive.';
 	}
-	return 'It was not sent again automatically, because a second upload could duplicate the first. With Retry On Fail, the next try looks for it in the list of the day\'s uploads and sends it again only if it is not there; otherwise list the uploads of today before sending it again.';
+	return "It was not sent again automatically, because a second upload could duplicate the first. With Retry On Fail, the next try looks for it in the list of the day's uploads and sends it again only if it is not there; otherwise list the uploads of today before sending it again.";
 }
 
 /** Error code of a failed exchange (ECONNRESET, ERR_CANCELED, ...), whether wrapped by n8n or not. */
@@ -59,9 +61,22 @@ export function errorMessage(error: unknown): string {
 }
 
 /** Failures where the connection never carried the request: nothing reached the service. */
-export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+export const NOT_SENT_CODES = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+]);
 /** Failures that will not go away by trying again within seconds. */
-export const PERMANENT_CODES = new Set(['ENOTFOUND', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN']);
+export const PERMANENT_CODES = new Set([
+	'ENOTFOUND',
+	'CERT_HAS_EXPIRED',
+	'DEPTH_ZERO_SELF_SIGNED_CERT',
+	'ERR_TLS_CERT_ALTNAME_INVALID',
+	'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+	'SELF_SIGNED_CERT_IN_CHAIN',
+]);
 
 /**
  * The failure of a request that may or may not have been handled all the same (an upload whose
@@ -93,7 +108,14 @@ export class RefusedLoginError extends NodeApiError {
 export function apiError(
 	node: INode,
 	message: string,
-	options: { description?: string; httpCode?: number; itemIndex?: number; code?: string; ambiguous?: boolean; refusedLogin?: boolean },
+	options: {
+		description?: string;
+		httpCode?: number;
+		itemIndex?: number;
+		code?: string;
+		ambiguous?: boolean;
+		refusedLogin?: boolean;
+	},
 ): NodeApiError {
 	// No `code` in the response object: n8n would swap the message for its generic text on codes
 	// such as ECONNRESET, losing what matters here (whether the upload may have arrived).
@@ -103,7 +125,12 @@ export function apiError(
 		options.code !== undefined
 			? `${options.description ? `${options.description} ` : ''}(${options.code})`
 			: options.description;
-	const ErrorClass = options.ambiguous === true ? AmbiguousUploadError : options.refusedLogin === true ? RefusedLoginError : NodeApiError;
+	const ErrorClass =
+		options.ambiguous === true
+			? AmbiguousUploadError
+			: options.refusedLogin === true
+				? RefusedLoginError
+				: NodeApiError;
 	return new ErrorClass(node, response, {
 		message,
 		description,
@@ -155,11 +182,15 @@ export function statusError(
 	}
 	if (status >= 300 && status < 400) {
 		const location = headers.location;
-		return apiError(node, `The service answered ${target} with a redirect (${status}), which is not followed`, {
-			httpCode: status,
-			itemIndex,
-			description: location ? `Location: ${location}` : undefined,
-		});
+		return apiError(
+			node,
+			`The service answered ${target} with a redirect (${status}), which is not followed`,
+			{
+				httpCode: status,
+				itemIndex,
+				description: location ? `Location: ${location}` : undefined,
+			},
+		);
 	}
 	return apiError(node, said ?? `The service answered ${target} with status ${status}`, {
 		httpCode: status,

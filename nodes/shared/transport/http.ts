@@ -8,7 +8,12 @@ import type {
 import type { Account } from './account';
 import { CREDENTIAL_NAME } from './edition';
 import { errorCode, errorMessage } from './errors';
-import { DEFAULT_ANSWER_LIMIT_BYTES, normalizeHeaders, readAnswer, type AnswerText } from './responses';
+import {
+	DEFAULT_ANSWER_LIMIT_BYTES,
+	normalizeHeaders,
+	readAnswer,
+	type AnswerText,
+} from './responses';
 import type { Exchange, RequestBody, ServiceContext } from './types';
 
 /** Whether a body can be read only once (a stream, FormData): such a request cannot be repeated. */
@@ -55,17 +60,37 @@ export async function sendOnce(
 	cancel: AbortSignal | undefined,
 ): Promise<ExchangeResult> {
 	const deadline = isSingleUse(body) ? undefined : AbortSignal.timeout(account.timeoutMs);
-	const signals = [cancel, deadline].filter((signal): signal is AbortSignal => signal !== undefined);
+	const signals = [cancel, deadline].filter(
+		(signal): signal is AbortSignal => signal !== undefined,
+	);
 	try {
-		const response = await exchangeWith(context, account, exchange, body, signals.length ? AbortSignal.any(signals) : undefined);
+		const response = await exchangeWith(
+			context,
+			account,
+			exchange,
+			body,
+			signals.length ? AbortSignal.any(signals) : undefined,
+		);
 		// The answer's body has the same deadline as its headers; a streamed upload's, one more
 		// Request Timeout.
 		const bodyDeadline = deadline ?? AbortSignal.timeout(account.timeoutMs);
-		const stopReading = () => (response.body as { destroy?: (error: Error) => void }).destroy?.(new ExchangeTimeoutError(account.timeoutMs));
+		const stopReading = () =>
+			(response.body as { destroy?: (error: Error) => void }).destroy?.(
+				new ExchangeTimeoutError(account.timeoutMs),
+			);
 		bodyDeadline.addEventListener('abort', stopReading, { once: true });
 		try {
-			const text = await readAnswer(response.body, exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
-			return { answer: { statusCode: response.statusCode, headers: normalizeHeaders(response.headers), ...text } };
+			const text = await readAnswer(
+				response.body,
+				exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES,
+			);
+			return {
+				answer: {
+					statusCode: response.statusCode,
+					headers: normalizeHeaders(response.headers),
+					...text,
+				},
+			};
 		} finally {
 			bodyDeadline.removeEventListener('abort', stopReading);
 		}
@@ -112,7 +137,8 @@ async function exchangeWith(
 	};
 	if (body === undefined) delete options.body;
 	// n8n's own helper without a credential: its SSRF protection applies where the instance turns it on.
-	if (exchange.elsewhere === true) return (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
+	if (exchange.elsewhere === true)
+		return (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 	// Handing n8n the credential already read spares it a read (and decryption) per request. The
 	// credential's `authenticate` writes the customer headers after the request options are built,
 	// so an override is applied to the credential data it reads, not to the headers.

@@ -2,7 +2,13 @@
  * The package's way to the service. One request goes: account (credential, base URL, limiter) ->
  * request (limiter, retries, errors) -> http (one exchange through n8n) -> responses/errors.
  */
-export type { CustomerOverride, RequestBody, ServiceContext, ServiceRequest, ServiceResponse } from './types';
+export type {
+	CustomerOverride,
+	RequestBody,
+	ServiceContext,
+	ServiceRequest,
+	ServiceResponse,
+} from './types';
 export { checkBaseUrl } from './baseUrl';
 export { accountKey, effectiveCustomer, getServiceCredentials, holderOf } from './account';
 export { CREDENTIAL_NAME } from './edition';

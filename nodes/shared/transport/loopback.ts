@@ -11,7 +11,8 @@
  * (cleaned as the parser cleans it), so an unusual spelling of this machine (127.1) is only tested
  * over https there, never the other way round.
  */
-export const LOOPBACK_HTTP = /^http:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\])(:\d+)?(\/|$)/i;
+export const LOOPBACK_HTTP =
+	/^http:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\])(:\d+)?(\/|$)/i;
 
 /**
  * Whether a host name or IP address given alone (IPv6 without brackets, as Redis clients take it)
@@ -22,5 +23,11 @@ export function isLoopbackHost(host: string): boolean {
 	const address = `http://${host.includes(':') ? `[${host}]` : host}/`;
 	if (!URL.canParse(address)) return false;
 	const url = new URL(address);
-	return url.username === '' && url.password === '' && url.port === '' && url.pathname === '/' && LOOPBACK_HTTP.test(url.href);
+	return (
+		url.username === '' &&
+		url.password === '' &&
+		url.port === '' &&
+		url.pathname === '/' &&
+		LOOPBACK_HTTP.test(url.href)
+	);
 }

@@ -1,4 +1,9 @@
-import { NodeApiError, NodeOperationError, type ILoadOptionsFunctions, type INode } from 'n8n-workflow';
+import {
+	NodeApiError,
+	NodeOperationError,
+	type ILoadOptionsFunctions,
+	type INode,
+} from 'n8n-workflow';
 
 import {
 	backoffDelay,
@@ -24,7 +29,13 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody, serviceMessage } from './responses';
+import {
+	DEFAULT_ANSWER_LIMIT_BYTES,
+	describeBytes,
+	isRefusal,
+	parseBody,
+	serviceMessage,
+} from './responses';
 import { oncePerNodeRun } from './context';
 import { hintOncePerRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
@@ -70,7 +81,9 @@ async function acquire(attempt: Attempt): Promise<LimiterGrant> {
 		if (error instanceof LimiterCancelledError) {
 			throw cancelledError(attempt.node, attempt.exchange.itemIndex, attempt.signal?.reason);
 		}
-		throw new NodeOperationError(attempt.node, error as Error, { itemIndex: attempt.exchange.itemIndex });
+		throw new NodeOperationError(attempt.node, error as Error, {
+			itemIndex: attempt.exchange.itemIndex,
+		});
 	}
 }
 
@@ -86,7 +99,8 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 	const { node, exchange, signal } = attempt;
 	const { itemIndex } = exchange;
 	const code = errorCode(error);
-	if (signal?.aborted || code === 'ERR_CANCELED') throw cancelledError(node, itemIndex, signal?.reason);
+	if (signal?.aborted || code === 'ERR_CANCELED')
+		throw cancelledError(node, itemIndex, signal?.reason);
 	if (code === undefined && error instanceof NodeOperationError) throw error;
 	const reason = errorMessage(error);
 	const notSent = code !== undefined && NOT_SENT_CODES.has(code);
@@ -116,11 +130,15 @@ async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<void> {
 			ambiguous: true,
 		});
 	}
-	throw apiError(node, `${describeTarget(exchange)} failed: ${describeFailure(error, reason, notSent)}`, {
-		itemIndex,
-		code,
-		description: notSent ? `The request did not reach the service: ${reason}` : reason,
-	});
+	throw apiError(
+		node,
+		`${describeTarget(exchange)} failed: ${describeFailure(error, reason, notSent)}`,
+		{
+			itemIndex,
+			code,
+			description: notSent ? `The request did not reach the service: ${reason}` : reason,
+		},
+	);
 }
 
 /**
@@ -131,7 +149,9 @@ function describeFailure(error: unknown, reason: string, notSent: boolean): stri
 	if (error instanceof ExchangeTimeoutError) return reason;
 	if (notSent) return 'the service could not be reached';
 	const code = errorCode(error);
-	return code !== undefined && reason.toUpperCase().includes(code) ? 'the connection broke' : reason;
+	return code !== undefined && reason.toUpperCase().includes(code)
+		? 'the connection broke'
+		: reason;
 }
 
 /** What a refusal says: a 429 is the account's request limit, a 503 with Retry-After the service itself. */
@@ -143,35 +163,54 @@ function refusalReason(status: number): string {
  * A refusal that asks to come back (see isRefusal): nothing was handled, so the request waits and
  * returns when it may be sent again (an upload too), within the bounds of the rate limit; otherwise throws.
  */
-async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: number | undefined): Promise<void> {
+async function afterRefusal(
+	attempt: Attempt,
+	status: number,
+	retryAfterMs: number | undefined,
+): Promise<void> {
 	const { node, exchange } = attempt;
 	const { itemIndex } = exchange;
 	const target = describeTarget(exchange);
 	attempt.rateLimited++;
-	attempt.context.logger.debug('The product-data integration service refused a request: bucket full or unavailable', {
-		target,
-		status,
-		retryAfterMs,
-		attempt: attempt.rateLimited,
-	});
+	attempt.context.logger.debug(
+		'The product-data integration service refused a request: bucket full or unavailable',
+		{
+			target,
+			status,
+			retryAfterMs,
+			attempt: attempt.rateLimited,
+		},
+	);
 	if (attempt.rateLimited === 1) attempt.firstRefusalAt = Date.now();
 	// The longest wait holds for all refusals of the request together: six Retry-After of 15 minutes
 	// each would otherwise hold it up for an hour and a half.
 	const refusedForMs = Date.now() - attempt.firstRefusalAt;
 	if (retryAfterMs !== undefined && refusedForMs + retryAfterMs > MAX_LIMIT_WAIT_MS) {
-		const already = refusedForMs > 0 ? ` This request has been refused for ${describeWait(refusedForMs)} already.` : '';
-		throw apiError(node, `${refusalReason(status)} and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`, {
-			httpCode: status,
-			itemIndex,
-			description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the service.${already} Nothing was stored by the refused request; run it again later.`,
-		});
+		const already =
+			refusedForMs > 0
+				? ` This request has been refused for ${describeWait(refusedForMs)} already.`
+				: '';
+		throw apiError(
+			node,
+			`${refusalReason(status)} and it asks to wait ${describeWait(retryAfterMs)} before ${target} is sent again`,
+			{
+				httpCode: status,
+				itemIndex,
+				description: `An execution waits at most ${describeWait(MAX_LIMIT_WAIT_MS)} for the service.${already} Nothing was stored by the refused request; run it again later.`,
+			},
+		);
 	}
 	if (!attempt.resendable) {
-		throw apiError(node, `${refusalReason(status)} (${status}) and ${target} cannot be repeated: its body is a stream that was already sent`, {
-			httpCode: status,
-			itemIndex,
-			description: 'The service refused the request before processing it, so nothing was stored; running the node again is safe.',
-		});
+		throw apiError(
+			node,
+			`${refusalReason(status)} (${status}) and ${target} cannot be repeated: its body is a stream that was already sent`,
+			{
+				httpCode: status,
+				itemIndex,
+				description:
+					'The service refused the request before processing it, so nothing was stored; running the node again is safe.',
+			},
+		);
 	}
 	// Other processes on the account (without a shared store) learn of each other from refusals
 	// only: a request is kept alive, slower, until the bucket has had time to drain twice, but no
@@ -179,26 +218,41 @@ async function afterRefusal(attempt: Attempt, status: number, retryAfterMs: numb
 	const { capacity, intervalMs } = attempt.limiter.getTerms();
 	const drainMs = capacity * intervalMs;
 	const keepTryingMs = Math.min(2 * drainMs, MAX_LIMIT_WAIT_MS);
-	if (attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS && Date.now() - attempt.firstRefusalAt >= keepTryingMs) {
-		throw apiError(node, `${refusalReason(status)}: ${target} was refused ${attempt.rateLimited} times (${status})`, {
-			httpCode: status,
-			itemIndex,
-			description:
-				status === 429
-					? 'Nothing was stored by the refused requests. Another client may be using the same account, or the account has other limit terms than the credential says (Custom Rate Limit).'
-					: 'Nothing was stored by the refused requests: the service asked to come back later each time. Run the node again later.',
-		});
+	if (
+		attempt.rateLimited >= MAX_RATE_LIMIT_ATTEMPTS &&
+		Date.now() - attempt.firstRefusalAt >= keepTryingMs
+	) {
+		throw apiError(
+			node,
+			`${refusalReason(status)}: ${target} was refused ${attempt.rateLimited} times (${status})`,
+			{
+				httpCode: status,
+				itemIndex,
+				description:
+					status === 429
+						? 'Nothing was stored by the refused requests. Another client may be using the same account, or the account has other limit terms than the credential says (Custom Rate Limit).'
+						: 'Nothing was stored by the refused requests: the service asked to come back later each time. Run the node again later.',
+			},
+		);
 	}
 	// The penalty alone covers the usual case (another client filled the bucket once); repeated
 	// refusals of the same request back off further. Whatever Retry-After says (0 included), a
 	// refused request is not sent again sooner than the floor.
 	const floorMs = Math.min(intervalMs, REFUSAL_FLOOR_MS);
-	const backoffMs = attempt.rateLimited > 1 ? backoffDelay(attempt.rateLimited - 1, intervalMs, Math.min(MAX_BACKOFF_MS, drainMs)) : 0;
+	const backoffMs =
+		attempt.rateLimited > 1
+			? backoffDelay(attempt.rateLimited - 1, intervalMs, Math.min(MAX_BACKOFF_MS, drainMs))
+			: 0;
 	await backOff(attempt, Math.max(floorMs, backoffMs));
 }
 
 /** A 5xx that is not the rate limit: a GET/HEAD is tried again (returns); anything else throws. */
-async function afterServerError(attempt: Attempt, status: number, text: string, headers: Record<string, string>): Promise<void> {
+async function afterServerError(
+	attempt: Attempt,
+	status: number,
+	text: string,
+	headers: Record<string, string>,
+): Promise<void> {
 	const { node, exchange } = attempt;
 	if (attempt.idempotent && attempt.failures + 1 < MAX_FAILURE_ATTEMPTS) {
 		attempt.failures++;
@@ -206,7 +260,10 @@ async function afterServerError(attempt: Attempt, status: number, text: string, 
 		return;
 	}
 	if (!attempt.idempotent) {
-		const what = status === 503 ? `The service was unavailable (503) for ${describeTarget(exchange)}` : `The service failed (${status}) on ${describeTarget(exchange)}`;
+		const what =
+			status === 503
+				? `The service was unavailable (503) for ${describeTarget(exchange)}`
+				: `The service failed (${status}) on ${describeTarget(exchange)}`;
 		throw apiError(node, `${what}: it may or may not have received it`, {
 			httpCode: status,
 			itemIndex: exchange.itemIndex,
@@ -227,7 +284,9 @@ function unreadableAnswerError(attempt: Attempt, status: number, what: string, w
 	return apiError(node, `The service answered ${describeTarget(exchange)} with ${what}`, {
 		httpCode: status,
 		itemIndex: exchange.itemIndex,
-		description: attempt.idempotent ? `${why}: an answer like that is not one the service gives.` : `${ambiguousDescription(exchange)} The service may or may not have stored it.`,
+		description: attempt.idempotent
+			? `${why}: an answer like that is not one the service gives.`
+			: `${ambiguousDescription(exchange)} The service may or may not have stored it.`,
 		ambiguous: !attempt.idempotent,
 	});
 }
@@ -237,13 +296,23 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
 	const { exchange } = attempt;
 	if (truncated && !exchange.truncate) {
 		const limit = describeBytes(exchange.maxAnswerBytes ?? DEFAULT_ANSWER_LIMIT_BYTES);
-		throw unreadableAnswerError(attempt, status, `more than ${limit}, more than this request reads`, `Only the first ${limit} were read and the rest was not`);
+		throw unreadableAnswerError(
+			attempt,
+			status,
+			`more than ${limit}, more than this request reads`,
+			`Only the first ${limit} were read and the rest was not`,
+		);
 	}
 	try {
 		return parseBody(text, exchange.responseType) as T;
 	} catch (error) {
 		// JSON nested too deep, the one error of parseBody.
-		throw unreadableAnswerError(attempt, status, `${(error as Error).message}, deeper than this request reads`, 'It was not read');
+		throw unreadableAnswerError(
+			attempt,
+			status,
+			`${(error as Error).message}, deeper than this request reads`,
+			'It was not read',
+		);
 	}
 }
 
@@ -252,7 +321,11 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
  * host the service named, without it), through the account's limiter, tried as often as is safe: the
  * way of serviceRequest and of a URL the service names (serviceUrl.ts).
  */
-export async function perform<T>(context: ServiceContext, account: Account, exchange: Exchange): Promise<ServiceResponse<T>> {
+export async function perform<T>(
+	context: ServiceContext,
+	account: Account,
+	exchange: Exchange,
+): Promise<ServiceResponse<T>> {
 	const method = exchange.method.toUpperCase();
 	const attempt: Attempt = {
 		context,
@@ -290,13 +363,19 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 		// the account's other requests wait that long or fail at once, whatever the service says to them.
 		// Another host's refusal is not the account's: it bounds that request's retries only.
 		if (refused && exchange.elsewhere !== true) {
-			const waitable = retryAfterMs !== undefined && retryAfterMs <= MAX_LIMIT_WAIT_MS ? retryAfterMs : undefined;
+			const waitable =
+				retryAfterMs !== undefined && retryAfterMs <= MAX_LIMIT_WAIT_MS ? retryAfterMs : undefined;
 			await attempt.limiter.penalize(retryAfterPenalty(waitable, intervalMs));
 		}
 		await grant.settle();
 
 		if (exchange.allowStatus.includes(status) || (status >= 200 && status < 300)) {
-			return { statusCode: status, headers, body: readBody<T>(attempt, status, text, truncated), truncated };
+			return {
+				statusCode: status,
+				headers,
+				body: readBody<T>(attempt, status, text, truncated),
+				truncated,
+			};
 		}
 		if (refused) {
 			await afterRefusal(attempt, status, retryAfterMs);
@@ -304,14 +383,29 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
 			await afterServerError(attempt, status, text, headers);
 		} else if (exchange.elsewhere === true) {
 			// No login check: the credential was not sent there.
-			throw apiError(attempt.node, `${describeTarget(exchange)} on ${new URL(exchange.url).host} answered with status ${status}`, {
-				httpCode: status,
-				itemIndex: exchange.itemIndex,
-				description: serviceMessage(text),
-			});
+			throw apiError(
+				attempt.node,
+				`${describeTarget(exchange)} on ${new URL(exchange.url).host} answered with status ${status}`,
+				{
+					httpCode: status,
+					itemIndex: exchange.itemIndex,
+					description: serviceMessage(text),
+				},
+			);
 		} else {
-			const unauthorized = status === 401 || status === 403 ? await diagnoseUnauthorized(context, account, exchange) : undefined;
-			throw statusError(attempt.node, account.credentials.environment, exchange, status, text, headers, unauthorized);
+			const unauthorized =
+				status === 401 || status === 403
+					? await diagnoseUnauthorized(context, account, exchange)
+					: undefined;
+			throw statusError(
+				attempt.node,
+				account.credentials.environment,
+				exchange,
+				status,
+				text,
+				headers,
+				unauthorized,
+			);
 		}
 	}
 }
@@ -320,7 +414,11 @@ export async function perform<T>(context: ServiceContext, account: Account, exch
  * After a 401 or 403, whether the credential's own login works: one GET /api/auth/me with its own
  * customer, sent only then, tells a refused login from a refused customer node.
  */
-async function diagnoseUnauthorized(context: ServiceContext, account: Account, exchange: Exchange): Promise<Unauthorized | undefined> {
+async function diagnoseUnauthorized(
+	context: ServiceContext,
+	account: Account,
+	exchange: Exchange,
+): Promise<Unauthorized | undefined> {
 	const unauthorized = {
 		customer: effectiveCustomer(account.credentials, exchange.customer),
 		overridden: exchange.customer !== undefined,
@@ -330,17 +428,23 @@ async function diagnoseUnauthorized(context: ServiceContext, account: Account, e
 	if (exchange.url === check && !exchange.customer) return { ...unauthorized, cause: 'login' };
 	// Asked once per node run, however many items are refused (once per poll in a trigger, whose
 	// credential may have been mended since).
-	const answer = await oncePerNodeRun(context, 'login-check', async () =>
-		await perform(context, account, {
-			method: 'GET',
-			url: check,
-			itemIndex: exchange.itemIndex,
-			responseType: 'none',
-			allowStatus: [],
-		}).then(
-			() => 'customer' as const,
-			(error: unknown) => (error instanceof NodeApiError && (error.httpCode === '401' || error.httpCode === '403') ? ('login' as const) : undefined),
-		),
+	const answer = await oncePerNodeRun(
+		context,
+		'login-check',
+		async () =>
+			await perform(context, account, {
+				method: 'GET',
+				url: check,
+				itemIndex: exchange.itemIndex,
+				responseType: 'none',
+				allowStatus: [],
+			}).then(
+				() => 'customer' as const,
+				(error: unknown) =>
+					error instanceof NodeApiError && (error.httpCode === '401' || error.httpCode === '403')
+						? ('login' as const)
+						: undefined,
+			),
 	);
 	return { ...unauthorized, cause: answer };
 }
@@ -382,6 +486,11 @@ export async function listRequest<T = unknown>(
 		this,
 		what,
 		timeoutMs,
-		async () => await serviceRequest.call<ILoadOptionsFunctions, [ServiceRequest], Promise<ServiceResponse<T>>>(this, request),
+		async () =>
+			await serviceRequest.call<
+				ILoadOptionsFunctions,
+				[ServiceRequest],
+				Promise<ServiceResponse<T>>
+			>(this, request),
 	);
 }

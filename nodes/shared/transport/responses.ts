@@ -32,7 +32,10 @@ export async function readAnswer(body: unknown, limitBytes: number): Promise<Ans
 	if (body === undefined || body === null) return { text: '', truncated: false };
 	if (typeof body === 'string' || Buffer.isBuffer(body)) {
 		const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-		return { text: bytes.subarray(0, limitBytes).toString('utf8'), truncated: bytes.length > limitBytes };
+		return {
+			text: bytes.subarray(0, limitBytes).toString('utf8'),
+			truncated: bytes.length > limitBytes,
+		};
 	}
 	if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] !== 'function') {
 		return readAnswer(JSON.stringify(body), limitBytes);
@@ -56,7 +59,9 @@ export async function readAnswer(body: unknown, limitBytes: number): Promise<Ans
 
 /** "1 MiB", "32 MiB", "512 KiB": a limit in messages. */
 export function describeBytes(bytes: number): string {
-	return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MiB` : `${Math.round(bytes / 1024)} KiB`;
+	return bytes >= 1024 * 1024
+		? `${Math.round(bytes / (1024 * 1024))} MiB`
+		: `${Math.round(bytes / 1024)} KiB`;
 }
 
 /**
@@ -131,7 +136,9 @@ export const SERVICE_TEXT_LIMIT = 300;
  */
 export function cleanServiceText(text: string, maxLength = SERVICE_TEXT_LIMIT): string {
 	const clean = text.replace(/[\p{Cc}\u2028\u2029]/gu, ' ').trim();
-	return clean.length <= maxLength ? clean : `${clean.slice(0, maxLength - 1).replace(/[\ud800-\udbff]$/, '')}…`;
+	return clean.length <= maxLength
+		? clean
+		: `${clean.slice(0, maxLength - 1).replace(/[\ud800-\udbff]$/, '')}…`;
 }
 
 /**
@@ -144,13 +151,16 @@ export function serviceMessage(text: string): string | undefined {
 		if (typeof parsed === 'object' && parsed !== null) {
 			const { message, Message } = parsed as { message?: unknown; Message?: unknown };
 			const said = message ?? Message;
-			if (typeof said === 'string' && said.trim() !== '') return cleanServiceText(said) || undefined;
+			if (typeof said === 'string' && said.trim() !== '')
+				return cleanServiceText(said) || undefined;
 		}
-		if (typeof parsed === 'string' && parsed.trim() !== '') return cleanServiceText(parsed) || undefined;
+		if (typeof parsed === 'string' && parsed.trim() !== '')
+			return cleanServiceText(parsed) || undefined;
 		return undefined;
 	} catch {
 		const trimmed = text.trim();
-		if (trimmed === '' || trimmed.length > SERVICE_TEXT_LIMIT || trimmed.startsWith('<')) return undefined;
+		if (trimmed === '' || trimmed.length > SERVICE_TEXT_LIMIT || trimmed.startsWith('<'))
+			return undefined;
 		return cleanServiceText(trimmed) || undefined;
 	}
 }

@@ -10,7 +10,11 @@ import type { ServiceContext, ServiceResponse } from './types';
  * A URL the service handed out (e.g. a 301 Location), made absolute: a relative one is read
  * against the base URL, where the request went. One that cannot be read is handed back as it is.
  */
-export async function resolveServiceUrl(this: ServiceContext, url: string, itemIndex?: number): Promise<string> {
+export async function resolveServiceUrl(
+	this: ServiceContext,
+	url: string,
+	itemIndex?: number,
+): Promise<string> {
 	const { baseUrl } = await getAccount(this, itemIndex);
 	try {
 		return new URL(url, `${baseUrl}/`).href;
@@ -46,14 +50,28 @@ export async function fetchServiceUrl(
 	try {
 		target = new URL(url, `${account.baseUrl}/`);
 	} catch {
-		throw new NodeOperationError(this.getNode(), `The service handed out an invalid URL: ${cleanServiceText(url)}`, { itemIndex });
+		throw new NodeOperationError(
+			this.getNode(),
+			`The service handed out an invalid URL: ${cleanServiceText(url)}`,
+			{ itemIndex },
+		);
 	}
 	const elsewhere = target.origin !== account.origin;
-	if (elsewhere && !(target.protocol === 'https:' || (target.protocol === 'http:' && onThisMachine(account.baseUrl)))) {
-		throw new NodeOperationError(this.getNode(), `The service handed out a URL on another host that is not https (${cleanServiceText(target.origin)}), which is not fetched`, {
-			itemIndex,
-			description: `A URL on another host than the Base URL's (${account.origin}) is fetched over https only, without the credential. The URL is in the output (errorUrl) for a workflow to follow if it trusts that host.`,
-		});
+	if (
+		elsewhere &&
+		!(
+			target.protocol === 'https:' ||
+			(target.protocol === 'http:' && onThisMachine(account.baseUrl))
+		)
+	) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`The service handed out a URL on another host that is not https (${cleanServiceText(target.origin)}), which is not fetched`,
+			{
+				itemIndex,
+				description: `A URL on another host than the Base URL's (${account.origin}) is fetched over https only, without the credential. The URL is in the output (errorUrl) for a workflow to follow if it trusts that host.`,
+			},
+		);
 	}
 	const response = await perform<string>(this, account, {
 		method: 'GET',
@@ -66,5 +84,8 @@ export async function fetchServiceUrl(
 	});
 	if (!response.truncated) return response;
 	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);
-	return { ...response, body: `${response.body}\n[truncated: longer than ${limit}, the rest was not read]` };
+	return {
+		...response,
+		body: `${response.body}\n[truncated: longer than ${limit}, the rest was not read]`,
+	};
 }

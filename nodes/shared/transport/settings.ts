@@ -49,8 +49,15 @@ function numberSetting(credentials: ICredentialDataDecryptedObject, field: Numbe
 	if (raw === undefined || raw === null || raw === '') return field.default;
 	const value = typeof raw === 'number' || typeof raw === 'string' ? Number(raw) : Number.NaN;
 	const kind = field.wholeNumber ? 'a whole number' : 'a number';
-	if (!Number.isFinite(value) || value < field.min || value > field.max || (field.wholeNumber && !Number.isInteger(value))) {
-		throw new Error(`The credential's ${field.displayName} must be ${kind} from ${field.min} to ${field.max}, not ${JSON.stringify(raw)}`);
+	if (
+		!Number.isFinite(value) ||
+		value < field.min ||
+		value > field.max ||
+		(field.wholeNumber && !Number.isInteger(value))
+	) {
+		throw new Error(
+			`The credential's ${field.displayName} must be ${kind} from ${field.min} to ${field.max}, not ${JSON.stringify(raw)}`,
+		);
 	}
 	return value;
 }

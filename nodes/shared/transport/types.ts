@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, IHttpRequestMethods, ILoadOptionsFunctions, IPollFunctions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestMethods,
+	ILoadOptionsFunctions,
+	IPollFunctions,
+} from 'n8n-workflow';
 
 /** Where a request can come from: a node run, a trigger's poll, a list in the editor. */
 export type ServiceContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;

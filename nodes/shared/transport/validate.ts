@@ -1,4 +1,9 @@
-import { NodeOperationError, type ICredentialDataDecryptedObject, type IDataObject, type INode } from 'n8n-workflow';
+import {
+	NodeOperationError,
+	type ICredentialDataDecryptedObject,
+	type IDataObject,
+	type INode,
+} from 'n8n-workflow';
 
 import { effectiveCustomer } from './account';
 import type { CustomerOverride } from './types';
@@ -8,7 +13,8 @@ const HEADER_VALUE = /^[\t\x20-\x7e\xa0-\xff]*$/;
 /** A service ID: the number the service gave the customer node. */
 export const SERVICE_ID = /^\d{1,18}$/;
 /** An external ID: one line of Latin-1 text (it travels in a header), not blank, at most 200 characters. */
-export const EXTERNAL_ID = /^(?=.{1,200}$)[\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa1-\xff][\x20-\x7e\xa0-\xff]*$/;
+export const EXTERNAL_ID =
+	/^(?=.{1,200}$)[\x20-\x7e\xa0-\xff]*[\x21-\x7e\xa1-\xff][\x20-\x7e\xa0-\xff]*$/;
 
 function whose(itemIndex: number | undefined): string {
 	return itemIndex === undefined ? '' : ` of item ${itemIndex}`;
@@ -30,24 +36,34 @@ export function checkCustomer(
 	if (type === 'ServiceID' && !SERVICE_ID.test(id)) {
 		throw new NodeOperationError(node, `${source} is not a service ID: "${id}"`, {
 			itemIndex,
-			description: 'A service ID is the number the service gave the customer node (digits only). For your own ID of the node, use the type ExternalID.',
+			description:
+				'A service ID is the number the service gave the customer node (digits only). For your own ID of the node, use the type ExternalID.',
 		});
 	}
 	if (type === 'ExternalID' && !EXTERNAL_ID.test(id)) {
 		throw new NodeOperationError(node, `${source} cannot be sent: "${id}"`, {
 			itemIndex,
-			description: 'An external ID travels in a request header, which carries Latin-1 letters, digits and signs only, without line breaks; it cannot be blank.',
+			description:
+				'An external ID travels in a request header, which carries Latin-1 letters, digits and signs only, without line breaks; it cannot be blank.',
 		});
 	}
 }
 
 /** Header values from item data: refused when a header cannot carry them (a line break would add headers). */
-export function checkHeaders(node: INode, headers: IDataObject | undefined, itemIndex: number | undefined): void {
+export function checkHeaders(
+	node: INode,
+	headers: IDataObject | undefined,
+	itemIndex: number | undefined,
+): void {
 	for (const [name, value] of Object.entries(headers ?? {})) {
 		if (value !== undefined && value !== null && !HEADER_VALUE.test(String(value))) {
-			throw new NodeOperationError(node, `The ${name} header${whose(itemIndex)} holds characters a header cannot carry: "${String(value)}"`, {
-				itemIndex,
-			});
+			throw new NodeOperationError(
+				node,
+				`The ${name} header${whose(itemIndex)} holds characters a header cannot carry: "${String(value)}"`,
+				{
+					itemIndex,
+				},
+			);
 		}
 	}
 }
@@ -59,9 +75,13 @@ export function checkHeaders(node: INode, headers: IDataObject | undefined, item
 export function checkPath(node: INode, path: string, itemIndex: number | undefined): void {
 	const dotSegment = path.split('/').find((segment) => /^(\.|%2e){1,2}$/i.test(segment));
 	if (dotSegment !== undefined) {
-		throw new NodeOperationError(node, `The value "${dotSegment}"${whose(itemIndex)} cannot be used in a request path`, {
-			itemIndex,
-			description: `"." and ".." name a folder of the path instead of a value (${path})`,
-		});
+		throw new NodeOperationError(
+			node,
+			`The value "${dotSegment}"${whose(itemIndex)} cannot be used in a request path`,
+			{
+				itemIndex,
+				description: `"." and ".." name a folder of the path instead of a value (${path})`,
+			},
+		);
 	}
 }

@@ -27,9 +27,19 @@ const TEXT_KEY = '#text';
 // Control characters as a Unicode category (the C0 ones XML refuses, and C1 ones it allows, which the
 // careful path below lets through): n8n's lint for Cloud refuses control characters in a pattern.
 const NEEDS_ESCAPE_OR_CHECK = /[&<>"\p{Cc}\uD800-\uDFFF\uFFFE\uFFFF]/u;
-const TEXT_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '\r': '&#13;' };
+const TEXT_ESCAPES: Record<string, string> = {
+	'&': '&amp;',
+	'<': '&lt;',
+	'>': '&gt;',
+	'\r': '&#13;',
+};
 // In attribute values a parser turns raw tab, line feed and carriage return into spaces.
-const ATTRIBUTE_ESCAPES: Record<string, string> = { ...TEXT_ESCAPES, '"': '&quot;', '\t': '&#9;', '\n': '&#10;' };
+const ATTRIBUTE_ESCAPES: Record<string, string> = {
+	...TEXT_ESCAPES,
+	'"': '&quot;',
+	'\t': '&#9;',
+	'\n': '&#10;',
+};
 
 /** Prefixes in scope: 'xml' always; others from xmlns:prefix attributes of the element or above. */
 type Scope = ReadonlySet<string>;
@@ -51,7 +61,9 @@ type Task =
 export function prepareItemForXml(json: unknown, itemElement: string): PreparedItem {
 	const out: string[] = [];
 	const open = new Set<object>();
-	const tasks: Task[] = [{ element: itemElement, value: json, path: '', depth: 1, scope: ITEM_SCOPE, compact: false }];
+	const tasks: Task[] = [
+		{ element: itemElement, value: json, path: '', depth: 1, scope: ITEM_SCOPE, compact: false },
+	];
 	for (let task = tasks.pop(); task; task = tasks.pop()) {
 		if ('close' in task) {
 			out.push(task.close);
@@ -70,7 +82,12 @@ export function buildXmlDocument(items: PreparedItem[], options: BuildXmlOptions
 	return `${declaration}<${rootElement}>\n${items.map((item) => item.xml).join('')}</${rootElement}>\n`;
 }
 
-function writeElement(task: Extract<Task, { element: string }>, out: string[], tasks: Task[], open: Set<object>): void {
+function writeElement(
+	task: Extract<Task, { element: string }>,
+	out: string[],
+	tasks: Task[],
+	open: Set<object>,
+): void {
 	const { element, value, path, depth, compact } = task;
 	const indent = compact ? '' : '\t'.repeat(depth);
 	const lineEnd = compact ? '' : '\n';
@@ -80,8 +97,13 @@ function writeElement(task: Extract<Task, { element: string }>, out: string[], t
 		out.push(`${indent}<${element}>${text}</${element}>${lineEnd}`);
 		return;
 	}
-	if (Array.isArray(value)) throw new XmlFieldError(`The field '${path}' is a list inside a list, which has no XML form`, path);
-	if (open.has(value)) throw new XmlFieldError(`The field '${path}' contains itself, which has no XML form`, path);
+	if (Array.isArray(value))
+		throw new XmlFieldError(
+			`The field '${path}' is a list inside a list, which has no XML form`,
+			path,
+		);
+	if (open.has(value))
+		throw new XmlFieldError(`The field '${path}' contains itself, which has no XML form`, path);
 
 	let attributes = '';
 	let text = '';
@@ -99,7 +121,10 @@ function writeElement(task: Extract<Task, { element: string }>, out: string[], t
 		const fieldPath = join(path, key);
 		if (key === TEXT_KEY) {
 			if (typeof field === 'object' && field !== null && !(field instanceof Date)) {
-				throw new XmlFieldError(`The field '${fieldPath}' (element text) must be a plain value`, fieldPath);
+				throw new XmlFieldError(
+					`The field '${fieldPath}' (element text) must be a plain value`,
+					fieldPath,
+				);
 			}
 			text = field === null ? '' : escape(plainValue(field, fieldPath), TEXT_ESCAPES, fieldPath);
 			continue;
@@ -108,13 +133,21 @@ function writeElement(task: Extract<Task, { element: string }>, out: string[], t
 			const name = key.slice(ATTRIBUTE_PREFIX.length);
 			checkName(name, key, fieldPath, 'attribute');
 			if (typeof field === 'object' && field !== null && !(field instanceof Date)) {
-				throw new XmlFieldError(`The field '${fieldPath}' becomes an attribute and must be a plain value`, fieldPath);
+				throw new XmlFieldError(
+					`The field '${fieldPath}' becomes an attribute and must be a plain value`,
+					fieldPath,
+				);
 			}
-			const attributeValue = field === null ? '' : escape(plainValue(field, fieldPath), ATTRIBUTE_ESCAPES, fieldPath);
+			const attributeValue =
+				field === null ? '' : escape(plainValue(field, fieldPath), ATTRIBUTE_ESCAPES, fieldPath);
 			if (name.startsWith('xmlns:') && attributeValue === '') {
-				throw new XmlFieldError(`The field '${fieldPath}' declares a namespace prefix with an empty name, which XML does not allow`, fieldPath);
+				throw new XmlFieldError(
+					`The field '${fieldPath}' declares a namespace prefix with an empty name, which XML does not allow`,
+					fieldPath,
+				);
 			}
-			if (name !== 'xmlns' && !name.startsWith('xmlns:')) checkPrefix(name, scope, fieldPath, 'attribute');
+			if (name !== 'xmlns' && !name.startsWith('xmlns:'))
+				checkPrefix(name, scope, fieldPath, 'attribute');
 			attributes += ` ${name}="${attributeValue}"`;
 			continue;
 		}
@@ -139,9 +172,20 @@ function writeElement(task: Extract<Task, { element: string }>, out: string[], t
 		for (let index = entries.length - 1; index >= 0; index--) {
 			const entry = entries[index];
 			if (entry === undefined) continue;
-			if (Array.isArray(entry)) throw new XmlFieldError(`The field '${fieldPath}[${index}]' is a list inside a list, which has no XML form`, fieldPath);
+			if (Array.isArray(entry))
+				throw new XmlFieldError(
+					`The field '${fieldPath}[${index}]' is a list inside a list, which has no XML form`,
+					fieldPath,
+				);
 			const entryPath = Array.isArray(field) ? `${fieldPath}[${index}]` : fieldPath;
-			tasks.push({ element: key, value: entry, path: entryPath, depth: depth + 1, scope, compact: childrenCompact });
+			tasks.push({
+				element: key,
+				value: entry,
+				path: entryPath,
+				depth: depth + 1,
+				scope,
+				compact: childrenCompact,
+			});
 		}
 	}
 }
@@ -153,13 +197,22 @@ function join(path: string, key: string): string {
 function checkName(name: string, key: string, path: string, kind: 'element' | 'attribute'): void {
 	const parts = name.split(':');
 	const qualified = parts.length <= 2 && parts.every((part) => isXmlName(part));
-	if (!qualified) throw new XmlFieldError(`The field name '${key}' is not a valid XML ${kind} name`, path);
+	if (!qualified)
+		throw new XmlFieldError(`The field name '${key}' is not a valid XML ${kind} name`, path);
 	if (kind === 'element' && parts.length === 2 && parts[0] === 'xmlns') {
-		throw new XmlFieldError(`The field name '${key}' uses the prefix 'xmlns', which only namespace declarations may use`, path);
+		throw new XmlFieldError(
+			`The field name '${key}' uses the prefix 'xmlns', which only namespace declarations may use`,
+			path,
+		);
 	}
 }
 
-function checkPrefix(name: string, scope: Scope, path: string, kind: 'element' | 'attribute'): void {
+function checkPrefix(
+	name: string,
+	scope: Scope,
+	path: string,
+	kind: 'element' | 'attribute',
+): void {
 	const colon = name.indexOf(':');
 	if (colon < 0) return;
 	const prefix = name.slice(0, colon);
@@ -181,10 +234,14 @@ function plainValue(value: unknown, path: string): string {
 			return String(value);
 		default:
 			if (value instanceof Date) {
-				if (Number.isNaN(value.getTime())) throw new XmlFieldError(`The field '${path}' holds an invalid date`, path);
+				if (Number.isNaN(value.getTime()))
+					throw new XmlFieldError(`The field '${path}' holds an invalid date`, path);
 				return value.toISOString();
 			}
-			throw new XmlFieldError(`The field '${path}' has a value of type ${typeof value}, which has no XML form`, path);
+			throw new XmlFieldError(
+				`The field '${path}' has a value of type ${typeof value}, which has no XML form`,
+				path,
+			);
 	}
 }
 
@@ -203,9 +260,16 @@ function escape(value: string, escapes: Record<string, string>, path: string): s
 			}
 		}
 		if (c >= 0xd800 && c <= 0xdfff) {
-			throw new XmlFieldError(`The field '${path}' holds a lone surrogate ${describeChar(c)} (half of a character), which XML cannot carry`, path);
+			throw new XmlFieldError(
+				`The field '${path}' holds a lone surrogate ${describeChar(c)} (half of a character), which XML cannot carry`,
+				path,
+			);
 		}
-		if (!isXmlChar(c)) throw new XmlFieldError(`The field '${path}' holds the character ${describeChar(c)}, which XML cannot carry`, path);
+		if (!isXmlChar(c))
+			throw new XmlFieldError(
+				`The field '${path}' holds the character ${describeChar(c)}, which XML cannot carry`,
+				path,
+			);
 		const replacement = escapes[value[i]];
 		if (replacement === undefined) continue;
 		result += value.slice(from, i) + replacement;

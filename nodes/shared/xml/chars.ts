@@ -2,7 +2,8 @@
 
 /** NameStartChar, for any code point. */
 export function isNameStart(c: number): boolean {
-	if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f || c === 0x3a;
+	if (c < 0x80)
+		return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f || c === 0x3a;
 	return (
 		(c >= 0xc0 && c <= 0xd6) ||
 		(c >= 0xd8 && c <= 0xf6) ||
@@ -64,5 +65,7 @@ export function isXmlName(name: string): boolean {
 
 /** 'x' for a visible ASCII character, U+XXXX otherwise. */
 export function describeChar(c: number): string {
-	return c >= 0x21 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+	return c >= 0x21 && c < 0x7f
+		? `'${String.fromCharCode(c)}'`
+		: `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
 }

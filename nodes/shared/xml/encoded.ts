@@ -10,7 +10,10 @@ const ENCODED_LESS_THAN = '&(?:lt|#0*60|#x0*3c);';
  * followed by what begins markup there is an encoded document and never a well-formed one, so a
  * normal document is never taken for one, whatever escaped text it holds further on.
  */
-const ENCODED_DOCUMENT = new RegExp(`^\\uFEFF?[ \\t\\r\\n]*${ENCODED_LESS_THAN}[?!A-Za-z_:\\u00C0-\\uFFFF]`, 'i');
+const ENCODED_DOCUMENT = new RegExp(
+	`^\\uFEFF?[ \\t\\r\\n]*${ENCODED_LESS_THAN}[?!A-Za-z_:\\u00C0-\\uFFFF]`,
+	'i',
+);
 /**
  * Inside a document, escaped markup is ordinary text (an HTML description, say); only an escaped
  * XML declaration says that a field holds a whole document.
@@ -26,7 +29,10 @@ export const ENCODED_HEAD_BYTES = 256;
 
 /** Whether a document, given by its first bytes at least, is XML-encoded as a whole. */
 export function isXmlEncodedDocument(head: Buffer | string): boolean {
-	const text = typeof head === 'string' ? head.slice(0, ENCODED_HEAD_BYTES) : head.toString('utf8', 0, ENCODED_HEAD_BYTES);
+	const text =
+		typeof head === 'string'
+			? head.slice(0, ENCODED_HEAD_BYTES)
+			: head.toString('utf8', 0, ENCODED_HEAD_BYTES);
 	return ENCODED_DOCUMENT.test(text);
 }
 
@@ -41,7 +47,8 @@ export function findXmlEncodedField(json: unknown): string | null {
 		if (typeof value === 'string') {
 			if (ENCODED_DECLARATION.test(value)) return path;
 		} else if (Array.isArray(value)) {
-			for (let index = value.length - 1; index >= 0; index--) pending.push([value[index], `${path}[${index}]`]);
+			for (let index = value.length - 1; index >= 0; index--)
+				pending.push([value[index], `${path}[${index}]`]);
 		} else if (typeof value === 'object' && value !== null && !(value instanceof Date)) {
 			const entries = Object.entries(value);
 			for (let index = entries.length - 1; index >= 0; index--) {

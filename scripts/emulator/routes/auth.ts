@@ -10,8 +10,5 @@ export function authRoutes(service: Service): Route[] {
 function me({ options, store }: Service, context: RequestContext): Reply {
 	const { account, index } = context.auth;
 	const customer = context.customer ?? account.customers[0];
-	return json(
-		200,
-		environmentInfo(account, index, customer, options.environment, store.now()),
-	);
+	return json(200, environmentInfo(account, index, customer, options.environment, store.now()));
 }

@@ -46,13 +46,20 @@ async function uploadImages({ options, store }: Service, context: RequestContext
 	);
 	switch (options.imageUploadLayout) {
 		case 'strings':
-			return json(200, stored.map((i) => i.hashcode));
+			return json(
+				200,
+				stored.map((i) => i.hashcode),
+			);
 		case 'text':
 			return text(200, stored.map((i) => i.hashcode).join('\n'));
 		default:
 			return json(
 				200,
-				stored.map((image, n) => ({ fileName: files[n].fileName, hashcode: image.hashcode, md5: image.md5 })),
+				stored.map((image, n) => ({
+					fileName: files[n].fileName,
+					hashcode: image.hashcode,
+					md5: image.md5,
+				})),
 			);
 	}
 }

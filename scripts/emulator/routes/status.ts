@@ -13,7 +13,9 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function statusRoutes(service: Service): Route[] {
 	return [
-		route('GET /api/status/{id}/done', /^\/api\/status\/([^/]+)\/done$/, 'optional', (c) => done(service, c)),
+		route('GET /api/status/{id}/done', /^\/api\/status\/([^/]+)\/done$/, 'optional', (c) =>
+			done(service, c),
+		),
 		route('GET /api/status/{id}/result', /^\/api\/status\/([^/]+)\/result$/, 'optional', (c) =>
 			result(service, c),
 		),

@@ -15,8 +15,12 @@ import { FILE_PATH } from './status';
 export function xmlRoutes(service: Service): Route[] {
 	return [
 		route('PUT /api/xml', /^\/api\/xml$/, 'required', (c) => receiveDocument(service, c, 'xml')),
-		route('PUT /api/xml/custom', /^\/api\/xml\/custom$/, 'required', (c) => receiveDocument(service, c, 'custom')),
-		route('GET /api/xml/{date}', /^\/api\/xml\/([^/]+)$/, 'required', (c) => listByDate(service, c)),
+		route('PUT /api/xml/custom', /^\/api\/xml\/custom$/, 'required', (c) =>
+			receiveDocument(service, c, 'custom'),
+		),
+		route('GET /api/xml/{date}', /^\/api\/xml\/([^/]+)$/, 'required', (c) =>
+			listByDate(service, c),
+		),
 	];
 }
 
@@ -96,7 +100,11 @@ function listByDate({ options, store }: Service, context: RequestContext): Reply
 	return json(200, records);
 }
 
-function uploadRecord(store: EmulatorStore, upload: UploadRecord, origin: string): Record<string, unknown> {
+function uploadRecord(
+	store: EmulatorStore,
+	upload: UploadRecord,
+	origin: string,
+): Record<string, unknown> {
 	return {
 		id: upload.id,
 		receivedAt: isoWithOffset(upload.receivedAtMs),

@@ -45,7 +45,13 @@ function recordInto(logged: string[]): Logger {
 	const record = (level: string) => (message: string, metadata?: object) => {
 		logged.push(`${level} ${message}${metadata ? ` ${JSON.stringify(metadata)}` : ''}`);
 	};
-	const logger = { error: record('error'), warn: record('warn'), info: record('info'), debug: record('debug'), scoped: () => logger };
+	const logger = {
+		error: record('error'),
+		warn: record('warn'),
+		info: record('info'),
+		debug: record('debug'),
+		scoped: () => logger,
+	};
 	return logger as unknown as Logger;
 }
 
@@ -55,7 +61,10 @@ function withLog<T extends object>(context: T): T & { logged: string[] } {
 	return Object.assign(context, { logged });
 }
 
-function nodeOf(nodeType: INodeType, options: ContextOptions): { node: INode; workflow: ReturnType<typeof createWorkflow> } {
+function nodeOf(
+	nodeType: INodeType,
+	options: ContextOptions,
+): { node: INode; workflow: ReturnType<typeof createWorkflow> } {
 	setUpSettings();
 	const declared: INode = {
 		...nodeUnderTest(nodeType, options.nodeParameters ?? {}),
@@ -92,8 +101,17 @@ export function createContext(options: ContextOptions): TestContext {
  * across the polls of a trigger; it has no execution cancel signal (a poll's deadline stands in for
  * it), and what it emits goes nowhere.
  */
-export function createPollContext(options: Omit<ContextOptions, 'signal'>): TestContext & IPollFunctions {
+export function createPollContext(
+	options: Omit<ContextOptions, 'signal'>,
+): TestContext & IPollFunctions {
 	const { node, workflow } = nodeOf(new ProductDataIntegrationTrigger(), options);
-	const context = new PollContext(workflow, node, createAdditionalData(options.credentials, randomUUID()), 'trigger', 'activate', () => undefined);
+	const context = new PollContext(
+		workflow,
+		node,
+		createAdditionalData(options.credentials, randomUUID()),
+		'trigger',
+		'activate',
+		() => undefined,
+	);
 	return withLog(context) as unknown as TestContext & IPollFunctions;
 }

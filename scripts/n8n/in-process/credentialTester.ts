@@ -10,12 +10,17 @@ import { NODE_NAME, nodeTypeName, nodeUnderTest } from './nodeTypes';
 
 function actionNodeWorkflow() {
 	const nodeType = new ProductDataIntegration();
-	const workflow = createWorkflow([nodeUnderTest(nodeType, {})], { [nodeTypeName(nodeType)]: nodeType });
+	const workflow = createWorkflow([nodeUnderTest(nodeType, {})], {
+		[nodeTypeName(nodeType)]: nodeType,
+	});
 	return { workflow, node: workflow.getNode(NODE_NAME) as INode };
 }
 
 /** Resolves an expression of the credential (e.g. its test request's base URL) as n8n does. */
-export function resolveCredentialExpression(text: string, credentials: ICredentialDataDecryptedObject): string {
+export function resolveCredentialExpression(
+	text: string,
+	credentials: ICredentialDataDecryptedObject,
+): string {
 	const { workflow, node } = actionNodeWorkflow();
 	return resolveCredentialText(workflow, node, credentials, text);
 }
@@ -26,5 +31,11 @@ export async function authenticateRequest(
 	requestOptions: IHttpRequestOptions,
 ): Promise<IHttpRequestOptions> {
 	const { workflow, node } = actionNodeWorkflow();
-	return await new HarnessCredentialsHelper(credentials).authenticate(credentials, packageCredential.name, requestOptions, workflow, node);
+	return await new HarnessCredentialsHelper(credentials).authenticate(
+		credentials,
+		packageCredential.name,
+		requestOptions,
+		workflow,
+		node,
+	);
 }

@@ -26,19 +26,43 @@ export const packageCredential = new ProductDataIntegrationApi();
 registerCredentialType(packageCredential);
 
 /** What n8n hands a node from getCredentials: the type's defaults applied, hidden fields dropped. */
-function credentialDataOf(type: ICredentialType, data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
-	return NodeHelpers.getNodeParameters(type.properties, { ...data } as INodeParameters, true, false, null, null) as ICredentialDataDecryptedObject;
+function credentialDataOf(
+	type: ICredentialType,
+	data: ICredentialDataDecryptedObject,
+): ICredentialDataDecryptedObject {
+	return NodeHelpers.getNodeParameters(
+		type.properties,
+		{ ...data } as INodeParameters,
+		true,
+		false,
+		null,
+		null,
+	) as ICredentialDataDecryptedObject;
 }
 
 /** credentialDataOf for the package's own credential. */
-export function resolveCredentialData(data: ICredentialDataDecryptedObject): ICredentialDataDecryptedObject {
+export function resolveCredentialData(
+	data: ICredentialDataDecryptedObject,
+): ICredentialDataDecryptedObject {
 	return credentialDataOf(packageCredential, data);
 }
 
 /** `text`, an expression of a credential type (e.g. its test request), resolved as n8n does. */
-export function resolveCredentialText(workflow: Workflow, node: INode, credentials: ICredentialDataDecryptedObject, text: string): string {
+export function resolveCredentialText(
+	workflow: Workflow,
+	node: INode,
+	credentials: ICredentialDataDecryptedObject,
+	text: string,
+): string {
 	if (!isExpression(text)) return text;
-	const value = workflow.expression.getSimpleParameterValue(node, text, 'internal', { $credentials: credentials }, undefined, '');
+	const value = workflow.expression.getSimpleParameterValue(
+		node,
+		text,
+		'internal',
+		{ $credentials: credentials },
+		undefined,
+		'',
+	);
 	return value ? String(value) : '';
 }
 
@@ -93,7 +117,9 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		}
 		if (authenticate?.type === 'generic') {
 			if (!workflow || !node) {
-				throw new UnexpectedError('Workflow and node are required for declarative credential authentication');
+				throw new UnexpectedError(
+					'Workflow and node are required for declarative credential authentication',
+				);
 			}
 			return applyGenericAuthentication(authenticate, credentials, requestOptions, workflow, node);
 		}

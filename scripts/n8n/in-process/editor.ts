@@ -47,8 +47,15 @@ async function loadOptionsContext(
 	await setUp();
 	// As n8n's DynamicNodeParametersService: a one-node workflow holding the parameters being
 	// edited, which getCurrentNodeParameter reads through additionalData.
-	const workflow = createWorkflow([nodeUnderTest(nodeType, parameters)], { [nodeTypeName(nodeType)]: nodeType });
+	const workflow = createWorkflow([nodeUnderTest(nodeType, parameters)], {
+		[nodeTypeName(nodeType)]: nodeType,
+	});
 	const additionalData = createAdditionalData(credentials, randomUUID());
 	additionalData.currentNodeParameters = parameters as INodeParameters;
-	return new LoadOptionsContext(workflow, workflow.getNode(NODE_NAME) as INode, additionalData, 'parameters');
+	return new LoadOptionsContext(
+		workflow,
+		workflow.getNode(NODE_NAME) as INode,
+		additionalData,
+		'parameters',
+	);
 }

@@ -103,10 +103,16 @@ export async function execute(
 	const hooks = createHooks(mode, executionId, workflow);
 	const additionalData = createAdditionalData(credentials, executionId, hooks);
 	const runExecutionData = createRunExecutionData({
-		executionData: { nodeExecutionStack: [{ node: start, data: { main: [[{ json: {} }]] }, source: null }] },
+		executionData: {
+			nodeExecutionStack: [{ node: start, data: { main: [[{ json: {} }]] }, source: null }],
+		},
 		resultData: { pinData },
 	});
-	const execution = new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(workflow);
+	const execution = new WorkflowExecute(
+		additionalData,
+		mode,
+		runExecutionData,
+	).processRunExecutionData(workflow);
 	// The same call n8n makes when an execution is stopped: it aborts the signal nodes and
 	// httpRequest see, and ends the run after the current node.
 	const cancel = () => execution.cancel();

@@ -17,7 +17,13 @@ export async function binaryItem(
 ): Promise<INodeExecutionData> {
 	await setUp();
 	const buffer = typeof data === 'string' ? Buffer.from(data) : data;
-	const binary = await prepareBinaryData(buffer, FIXTURE_EXECUTION_ID, WORKFLOW_ID, fileName, mimeType);
+	const binary = await prepareBinaryData(
+		buffer,
+		FIXTURE_EXECUTION_ID,
+		WORKFLOW_ID,
+		fileName,
+		mimeType,
+	);
 	return { json, binary: { data: binary } };
 }
 

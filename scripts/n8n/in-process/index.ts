@@ -62,9 +62,20 @@
 export { clearLoggedLines, getLoggedLines } from './logging';
 export { registerCredentialType, resolveCredentialData } from './credentials';
 export { authenticateRequest, resolveCredentialExpression } from './credentialTester';
-export { createContext, createPollContext, type ContextOptions, type TestContext } from './contexts';
+export {
+	createContext,
+	createPollContext,
+	type ContextOptions,
+	type TestContext,
+} from './contexts';
 export { NODE_NAME, type NodeParameters } from './nodeTypes';
 export { setBinaryDataMode } from './services';
-export { runNode, runPoll, type RunNodeOptions, type RunNodeResult, type RunPollResult } from './run';
+export {
+	runNode,
+	runPoll,
+	type RunNodeOptions,
+	type RunNodeResult,
+	type RunPollResult,
+} from './run';
 export { runListSearch, runLoadOptions } from './editor';
 export { binaryItem, emulatorCredentials } from './fixtures';

@@ -30,7 +30,8 @@ export class RecordingLogger implements LoggerType {
 	private record(level: string, message: string, metadata?: LogMetadata) {
 		// inspect rather than JSON: metadata often holds errors (with circular request objects),
 		// and a secret hidden deep in one must still show up here.
-		const rendered = metadata === undefined ? '' : ` ${inspect(metadata, { depth: 12, breakLength: Infinity })}`;
+		const rendered =
+			metadata === undefined ? '' : ` ${inspect(metadata, { depth: 12, breakLength: Infinity })}`;
 		loggedLines.push(`${level}: ${message}${rendered}`);
 	}
 }

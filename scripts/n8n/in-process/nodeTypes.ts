@@ -47,14 +47,18 @@ function asLoaded(nodeType: INodeType): INodeType {
 	const { description } = nodeType;
 	if (!description.polling) return nodeType;
 	const properties = [...commonPollingParameters, ...description.properties];
-	return Object.create(nodeType, { description: { value: { ...description, properties } } }) as INodeType;
+	return Object.create(nodeType, {
+		description: { value: { ...description, properties } },
+	}) as INodeType;
 }
 
 export class HarnessNodeTypes implements INodeTypes {
 	private readonly types: Record<string, INodeType>;
 
 	constructor(types: Record<string, INodeType>) {
-		this.types = Object.fromEntries(Object.entries(types).map(([name, nodeType]) => [name, asLoaded(nodeType)]));
+		this.types = Object.fromEntries(
+			Object.entries(types).map(([name, nodeType]) => [name, asLoaded(nodeType)]),
+		);
 	}
 
 	getByName(type: string): INodeType {
@@ -84,7 +88,9 @@ function latestVersion(nodeType: INodeType): number {
 function nodeCredentials(nodeType: INodeType): INodeCredentials | undefined {
 	const declared = nodeType.description.credentials ?? [];
 	if (declared.length === 0) return undefined;
-	return Object.fromEntries(declared.map(({ name }) => [name, { id: 'harness-credential', name: 'Test' }]));
+	return Object.fromEntries(
+		declared.map(({ name }) => [name, { id: 'harness-credential', name: 'Test' }]),
+	);
 }
 
 /** The node under test as a workflow holds it, with a credential for each type it declares. */

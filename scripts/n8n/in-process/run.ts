@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 
 import { Container } from '@n8n/di';
 import { PollContext, PollTriggerExecutor } from 'n8n-core';
-import type { ExecutionError, ICredentialDataDecryptedObject, IDataObject, INode, INodeExecutionData, INodeType, IRun, WorkflowExecuteMode } from 'n8n-workflow';
+import type {
+	ExecutionError,
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	INode,
+	INodeExecutionData,
+	INodeType,
+	IRun,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
 
 import { createAdditionalData, createWorkflow, execute } from './execute';
 import {
@@ -60,7 +69,10 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 			waitBetweenTries: Math.max(1, retryOnFail.waitBetweenTriesMs ?? 1),
 		}),
 	};
-	const workflow = createWorkflow([start, node], { [MANUAL_TRIGGER_TYPE]: new ManualTrigger(), [type]: nodeType });
+	const workflow = createWorkflow([start, node], {
+		[MANUAL_TRIGGER_TYPE]: new ManualTrigger(),
+		[type]: nodeType,
+	});
 	const run = await execute(
 		workflow,
 		workflow.getNode(START_NAME) as INode,
@@ -103,7 +115,9 @@ export async function runPoll(
 
 	if (mode === 'manual') {
 		const run = await execute(workflow, node, 'manual', credentials, randomUUID());
-		output = run.data.resultData.runData[NODE_NAME]?.at(-1)?.data?.main.map((items) => items ?? []) ?? null;
+		output =
+			run.data.resultData.runData[NODE_NAME]?.at(-1)?.data?.main.map((items) => items ?? []) ??
+			null;
 		error = run.data.resultData.error;
 	} else {
 		// The path of an active workflow: the executor hands a result to __emit (which starts

@@ -1,6 +1,12 @@
 import { LeakyBuckets } from '../../../scripts/emulator/bucket';
 import { call } from '../../../scripts/emulator/client';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorAccount, type EmulatorOptions } from '../../../scripts/emulator';
+import {
+	DEFAULT_ACCOUNT,
+	startEmulator,
+	type Emulator,
+	type EmulatorAccount,
+	type EmulatorOptions,
+} from '../../../scripts/emulator';
 
 describe('LeakyBuckets', () => {
 	it('admits a full burst, then exactly one request per interval', () => {
@@ -57,12 +63,17 @@ describe('rate limit over HTTP', () => {
 	async function start(options: EmulatorOptions = {}) {
 		await emulator?.close();
 		clock = Date.parse('2025-06-01T12:00:00Z');
-		emulator = await startEmulator({ now: () => clock, accounts: [DEFAULT_ACCOUNT, SECOND], ...options });
+		emulator = await startEmulator({
+			now: () => clock,
+			accounts: [DEFAULT_ACCOUNT, SECOND],
+			...options,
+		});
 	}
 
 	afterEach(() => emulator?.close());
 
-	const me = (options: Parameters<typeof call>[3] = {}) => call(emulator, 'GET', '/api/auth/me', options);
+	const me = (options: Parameters<typeof call>[3] = {}) =>
+		call(emulator, 'GET', '/api/auth/me', options);
 
 	it('admits 50 requests at once, refuses the 51st, then admits one per interval', async () => {
 		await start();
@@ -90,12 +101,18 @@ describe('rate limit over HTTP', () => {
 
 	it('counts every authenticated request, whatever the route and outcome, but not refused credentials', async () => {
 		await start({ bucketCapacity: 4 });
-		const unauthenticated = await Promise.all(Array.from({ length: 10 }, () => me({ auth: false })));
+		const unauthenticated = await Promise.all(
+			Array.from({ length: 10 }, () => me({ auth: false })),
+		);
 		expect(unauthenticated.every((r) => r.status === 401)).toBe(true);
 		expect((await call(emulator, 'GET', '/api/xml/not-a-date')).status).toBe(400);
 		expect((await call(emulator, 'GET', '/api/images?md5=abc')).status).toBe(404);
-		expect((await call(emulator, 'GET', '/api/xml/2025-06-01', { customer: false })).status).toBe(401);
-		expect((await call(emulator, 'GET', '/api/status/0f8fad5b-d9cb-469f-a165-70867728950e/done')).status).toBe(404);
+		expect((await call(emulator, 'GET', '/api/xml/2025-06-01', { customer: false })).status).toBe(
+			401,
+		);
+		expect(
+			(await call(emulator, 'GET', '/api/status/0f8fad5b-d9cb-469f-a165-70867728950e/done')).status,
+		).toBe(404);
 		expect((await me()).status).toBe(429);
 		expect(emulator.stats().peakBucketLevel).toBe(4);
 	});

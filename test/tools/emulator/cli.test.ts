@@ -16,7 +16,10 @@ interface Ready {
 	password: string;
 }
 
-function startCli(directory: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+function startCli(
+	directory: string,
+	env: Record<string, string>,
+): { child: ChildProcess; output: () => string } {
 	let output = '';
 	// tsx as a loader in this very Node process, so signals reach the emulator without a wrapper.
 	const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator/cli.ts'], {
@@ -37,7 +40,9 @@ async function waitForReady(file: string, child: ChildProcess): Promise<Ready> {
 	return JSON.parse(readFileSync(file, 'utf8')) as Ready;
 }
 
-function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+function exited(
+	child: ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
 	if (child.exitCode !== null) return Promise.resolve({ code: child.exitCode, signal: null });
 	return new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
 }
@@ -62,7 +67,10 @@ describe('npm run emulator', () => {
 	it.each(['SIGTERM', 'SIGINT'] as const)(
 		'starts a production and a test emulator, writes the ready file and stops on %s',
 		async (signal) => {
-			const { child, output } = startCli(directory, { EMULATOR_PORT: '0', EMULATOR_PROCESSING_MS: '0' });
+			const { child, output } = startCli(directory, {
+				EMULATOR_PORT: '0',
+				EMULATOR_PROCESSING_MS: '0',
+			});
 			running = child;
 			const ready = await waitForReady(join(directory, 'ready.json'), child);
 			expect(ready).toEqual({
@@ -79,7 +87,9 @@ describe('npm run emulator', () => {
 			const noIdentifier = '<Products><Product><Name>No id</Name></Product></Products>';
 			const outcomes: number[] = [];
 			for (const url of [ready.productionUrl, ready.testUrl]) {
-				expect((await call(url, 'GET', '/api/auth/me', { auth, customer: false })).status).toBe(200);
+				expect((await call(url, 'GET', '/api/auth/me', { auth, customer: false })).status).toBe(
+					200,
+				);
 				const id = (await call(url, 'PUT', '/api/xml', { auth, body: noIdentifier })).text;
 				outcomes.push((await call(url, 'GET', `/api/status/${id}/result`, { auth })).status);
 			}
@@ -93,7 +103,10 @@ describe('npm run emulator', () => {
 	);
 
 	it('refuses an invalid setting with a message and exit code 1', async () => {
-		const { child, output } = startCli(directory, { EMULATOR_PORT: '0', EMULATOR_RATE_LIMIT_ANSWER: 'teapot' });
+		const { child, output } = startCli(directory, {
+			EMULATOR_PORT: '0',
+			EMULATOR_RATE_LIMIT_ANSWER: 'teapot',
+		});
 		running = child;
 		expect(await exited(child)).toEqual({ code: 1, signal: null });
 		expect(output()).toContain('EMULATOR_RATE_LIMIT_ANSWER must be one of');

@@ -54,7 +54,10 @@ describe('faults', () => {
 		await control('faults', { count: 1, kind: '500', path: '/api/images' });
 		expect((await me()).status).toBe(200);
 		const form = multipart([{ data: 'image bytes' }]);
-		const upload = await call(emulator, 'POST', '/api/images', { headers: { 'content-type': form.contentType }, body: form.body });
+		const upload = await call(emulator, 'POST', '/api/images', {
+			headers: { 'content-type': form.contentType },
+			body: form.body,
+		});
 		expect(upload.status).toBe(500);
 		expect(emulator.stats().images).toBe(0);
 		expect((await me()).status).toBe(200);
@@ -71,7 +74,9 @@ describe('faults', () => {
 
 	it('resets the connection of a GET', async () => {
 		await control('faults', { count: 1, kind: 'reset' });
-		await expect(me()).rejects.toMatchObject({ code: expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/) });
+		await expect(me()).rejects.toMatchObject({
+			code: expect.stringMatching(/ECONNRESET|UND_ERR_SOCKET/),
+		});
 		expect((await me()).status).toBe(200);
 	});
 
@@ -99,7 +104,14 @@ describe('faults', () => {
 	});
 
 	it('rejects malformed fault definitions', async () => {
-		for (const body of [{ count: 0, kind: '500' }, { count: 1, kind: '404' }, { count: 1, kind: 'slow', delayMs: -1 }, { count: 1, kind: '500', path: 'api' }, 'not json', [1]]) {
+		for (const body of [
+			{ count: 0, kind: '500' },
+			{ count: 1, kind: '404' },
+			{ count: 1, kind: 'slow', delayMs: -1 },
+			{ count: 1, kind: '500', path: 'api' },
+			'not json',
+			[1],
+		]) {
 			const response = await control('faults', body);
 			expect(response.status).toBe(400);
 			expect(response.json()).toEqual({ message: expect.any(String) });
@@ -128,13 +140,27 @@ describe('control routes', () => {
 	it('reset clears uploads, images, buckets, faults and statistics', async () => {
 		const id = (await putXml(emulator, '<Products/>')).text;
 		const form = multipart([{ data: 'image' }]);
-		const [image] = (await call(emulator, 'POST', '/api/images', { headers: { 'content-type': form.contentType }, body: form.body })).json<Array<{ md5: string }>>();
+		const [image] = (
+			await call(emulator, 'POST', '/api/images', {
+				headers: { 'content-type': form.contentType },
+				body: form.body,
+			})
+		).json<Array<{ md5: string }>>();
 		await control('faults', { count: 3, kind: '500', path: '/api/never' });
 		await control('bucket', { username: 'demo-integration', level: 50 });
 
 		const reset = await control('reset', {});
 		expect(reset.status).toBe(200);
-		expect(emulator.stats()).toEqual({ requests: {}, rejected429: 0, peakBucketLevel: 0, uploads: 0, images: 0, rejected401: 0, faults: 0, rejected413: 0 });
+		expect(emulator.stats()).toEqual({
+			requests: {},
+			rejected429: 0,
+			peakBucketLevel: 0,
+			uploads: 0,
+			images: 0,
+			rejected401: 0,
+			faults: 0,
+			rejected413: 0,
+		});
 		expect(emulator.uploads()).toEqual([]);
 		expect(emulator.images()).toEqual([]);
 		expect((await call(emulator, 'GET', `/api/status/${id}/done`)).status).toBe(404);
@@ -148,7 +174,11 @@ describe('control routes', () => {
 		await call(emulator, 'GET', `/api/status/${id}/result`);
 		await call(emulator, 'GET', '/api/xml/2025-01-01');
 		await call(emulator, 'HEAD', '/api/images/abc');
-		const stats = (await control('stats')).json<{ requests: Record<string, number>; uploads: number; peakBucketLevel: number }>();
+		const stats = (await control('stats')).json<{
+			requests: Record<string, number>;
+			uploads: number;
+			peakBucketLevel: number;
+		}>();
 		expect(stats.requests).toEqual({
 			'PUT /api/xml': 1,
 			'GET /api/status/{id}/done': 1,
@@ -161,30 +191,55 @@ describe('control routes', () => {
 	});
 
 	it('lists uploads and images for inspection', async () => {
-		const id = (await putXml(emulator, '<Products><Image>https://cdn.example.com/a.png</Image></Products>', '/api/xml/custom')).text;
+		const id = (
+			await putXml(
+				emulator,
+				'<Products><Image>https://cdn.example.com/a.png</Image></Products>',
+				'/api/xml/custom',
+			)
+		).text;
 		const uploads = (await control('uploads')).json<Array<Record<string, unknown>>>();
 		expect(uploads).toEqual([
-			expect.objectContaining({ id, route: 'custom', username: 'demo-integration', customerServiceId: 1001, state: 'succeeded', imageUris: 1, checked: true }),
+			expect.objectContaining({
+				id,
+				route: 'custom',
+				username: 'demo-integration',
+				customerServiceId: 1001,
+				state: 'succeeded',
+				imageUris: 1,
+				checked: true,
+			}),
 		]);
 		const images = (await control('images')).json<Array<Record<string, unknown>>>();
-		expect(images).toEqual([expect.objectContaining({ uris: ['https://cdn.example.com/a.png'], md5: null, sessions: [id] })]);
+		expect(images).toEqual([
+			expect.objectContaining({
+				uris: ['https://cdn.example.com/a.png'],
+				md5: null,
+				sessions: [id],
+			}),
+		]);
 	});
 
 	it('switches to a manual clock, advances it and returns to the real clock', async () => {
 		const set = await control('clock', { set: '2030-01-02T03:04:05.000Z' });
 		expect(set.json()).toEqual({ now: '2030-01-02T03:04:05.000+00:00' });
 		const id = (await putXml(emulator, '<!--emulator:processing-ms=60000--><Products/>')).text;
-		const [record] = (await call(emulator, 'GET', '/api/xml/2030-01-02')).json<Array<{ receivedAt: string }>>();
+		const [record] = (await call(emulator, 'GET', '/api/xml/2030-01-02')).json<
+			Array<{ receivedAt: string }>
+		>();
 		expect(record.receivedAt).toBe('2030-01-02T03:04:05.000+00:00');
 		expect((await call(emulator, 'GET', `/api/status/${id}/done`)).json()).toBe(false);
-		expect((await control('clock', { advanceMs: 60_000 })).json()).toEqual({ now: '2030-01-02T03:05:05.000+00:00' });
+		expect((await control('clock', { advanceMs: 60_000 })).json()).toEqual({
+			now: '2030-01-02T03:05:05.000+00:00',
+		});
 		expect((await call(emulator, 'GET', `/api/status/${id}/done`)).json()).toBe(true);
 
 		const before = Date.now();
 		const real = (await control('clock', { real: true })).json<{ now: string }>();
 		expect(Date.parse(real.now)).toBeGreaterThanOrEqual(before);
 		expect(Date.parse(real.now)).toBeLessThan(Date.parse('2030-01-01T00:00:00Z'));
-		for (const bad of [{}, { set: 'yesterday' }, { advanceMs: 'x' }]) expect((await control('clock', bad)).status).toBe(400);
+		for (const bad of [{}, { set: 'yesterday' }, { advanceMs: 'x' }])
+			expect((await control('clock', bad)).status).toBe(400);
 	});
 
 	it('answers 404 for unknown control routes', async () => {

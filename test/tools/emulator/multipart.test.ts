@@ -1,6 +1,10 @@
 import FormData from 'form-data';
 
-import { multipartBoundary, MultipartError, parseMultipart } from '../../../scripts/emulator/multipart';
+import {
+	multipartBoundary,
+	MultipartError,
+	parseMultipart,
+} from '../../../scripts/emulator/multipart';
 
 describe('multipartBoundary', () => {
 	it.each([
@@ -11,12 +15,15 @@ describe('multipartBoundary', () => {
 		expect(multipartBoundary(header)).toBe(boundary);
 	});
 
-	it.each([undefined, 'application/json', 'multipart/form-data', 'multipart/mixed; boundary=abc', `multipart/form-data; boundary=${'x'.repeat(71)}`])(
-		'finds no boundary in %s',
-		(header) => {
-			expect(multipartBoundary(header)).toBeNull();
-		},
-	);
+	it.each([
+		undefined,
+		'application/json',
+		'multipart/form-data',
+		'multipart/mixed; boundary=abc',
+		`multipart/form-data; boundary=${'x'.repeat(71)}`,
+	])('finds no boundary in %s', (header) => {
+		expect(multipartBoundary(header)).toBeNull();
+	});
 });
 
 describe('parseMultipart', () => {
@@ -24,11 +31,30 @@ describe('parseMultipart', () => {
 
 	it('splits parts, skipping preamble and epilogue, with binary data kept byte for byte', () => {
 		// CRLF, dashes and the boundary text, but never CRLF + "--b": that would end the part.
-		const binary = Buffer.from([0x00, 0x0d, 0x0a, 0x2d, 0x2d, 0x63, 0x2d, 0x2d, 0x62, 0x0d, 0x0a, 0xff]);
+		const binary = Buffer.from([
+			0x00, 0x0d, 0x0a, 0x2d, 0x2d, 0x63, 0x2d, 0x2d, 0x62, 0x0d, 0x0a, 0xff,
+		]);
 		const body = Buffer.concat([
-			crlf(['preamble to ignore', '--b', 'Content-Disposition: form-data; name="file"; filename="one.bin"', 'Content-Type: image/png', '', '']),
+			crlf([
+				'preamble to ignore',
+				'--b',
+				'Content-Disposition: form-data; name="file"; filename="one.bin"',
+				'Content-Type: image/png',
+				'',
+				'',
+			]),
 			binary,
-			crlf(['', '--b  ', 'Content-Disposition: form-data; name="note"', '', 'hello', '--b', 'Content-Disposition: form-data; name="file"; filename*=UTF-8\'\'bl%C3%A5.jpg', '', '']),
+			crlf([
+				'',
+				'--b  ',
+				'Content-Disposition: form-data; name="note"',
+				'',
+				'hello',
+				'--b',
+				'Content-Disposition: form-data; name="file"; filename*=UTF-8\'\'bl%C3%A5.jpg',
+				'',
+				'',
+			]),
 			crlf(['', '--b--', 'epilogue']),
 		]);
 		const parts = parseMultipart(body, 'b');
@@ -56,7 +82,10 @@ describe('parseMultipart', () => {
 
 	it.each([
 		['no boundary at all', crlf(['nothing here'])],
-		['a body that never closes', crlf(['--b', 'Content-Disposition: form-data; name="file"', '', 'data'])],
+		[
+			'a body that never closes',
+			crlf(['--b', 'Content-Disposition: form-data; name="file"', '', 'data']),
+		],
 		['a delimiter not followed by CRLF', crlf(['--bX', '', 'data', '--b--'])],
 		['headers that never end', crlf(['--b', 'Content-Disposition: form-data; name="file"'])],
 		['a malformed header line', crlf(['--b', 'no colon here', '', 'data', '--b--'])],

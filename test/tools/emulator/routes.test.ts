@@ -4,7 +4,13 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 
 import { basic, call, multipart, NORTH, putXml, today } from '../../../scripts/emulator/client';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator, type EmulatorAccount, type EmulatorOptions } from '../../../scripts/emulator';
+import {
+	DEFAULT_ACCOUNT,
+	startEmulator,
+	type Emulator,
+	type EmulatorAccount,
+	type EmulatorOptions,
+} from '../../../scripts/emulator';
 
 const INVALID = { message: 'The request is invalid.' };
 const DENIED = { message: 'Authorization has been denied for this request.' };
@@ -35,20 +41,27 @@ afterEach(async () => {
 	await emulator?.close();
 });
 
-const PRODUCTS = '<?xml version="1.0" encoding="UTF-8"?><Products><Product id="A1"><Name>Chair</Name></Product></Products>';
+const PRODUCTS =
+	'<?xml version="1.0" encoding="UTF-8"?><Products><Product id="A1"><Name>Chair</Name></Product></Products>';
 
 describe('document upload', () => {
 	beforeEach(() => start());
 
-	it.each(['/api/xml', '/api/xml/custom'])('PUT %s answers 202 with a session id as plain text', async (path) => {
-		const response = await putXml(emulator, PRODUCTS, path);
-		expect(response.status).toBe(202);
-		expect(response.headers['content-type']).toMatch(/^text\/plain/);
-		expect(response.text).toMatch(GUID);
-		const [upload] = emulator.uploads();
-		expect(upload).toMatchObject({ id: response.text, route: path.endsWith('custom') ? 'custom' : 'xml' });
-		expect(emulator.stats().uploads).toBe(1);
-	});
+	it.each(['/api/xml', '/api/xml/custom'])(
+		'PUT %s answers 202 with a session id as plain text',
+		async (path) => {
+			const response = await putXml(emulator, PRODUCTS, path);
+			expect(response.status).toBe(202);
+			expect(response.headers['content-type']).toMatch(/^text\/plain/);
+			expect(response.text).toMatch(GUID);
+			const [upload] = emulator.uploads();
+			expect(upload).toMatchObject({
+				id: response.text,
+				route: path.endsWith('custom') ? 'custom' : 'xml',
+			});
+			expect(emulator.stats().uploads).toBe(1);
+		},
+	);
 
 	it.each([
 		['not XML at all', 'hello'],
@@ -74,7 +87,9 @@ describe('document upload', () => {
 	it('stores the file and serves it at the absolute file URL of the record', async () => {
 		const xml = '<Products><Product id="Ø1"><Name>Blåbær</Name></Product></Products>';
 		const id = (await putXml(emulator, xml)).text;
-		const [record] = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json<Array<Record<string, unknown>>>();
+		const [record] = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json<
+			Array<Record<string, unknown>>
+		>();
 		expect(record.id).toBe(id);
 		expect(record.fileLenght).toBe(Buffer.byteLength(xml));
 		expect(record.file).toBe(`${emulator.url}/api/files/${id}`);
@@ -82,11 +97,16 @@ describe('document upload', () => {
 		expect(file.status).toBe(200);
 		expect(file.text).toBe(xml);
 		expect(file.headers['content-type']).toBe('application/xml');
-		expect((await call(emulator, 'GET', new URL(record.file as string).pathname, { auth: false })).status).toBe(401);
+		expect(
+			(await call(emulator, 'GET', new URL(record.file as string).pathname, { auth: false }))
+				.status,
+		).toBe(401);
 	});
 
 	it('accepts a streamed (chunked) upload of several megabytes', async () => {
-		const chunk = '<Product id="X"><Name>A fairly ordinary product name</Name></Product>\n'.repeat(2000);
+		const chunk = '<Product id="X"><Name>A fairly ordinary product name</Name></Product>\n'.repeat(
+			2000,
+		);
 		const count = 60;
 		async function* body() {
 			yield '<Products>';
@@ -95,14 +115,19 @@ describe('document upload', () => {
 		}
 		const response = await request(`${emulator.url}/api/xml`, {
 			method: 'PUT',
-			headers: { authorization: basic(DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password), ...NORTH },
+			headers: {
+				authorization: basic(DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password),
+				...NORTH,
+			},
 			body: Readable.from(body()),
 		});
 		expect(response.statusCode).toBe(202);
 		const id = await response.body.text();
 		const [upload] = emulator.uploads();
 		expect(upload.id).toBe(id);
-		expect(upload.byteLength).toBe('<Products>'.length + chunk.length * count + '</Products>'.length);
+		expect(upload.byteLength).toBe(
+			'<Products>'.length + chunk.length * count + '</Products>'.length,
+		);
 	});
 
 	it('registers image URLs of a document once it is processed successfully', async () => {
@@ -117,7 +142,8 @@ describe('document upload', () => {
 			</Product>
 		</Products>`;
 		await putXml(emulator, xml);
-		const find = (uri: string) => call(emulator, 'GET', `/api/images?uri=${encodeURIComponent(uri)}`);
+		const find = (uri: string) =>
+			call(emulator, 'GET', `/api/images?uri=${encodeURIComponent(uri)}`);
 		expect((await find('https://cdn.example.com/a/chair.JPG')).status).toBe(404);
 		clock += 1000;
 		const found = [
@@ -140,15 +166,25 @@ describe('document upload', () => {
 		// The same URI in a later document keeps its hashcode: it is derived from the URI alone.
 		await emulator.close();
 		await start();
-		await putXml(emulator, '<Products><Image>https://cdn.example.com/a/chair.JPG</Image></Products>');
+		await putXml(
+			emulator,
+			'<Products><Image>https://cdn.example.com/a/chair.JPG</Image></Products>',
+		);
 		const again = await find('https://cdn.example.com/a/chair.JPG');
 		expect(again.status).toBe(200);
 		expect(hashcodes.has(again.text)).toBe(true);
 	});
 
 	it('does not register image URLs of a document that fails', async () => {
-		await putXml(emulator, '<!--emulator:fail--><Products><Image>https://cdn.example.com/x.png</Image></Products>');
-		const response = await call(emulator, 'GET', `/api/images?uri=${encodeURIComponent('https://cdn.example.com/x.png')}`);
+		await putXml(
+			emulator,
+			'<!--emulator:fail--><Products><Image>https://cdn.example.com/x.png</Image></Products>',
+		);
+		const response = await call(
+			emulator,
+			'GET',
+			`/api/images?uri=${encodeURIComponent('https://cdn.example.com/x.png')}`,
+		);
 		expect(response.status).toBe(404);
 	});
 });
@@ -156,14 +192,20 @@ describe('document upload', () => {
 describe('list by date', () => {
 	beforeEach(() => start());
 
-	it.each(['2025-13-01', '2025-02-30', '2025-02-29', '20250314', '2025-3-14', 'today', '14-03-2025', '2025-03-14T00:00'])(
-		'rejects the date %s with 400',
-		async (date) => {
-			const response = await call(emulator, 'GET', `/api/xml/${encodeURIComponent(date)}`);
-			expect(response.status).toBe(400);
-			expect(response.json()).toEqual(INVALID);
-		},
-	);
+	it.each([
+		'2025-13-01',
+		'2025-02-30',
+		'2025-02-29',
+		'20250314',
+		'2025-3-14',
+		'today',
+		'14-03-2025',
+		'2025-03-14T00:00',
+	])('rejects the date %s with 400', async (date) => {
+		const response = await call(emulator, 'GET', `/api/xml/${encodeURIComponent(date)}`);
+		expect(response.status).toBe(400);
+		expect(response.json()).toEqual(INVALID);
+	});
 
 	it('accepts a leap day', async () => {
 		expect((await call(emulator, 'GET', '/api/xml/2024-02-29')).json()).toEqual([]);
@@ -194,26 +236,44 @@ describe('list by date', () => {
 			result: `${emulator.url}/api/status/${late}/result`,
 			errors: [],
 		});
-		const following = (await call(emulator, 'GET', '/api/xml/2025-03-15')).json<Array<{ id: string }>>();
+		const following = (await call(emulator, 'GET', '/api/xml/2025-03-15')).json<
+			Array<{ id: string }>
+		>();
 		expect(following.map((r) => r.id)).toEqual([next]);
 	});
 
 	it('lists only the uploads of the customer named in the headers', async () => {
 		const north = (await putXml(emulator, PRODUCTS)).text;
-		const south = (await putXml(emulator, PRODUCTS, '/api/xml', { customer: { customerId: 'SHOP-SOUTH', customerIdType: 'ExternalID' } })).text;
-		const listed = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`, { customer: { customerId: '1002', customerIdType: 'ServiceID' } })).json<Array<{ id: string; sentBy: unknown }>>();
+		const south = (
+			await putXml(emulator, PRODUCTS, '/api/xml', {
+				customer: { customerId: 'SHOP-SOUTH', customerIdType: 'ExternalID' },
+			})
+		).text;
+		const listed = (
+			await call(emulator, 'GET', `/api/xml/${today(emulator)}`, {
+				customer: { customerId: '1002', customerIdType: 'ServiceID' },
+			})
+		).json<Array<{ id: string; sentBy: unknown }>>();
 		expect(listed.map((r) => r.id)).toEqual([south]);
-		expect(listed[0].sentBy).toEqual({ name: 'South Shop', serviceId: 1002, externalId: 'SHOP-SOUTH' });
+		expect(listed[0].sentBy).toEqual({
+			name: 'South Shop',
+			serviceId: 1002,
+			externalId: 'SHOP-SOUTH',
+		});
 		expect(listed.map((r) => r.id)).not.toContain(north);
 	});
 
 	it('shows the errors of a failed document only once it is processed', async () => {
 		await start({ processingMs: 2000 });
 		await putXml(emulator, `<!--emulator:fail-->${PRODUCTS.replace(/^<\?xml[^>]*\?>/, '')}`);
-		const before = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json<Array<{ errors: unknown[] }>>();
+		const before = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json<
+			Array<{ errors: unknown[] }>
+		>();
 		expect(before[0].errors).toEqual([]);
 		clock += 2000;
-		const after = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json<Array<{ errors: Array<{ message: string }> }>>();
+		const after = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json<
+			Array<{ errors: Array<{ message: string }> }>
+		>();
 		expect(after[0].errors.length).toBeGreaterThan(0);
 		expect(typeof after[0].errors[0].message).toBe('string');
 	});
@@ -221,7 +281,9 @@ describe('list by date', () => {
 	it("uses the Host header's origin for the record's URLs", async () => {
 		await putXml(emulator, PRODUCTS);
 		const port = new URL(emulator.url).port;
-		const response = await call(emulator, 'GET', `/api/xml/${today(emulator)}`, { headers: { host: `localhost:${port}` } });
+		const response = await call(emulator, 'GET', `/api/xml/${today(emulator)}`, {
+			headers: { host: `localhost:${port}` },
+		});
 		const [record] = response.json<Array<{ file: string; result: string }>>();
 		expect(record.result.startsWith(`http://localhost:${port}/api/status/`)).toBe(true);
 		expect(record.file.startsWith(`http://localhost:${port}/api/files/`)).toBe(true);
@@ -231,7 +293,9 @@ describe('list by date', () => {
 		await start({ listLayout: 'single' });
 		expect((await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json()).toEqual([]);
 		const first = (await putXml(emulator, PRODUCTS)).text;
-		expect((await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json()).toMatchObject({ id: first });
+		expect((await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json()).toMatchObject({
+			id: first,
+		});
 		await putXml(emulator, PRODUCTS);
 		const two = (await call(emulator, 'GET', `/api/xml/${today(emulator)}`)).json();
 		expect(Array.isArray(two)).toBe(true);
@@ -247,12 +311,28 @@ describe('auth/me', () => {
 		expect(response.status).toBe(200);
 		const info = response.json<Record<string, unknown>>();
 		const types: Record<string, string> = {
-			id: 'integer', userName: 'string', email: 'string', countryCode: 'string', languageCode: 'string',
-			customerId: 'integer', availableCountries: 'string[]', availableLanguages: 'string[]',
-			availableCustomers: 'object', subscribedStoreInfo: 'array', customerGroups: 'array',
-			customerGroupGuids: 'array', validationGuid: 'guid', addOns: 'string[]', legacyAddOns: 'string[]',
-			lockedServiceFields: 'array', productGroupSubscribeId: 'integer', authToken: 'object',
-			authTokenBytes: 'string', currency: 'string', currencyFactor: 'number', isHeadOffice: 'boolean',
+			id: 'integer',
+			userName: 'string',
+			email: 'string',
+			countryCode: 'string',
+			languageCode: 'string',
+			customerId: 'integer',
+			availableCountries: 'string[]',
+			availableLanguages: 'string[]',
+			availableCustomers: 'object',
+			subscribedStoreInfo: 'array',
+			customerGroups: 'array',
+			customerGroupGuids: 'array',
+			validationGuid: 'guid',
+			addOns: 'string[]',
+			legacyAddOns: 'string[]',
+			lockedServiceFields: 'array',
+			productGroupSubscribeId: 'integer',
+			authToken: 'object',
+			authTokenBytes: 'string',
+			currency: 'string',
+			currencyFactor: 'number',
+			isHeadOffice: 'boolean',
 			versions: 'object',
 		};
 		expect(Object.keys(info).sort()).toEqual(Object.keys(types).sort());
@@ -277,7 +357,11 @@ describe('auth/me', () => {
 		}
 		expect(info.userName).toBe(DEFAULT_ACCOUNT.username);
 		expect(info.customerId).toBe(1001);
-		expect(info.availableCustomers).toEqual({ '1001': 'North Shop', '1002': 'South Shop', '1003': 'Head Office' });
+		expect(info.availableCustomers).toEqual({
+			'1001': 'North Shop',
+			'1002': 'South Shop',
+			'1003': 'Head Office',
+		});
 		expect(info.versions).toEqual({ service: expect.stringMatching(/^1\.\d+\.\d+$/) });
 		const token = info.authToken as Record<string, unknown>;
 		expect(token).toEqual({
@@ -287,21 +371,32 @@ describe('auth/me', () => {
 			expireTime: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/),
 			hash: expect.any(String),
 		});
-		expect(JSON.parse(Buffer.from(info.authTokenBytes as string, 'base64').toString('utf8'))).toEqual(token);
+		expect(
+			JSON.parse(Buffer.from(info.authTokenBytes as string, 'base64').toString('utf8')),
+		).toEqual(token);
 		expect(JSON.stringify(info)).not.toContain(DEFAULT_ACCOUNT.password);
 	});
 
 	it('describes the customer named in the headers when they are sent', async () => {
-		const info = (await call(emulator, 'GET', '/api/auth/me', { customer: { customerId: '1003', customerIdType: 'ServiceID' } })).json<Record<string, unknown>>();
+		const info = (
+			await call(emulator, 'GET', '/api/auth/me', {
+				customer: { customerId: '1003', customerIdType: 'ServiceID' },
+			})
+		).json<Record<string, unknown>>();
 		expect(info.customerId).toBe(1003);
 		expect(info.isHeadOffice).toBe(true);
 	});
 
 	it('refuses wrong customer headers even though they are optional here', async () => {
-		const response = await call(emulator, 'GET', '/api/auth/me', { customer: { customerId: '9999', customerIdType: 'ServiceID' } });
+		const response = await call(emulator, 'GET', '/api/auth/me', {
+			customer: { customerId: '9999', customerIdType: 'ServiceID' },
+		});
 		expect(response.status).toBe(401);
 		expect(response.json()).toEqual(DENIED);
-		const half = await call(emulator, 'GET', '/api/auth/me', { customer: false, headers: { customerIdType: 'ServiceID' } });
+		const half = await call(emulator, 'GET', '/api/auth/me', {
+			customer: false,
+			headers: { customerIdType: 'ServiceID' },
+		});
 		expect(half.status).toBe(401);
 	});
 });
@@ -340,7 +435,11 @@ describe('upload session status', () => {
 		expect((await call(emulator, 'GET', path, { auth: false })).status).toBe(401);
 		const document = await call(emulator, 'GET', path, { customer: false });
 		expect(document.status).toBe(200);
-		const body = document.json<{ id: string; message: string; errors: Array<{ code: string; message: string }> }>();
+		const body = document.json<{
+			id: string;
+			message: string;
+			errors: Array<{ code: string; message: string }>;
+		}>();
 		expect(body.id).toBe(id);
 		expect(body.errors).toEqual([{ code: 'ProcessingFailed', message: expect.any(String) }]);
 	});
@@ -354,7 +453,9 @@ describe('upload session status', () => {
 	});
 
 	it('takes the processing time of a document from its marker', async () => {
-		const quick = (await putXml(emulator, '<Products><!-- emulator:processing-ms=10 --></Products>')).text;
+		const quick = (
+			await putXml(emulator, '<Products><!-- emulator:processing-ms=10 --></Products>')
+		).text;
 		const slow = (await putXml(emulator, '<!--emulator:processing-ms=60000--><Products/>')).text;
 		clock += 10;
 		expect((await call(emulator, 'GET', `/api/status/${quick}/done`)).json()).toBe(true);
@@ -364,14 +465,26 @@ describe('upload session status', () => {
 	});
 
 	it('answers 404 for unknown, malformed and foreign session ids', async () => {
-		const foreign = (await putXml(emulator, PRODUCTS, '/api/xml', { auth: OTHER_ACCOUNT, customer: { customerId: '2001', customerIdType: 'ServiceID' } })).text;
+		const foreign = (
+			await putXml(emulator, PRODUCTS, '/api/xml', {
+				auth: OTHER_ACCOUNT,
+				customer: { customerId: '2001', customerIdType: 'ServiceID' },
+			})
+		).text;
 		for (const id of ['0f8fad5b-d9cb-469f-a165-70867728950e', 'not-a-session', foreign]) {
 			for (const route of ['done', 'result', 'errors']) {
 				const response = await call(emulator, 'GET', `/api/status/${id}/${route}`);
 				expect(response.status).toBe(404);
 			}
 		}
-		expect((await call(emulator, 'GET', `/api/status/${foreign}/done`, { auth: OTHER_ACCOUNT, customer: false })).status).toBe(200);
+		expect(
+			(
+				await call(emulator, 'GET', `/api/status/${foreign}/done`, {
+					auth: OTHER_ACCOUNT,
+					customer: false,
+				})
+			).status,
+		).toBe(200);
 	});
 });
 
@@ -384,7 +497,10 @@ describe('images', () => {
 
 	async function upload(parts: Parameters<typeof multipart>[0], query = '') {
 		const form = multipart(parts);
-		return call(emulator, 'POST', `/api/images${query}`, { headers: { 'content-type': form.contentType }, body: form.body });
+		return call(emulator, 'POST', `/api/images${query}`, {
+			headers: { 'content-type': form.contentType },
+			body: form.body,
+		});
 	}
 
 	it('stores every file part and answers a hashcode per image', async () => {
@@ -414,28 +530,58 @@ describe('images', () => {
 		expect(found.headers['content-type']).toMatch(/^text\/plain/);
 		expect(found.text).toBe(images[1].hashcode);
 		expect((await call(emulator, 'GET', `/api/images?md5=${'0'.repeat(32)}`)).status).toBe(404);
-		expect((await call(emulator, 'GET', `/api/images?uri=${encodeURIComponent('https://nowhere.example/x.png')}`)).status).toBe(404);
+		expect(
+			(
+				await call(
+					emulator,
+					'GET',
+					`/api/images?uri=${encodeURIComponent('https://nowhere.example/x.png')}`,
+				)
+			).status,
+		).toBe(404);
 	});
 
 	it('answers the same hashcode for the same bytes and records invert and clippingpath', async () => {
-		const first = (await upload([{ fileName: 'a.png', data: png }])).json<Array<{ hashcode: string }>>();
-		const again = await upload([{ fileName: 'renamed.png', data: png }], '?invert=true&clippingpath=Path%201');
+		const first = (await upload([{ fileName: 'a.png', data: png }])).json<
+			Array<{ hashcode: string }>
+		>();
+		const again = await upload(
+			[{ fileName: 'renamed.png', data: png }],
+			'?invert=true&clippingpath=Path%201',
+		);
 		expect(again.status).toBe(200);
 		expect(again.json<Array<{ hashcode: string }>>()[0].hashcode).toBe(first[0].hashcode);
 		expect(emulator.images()).toEqual([
-			expect.objectContaining({ hashcode: first[0].hashcode, invert: true, clippingPath: 'Path 1', fileName: 'renamed.png', uploads: 2, md5: md5(png) }),
+			expect.objectContaining({
+				hashcode: first[0].hashcode,
+				invert: true,
+				clippingPath: 'Path 1',
+				fileName: 'renamed.png',
+				uploads: 2,
+				md5: md5(png),
+			}),
 		]);
 	});
 
 	it.each([
-		['a request without a multipart body', { 'content-type': 'application/octet-stream' }, Buffer.from('x'), ''],
+		[
+			'a request without a multipart body',
+			{ 'content-type': 'application/octet-stream' },
+			Buffer.from('x'),
+			'',
+		],
 		['a multipart body without file parts', undefined, undefined, ''],
 		['an empty file part', undefined, Buffer.alloc(0), ''],
 		['an invert value that is not a boolean', undefined, png, '?invert=yes'],
 		['a truncated multipart body', undefined, 'truncated', ''],
 	])('rejects %s with 400', async (name, headers, data, query) => {
-		let form = multipart(name.includes('without file') ? [{ name: 'other', data: 'x' }] : [{ fileName: 'a.png', data: data ?? png }]);
-		if (name.includes('truncated')) form = { ...form, body: form.body.subarray(0, form.body.length - 10) };
+		let form = multipart(
+			name.includes('without file')
+				? [{ name: 'other', data: 'x' }]
+				: [{ fileName: 'a.png', data: data ?? png }],
+		);
+		if (name.includes('truncated'))
+			form = { ...form, body: form.body.subarray(0, form.body.length - 10) };
 		const response = await call(emulator, 'POST', `/api/images${query}`, {
 			headers: headers ?? { 'content-type': form.contentType },
 			body: form.body,
@@ -479,10 +625,14 @@ describe('images', () => {
 		expect(emulator.stats()).toMatchObject({ images: 0, rejected413: 2 });
 		expect((await upload([{ data: png }, { data: jpeg }])).status).toBe(200);
 
-		const control = await call(emulator, 'POST', '/__emulator/limits', { body: JSON.stringify({ maxImagesPerRequest: 0, maxImageRequestBytes: 0 }) });
+		const control = await call(emulator, 'POST', '/__emulator/limits', {
+			body: JSON.stringify({ maxImagesPerRequest: 0, maxImageRequestBytes: 0 }),
+		});
 		expect(control.json()).toEqual({ maxImageRequestBytes: 0, maxImagesPerRequest: 0 });
 		emulator.reset();
-		expect((await upload([{ data: png }, { data: jpeg }, { data: Buffer.alloc(2000, 1) }])).status).toBe(200);
+		expect(
+			(await upload([{ data: png }, { data: jpeg }, { data: Buffer.alloc(2000, 1) }])).status,
+		).toBe(200);
 	});
 
 	it.each([
@@ -513,22 +663,29 @@ describe('authentication and customer headers', () => {
 		['image lookup', 'GET', '/api/images?md5=abc'],
 	];
 
-	it.each(routes)('%s refuses requests without valid Basic credentials', async (_name, method, path) => {
-		const attempts: Array<Record<string, string>> = [
-			{},
-			{ authorization: basic(DEFAULT_ACCOUNT.username, 'wrong-password') },
-			{ authorization: basic('nobody', DEFAULT_ACCOUNT.password) },
-			{ authorization: 'Bearer abc' },
-			{ authorization: 'Basic !!!' },
-			{ authentication: basic(DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password) },
-		];
-		for (const headers of attempts) {
-			const response = await call(emulator, method, path, { auth: false, headers, body: method === 'PUT' ? PRODUCTS : undefined });
-			expect(response.status).toBe(401);
-			if (method !== 'HEAD') expect(response.json()).toEqual(DENIED);
-		}
-		expect(emulator.stats().rejected401).toBe(attempts.length);
-	});
+	it.each(routes)(
+		'%s refuses requests without valid Basic credentials',
+		async (_name, method, path) => {
+			const attempts: Array<Record<string, string>> = [
+				{},
+				{ authorization: basic(DEFAULT_ACCOUNT.username, 'wrong-password') },
+				{ authorization: basic('nobody', DEFAULT_ACCOUNT.password) },
+				{ authorization: 'Bearer abc' },
+				{ authorization: 'Basic !!!' },
+				{ authentication: basic(DEFAULT_ACCOUNT.username, DEFAULT_ACCOUNT.password) },
+			];
+			for (const headers of attempts) {
+				const response = await call(emulator, method, path, {
+					auth: false,
+					headers,
+					body: method === 'PUT' ? PRODUCTS : undefined,
+				});
+				expect(response.status).toBe(401);
+				if (method !== 'HEAD') expect(response.json()).toEqual(DENIED);
+			}
+			expect(emulator.stats().rejected401).toBe(attempts.length);
+		},
+	);
 
 	it.each(routes.filter(([name]) => !['auth/me', 'done', 'result'].includes(name)))(
 		'%s requires valid customer headers',
@@ -544,7 +701,10 @@ describe('authentication and customer headers', () => {
 				{ customerId: '2001', customerIdType: 'ServiceID' },
 			];
 			for (const customer of wrong) {
-				const response = await call(emulator, method, path, { customer, body: method === 'PUT' ? PRODUCTS : undefined });
+				const response = await call(emulator, method, path, {
+					customer,
+					body: method === 'PUT' ? PRODUCTS : undefined,
+				});
 				expect(response.status).toBe(401);
 				if (method !== 'HEAD') expect(response.json()).toEqual(DENIED);
 			}
@@ -553,7 +713,11 @@ describe('authentication and customer headers', () => {
 	);
 
 	it('accepts either kind of customer id', async () => {
-		for (const customer of [NORTH, { customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' }, { customerId: '1003', customerIdType: 'ServiceID' }]) {
+		for (const customer of [
+			NORTH,
+			{ customerId: 'SHOP-NORTH', customerIdType: 'ExternalID' },
+			{ customerId: '1003', customerIdType: 'ServiceID' },
+		]) {
 			expect((await putXml(emulator, PRODUCTS, '/api/xml', { customer })).status).toBe(202);
 		}
 	});
@@ -563,7 +727,11 @@ describe('authentication and customer headers', () => {
 		expect((await call(emulator, 'GET', '/elsewhere')).status).toBe(404);
 		expect((await call(emulator, 'DELETE', '/api/xml')).status).toBe(405);
 		expect((await call(emulator, 'POST', '/api/xml', { body: PRODUCTS })).status).toBe(405);
-		expect(emulator.stats().requests).toMatchObject({ 'GET (unknown route)': 2, 'DELETE /api/xml': 1, 'POST /api/xml': 1 });
+		expect(emulator.stats().requests).toMatchObject({
+			'GET (unknown route)': 2,
+			'DELETE /api/xml': 1,
+			'POST /api/xml': 1,
+		});
 	});
 });
 
@@ -575,31 +743,66 @@ describe('test environment', () => {
 		const result = await call(emulator, 'GET', `/api/status/${id}/result`);
 		if (result.status !== 301) return { status: result.status, errors: [] };
 		const document = await call(emulator, 'GET', new URL(result.headers.location).pathname);
-		return { status: 301, errors: document.json<{ errors: Array<Record<string, unknown>> }>().errors };
+		return {
+			status: 301,
+			errors: document.json<{ errors: Array<Record<string, unknown>> }>().errors,
+		};
 	}
 
 	it('accepts products with an identifier attribute or child element', async () => {
-		expect(await outcome('<Products><Product id="1"/><Product><Sku>A-2</Sku></Product><p:product xmlns:p="urn:x" p:GTIN="0123"/></Products>')).toEqual({ status: 200, errors: [] });
+		expect(
+			await outcome(
+				'<Products><Product id="1"/><Product><Sku>A-2</Sku></Product><p:product xmlns:p="urn:x" p:GTIN="0123"/></Products>',
+			),
+		).toEqual({ status: 200, errors: [] });
 	});
 
 	it('fails a product without an identifier and names the element and its line', async () => {
-		const { status, errors } = await outcome('<Products>\n<Product id="1"/>\n<Product>\n<Name>No id</Name>\n<Sku> </Sku>\n</Product>\n</Products>');
+		const { status, errors } = await outcome(
+			'<Products>\n<Product id="1"/>\n<Product>\n<Name>No id</Name>\n<Sku> </Sku>\n</Product>\n</Products>',
+		);
 		expect(status).toBe(301);
 		expect(errors).toEqual([
-			{ code: 'MissingIdentifier', element: 'Product', line: 3, message: expect.stringContaining('<Product> at line 3') },
+			{
+				code: 'MissingIdentifier',
+				element: 'Product',
+				line: 3,
+				message: expect.stringContaining('<Product> at line 3'),
+			},
 		]);
 	});
 
 	it('fails documents that are not UTF-8', async () => {
-		const latin = Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><Products><Product id="1"><Name>Bl\u00e5</Name></Product></Products>', 'latin1');
-		expect((await outcome(latin)).errors).toEqual([expect.objectContaining({ code: 'InvalidEncoding' })]);
-		const broken = Buffer.concat([Buffer.from('<Products><Product id="1"><Name>'), Buffer.from([0xc3, 0x28]), Buffer.from('</Name></Product></Products>')]);
-		expect((await outcome(broken)).errors).toEqual([expect.objectContaining({ code: 'InvalidEncoding' })]);
+		const latin = Buffer.from(
+			'<?xml version="1.0" encoding="ISO-8859-1"?><Products><Product id="1"><Name>Bl\u00e5</Name></Product></Products>',
+			'latin1',
+		);
+		expect((await outcome(latin)).errors).toEqual([
+			expect.objectContaining({ code: 'InvalidEncoding' }),
+		]);
+		const broken = Buffer.concat([
+			Buffer.from('<Products><Product id="1"><Name>'),
+			Buffer.from([0xc3, 0x28]),
+			Buffer.from('</Name></Product></Products>'),
+		]);
+		expect((await outcome(broken)).errors).toEqual([
+			expect.objectContaining({ code: 'InvalidEncoding' }),
+		]);
 	});
 
 	it('is stricter than production, which accepts the same documents', async () => {
 		await start({ environment: 'production' });
-		expect(await outcome('<Products><Product><Name>No id</Name></Product></Products>')).toEqual({ status: 200, errors: [] });
-		expect(await outcome(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><Products><Product id="1"/></Products>', 'latin1'))).toEqual({ status: 200, errors: [] });
+		expect(await outcome('<Products><Product><Name>No id</Name></Product></Products>')).toEqual({
+			status: 200,
+			errors: [],
+		});
+		expect(
+			await outcome(
+				Buffer.from(
+					'<?xml version="1.0" encoding="ISO-8859-1"?><Products><Product id="1"/></Products>',
+					'latin1',
+				),
+			),
+		).toEqual({ status: 200, errors: [] });
 	});
 });

@@ -5,9 +5,17 @@ const analyse = (xml: string, environment: 'production' | 'test' = 'production')
 
 describe('analyseDocument', () => {
 	it('reads the markers from comments only', () => {
-		expect(analyse('<a><!-- emulator:fail --></a>')).toMatchObject({ failMarker: true, processingMs: null });
-		expect(analyse('<a><!--emulator:processing-ms=250--></a>')).toMatchObject({ failMarker: false, processingMs: 250 });
-		expect(analyse('<a>emulator:fail <![CDATA[<!--emulator:fail-->]]></a>')).toMatchObject({ failMarker: false });
+		expect(analyse('<a><!-- emulator:fail --></a>')).toMatchObject({
+			failMarker: true,
+			processingMs: null,
+		});
+		expect(analyse('<a><!--emulator:processing-ms=250--></a>')).toMatchObject({
+			failMarker: false,
+			processingMs: 250,
+		});
+		expect(analyse('<a>emulator:fail <![CDATA[<!--emulator:fail-->]]></a>')).toMatchObject({
+			failMarker: false,
+		});
 		expect(analyse('<a><!--emulator:processing-ms=abc--></a>').processingMs).toBeNull();
 	});
 
@@ -33,7 +41,9 @@ describe('analyseDocument', () => {
 	});
 
 	it('reports each image URL once', () => {
-		expect(analyse('<a><b>https://x.example/i.png</b><b>https://x.example/i.png</b></a>').imageUris).toEqual(['https://x.example/i.png']);
+		expect(
+			analyse('<a><b>https://x.example/i.png</b><b>https://x.example/i.png</b></a>').imageUris,
+		).toEqual(['https://x.example/i.png']);
 	});
 
 	it('does not take markup inside attribute values for tags', () => {
@@ -49,7 +59,8 @@ describe('analyseDocument', () => {
 	});
 
 	it('checks product identifiers only in the test environment', () => {
-		const xml = '<Products><Product><Name>x</Name></Product><Product id=""/><Product><Gtin>1</Gtin></Product></Products>';
+		const xml =
+			'<Products><Product><Name>x</Name></Product><Product id=""/><Product><Gtin>1</Gtin></Product></Products>';
 		expect(analyse(xml).validationErrors).toEqual([]);
 		const errors = analyse(xml, 'test').validationErrors;
 		expect(errors.map((e) => [e.code, e.element, e.line])).toEqual([
@@ -67,24 +78,40 @@ describe('analyseDocument', () => {
 		const xml = `<Products>${'<Product/>'.repeat(150)}</Products>`;
 		const errors = analyse(xml, 'test').validationErrors;
 		expect(errors).toHaveLength(101);
-		expect(errors[100]).toEqual({ code: 'TooManyErrors', message: '50 further errors were not reported.' });
+		expect(errors[100]).toEqual({
+			code: 'TooManyErrors',
+			message: '50 further errors were not reported.',
+		});
 	});
 
 	it('reports an encoding problem in the test environment only', () => {
-		expect(analyseDocument('<a/>', 'test', 'not UTF-8').validationErrors).toEqual([{ code: 'InvalidEncoding', message: 'not UTF-8' }]);
+		expect(analyseDocument('<a/>', 'test', 'not UTF-8').validationErrors).toEqual([
+			{ code: 'InvalidEncoding', message: 'not UTF-8' },
+		]);
 		expect(analyseDocument('<a/>', 'production', 'not UTF-8').validationErrors).toEqual([]);
 	});
 });
 
 describe('decodeDocument', () => {
 	it('reads UTF-8 with and without a BOM', () => {
-		expect(decodeDocument(Buffer.from('<a>ø</a>'))).toEqual({ text: '<a>ø</a>', encoding: 'utf-8', encodingProblem: null });
-		const bom = decodeDocument(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<?xml version="1.0" encoding="utf-8"?><a/>')]));
+		expect(decodeDocument(Buffer.from('<a>ø</a>'))).toEqual({
+			text: '<a>ø</a>',
+			encoding: 'utf-8',
+			encodingProblem: null,
+		});
+		const bom = decodeDocument(
+			Buffer.concat([
+				Buffer.from([0xef, 0xbb, 0xbf]),
+				Buffer.from('<?xml version="1.0" encoding="utf-8"?><a/>'),
+			]),
+		);
 		expect(bom.encodingProblem).toBeNull();
 	});
 
 	it('decodes a declared single-byte encoding and names the problem', () => {
-		const decoded = decodeDocument(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><a>\u00f8</a>', 'latin1'));
+		const decoded = decodeDocument(
+			Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><a>\u00f8</a>', 'latin1'),
+		);
 		expect(decoded.text).toContain('<a>ø</a>');
 		expect(decoded.encodingProblem).toContain('iso-8859-1');
 	});
@@ -97,6 +124,8 @@ describe('decodeDocument', () => {
 	});
 
 	it('flags bytes that are not UTF-8', () => {
-		expect(decodeDocument(Buffer.from([0x3c, 0x61, 0x3e, 0xff, 0x3c, 0x2f, 0x61, 0x3e])).encodingProblem).toContain('not valid UTF-8');
+		expect(
+			decodeDocument(Buffer.from([0x3c, 0x61, 0x3e, 0xff, 0x3c, 0x2f, 0x61, 0x3e])).encodingProblem,
+		).toContain('not valid UTF-8');
 	});
 });

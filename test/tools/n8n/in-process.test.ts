@@ -44,9 +44,21 @@ class HarnessTestApi implements ICredentialType {
 
 	properties: INodeProperties[] = [
 		{ displayName: 'Base URL', name: 'baseUrl', type: 'string', default: '' },
-		{ displayName: 'API Key', name: 'apiKey', type: 'string', typeOptions: { password: true }, default: '' },
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+		},
 		{ displayName: 'User', name: 'user', type: 'string', default: '' },
-		{ displayName: 'Password', name: 'password', type: 'string', typeOptions: { password: true }, default: '' },
+		{
+			displayName: 'Password',
+			name: 'password',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+		},
 		{ displayName: 'Tenant', name: 'tenant', type: 'string', default: 'tenant-default' },
 		{ displayName: 'Advanced', name: 'advanced', type: 'boolean', default: false },
 		{
@@ -70,7 +82,10 @@ class HarnessTestApi implements ICredentialType {
 
 registerCredentialType(new HarnessTestApi());
 
-function description(name: string, overrides: Partial<INodeTypeDescription> = {}): INodeTypeDescription {
+function description(
+	name: string,
+	overrides: Partial<INodeTypeDescription> = {},
+): INodeTypeDescription {
 	return {
 		displayName: name,
 		name,
@@ -96,11 +111,15 @@ class RequestNode implements INodeType {
 		for (let itemIndex = 0; itemIndex < this.getInputData().length; itemIndex++) {
 			try {
 				const path = this.getNodeParameter('path', itemIndex) as string;
-				const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-					method: 'GET',
-					url: `${baseUrl as string}${path}`,
-					json: true,
-				})) as IDataObject;
+				const response = (await this.helpers.httpRequestWithAuthentication.call(
+					this,
+					'harnessTestApi',
+					{
+						method: 'GET',
+						url: `${baseUrl as string}${path}`,
+						json: true,
+					},
+				)) as IDataObject;
 				output.push({
 					json: { response, credentials, executionId: this.getExecutionId() },
 					pairedItem: { item: itemIndex },
@@ -128,7 +147,8 @@ class BinaryNode implements INodeType {
 			let metadata: IDataObject | null = null;
 			if (binary.id) {
 				const chunks: Buffer[] = [];
-				for await (const chunk of await this.helpers.getBinaryStream(binary.id)) chunks.push(chunk as Buffer);
+				for await (const chunk of await this.helpers.getBinaryStream(binary.id))
+					chunks.push(chunk as Buffer);
 				streamed = Buffer.concat(chunks).toString();
 				const { fileName, mimeType, fileSize } = await this.helpers.getBinaryMetadata(binary.id);
 				metadata = { fileName, mimeType, fileSize };
@@ -139,7 +159,13 @@ class BinaryNode implements INodeType {
 				binary.mimeType,
 			);
 			output.push({
-				json: { text: buffer.toString(), streamed, metadata, fileName: binary.fileName, hasId: Boolean(binary.id) },
+				json: {
+					text: buffer.toString(),
+					streamed,
+					metadata,
+					fileName: binary.fileName,
+					hasId: Boolean(binary.id),
+				},
 				binary: { data: upper },
 				pairedItem: { item: itemIndex },
 			});
@@ -159,7 +185,12 @@ class FlakyNode implements INodeType {
 		const attempt = (attemptsByExecution.get(executionId) ?? 0) + 1;
 		attemptsByExecution.set(executionId, attempt);
 		if (attempt === 1) throw new NodeOperationError(this.getNode(), 'first attempt fails');
-		return [this.getInputData().map((item, index) => ({ json: { ...item.json, attempt }, pairedItem: { item: index } }))];
+		return [
+			this.getInputData().map((item, index) => ({
+				json: { ...item.json, attempt },
+				pairedItem: { item: index },
+			})),
+		];
 	}
 }
 
@@ -180,11 +211,15 @@ class OptionsNode implements INodeType {
 			async getThings(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
 				const { baseUrl } = await this.getCredentials('harnessTestApi');
 				const path = this.getCurrentNodeParameter('path') as string;
-				const response = (await this.helpers.httpRequestWithAuthentication.call(this, 'harnessTestApi', {
-					method: 'GET',
-					url: `${baseUrl as string}${path}`,
-					json: true,
-				})) as { headers: IDataObject };
+				const response = (await this.helpers.httpRequestWithAuthentication.call(
+					this,
+					'harnessTestApi',
+					{
+						method: 'GET',
+						url: `${baseUrl as string}${path}`,
+						json: true,
+					},
+				)) as { headers: IDataObject };
 				return [{ name: String(response.headers['x-api-key']), value: path }];
 			},
 		},
@@ -238,7 +273,9 @@ describe('n8n harness', () => {
 				return;
 			}
 			if (req.url?.startsWith('/fail')) {
-				res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"message":"server says no"}');
+				res
+					.writeHead(500, { 'Content-Type': 'application/json' })
+					.end('{"message":"server says no"}');
 				return;
 			}
 			res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -274,7 +311,9 @@ describe('n8n harness', () => {
 		expect(error).toBeUndefined();
 		expect(seen).toHaveLength(1);
 		expect(seen[0].headers['x-api-key']).toBe('key-123');
-		expect(seen[0].headers.authorization).toBe(`Basic ${Buffer.from('alice:s3cret').toString('base64')}`);
+		expect(seen[0].headers.authorization).toBe(
+			`Basic ${Buffer.from('alice:s3cret').toString('base64')}`,
+		);
 		expect(new URL(seen[0].url, baseUrl).searchParams.get('tenant')).toBe('tenant-default');
 		expect(new URL(seen[0].url, baseUrl).searchParams.get('x')).toBe('1');
 		expect(output[0]).toHaveLength(1);
@@ -296,8 +335,18 @@ describe('n8n harness', () => {
 
 	it('runs one request per input item and keeps the execution id per run', async () => {
 		const items = [{ json: { n: 1 } }, { json: { n: 2 } }, { json: { n: 3 } }];
-		const first = await runNode({ node: new RequestNode(), parameters: {}, credentials: credentials(), items });
-		const second = await runNode({ node: new RequestNode(), parameters: {}, credentials: credentials(), items });
+		const first = await runNode({
+			node: new RequestNode(),
+			parameters: {},
+			credentials: credentials(),
+			items,
+		});
+		const second = await runNode({
+			node: new RequestNode(),
+			parameters: {},
+			credentials: credentials(),
+			items,
+		});
 		const fixed = await runNode({
 			node: new RequestNode(),
 			parameters: {},
@@ -316,9 +365,18 @@ describe('n8n harness', () => {
 
 	it('stops on an error unless continueOnFail is set, then yields error items paired to their input', async () => {
 		const items = [{ json: {} }, { json: {} }];
-		const stopped = await runNode({ node: new RequestNode(), parameters: { path: '/fail' }, credentials: credentials(), items });
+		const stopped = await runNode({
+			node: new RequestNode(),
+			parameters: { path: '/fail' },
+			credentials: credentials(),
+			items,
+		});
 		expect(stopped.output).toEqual([]);
-		expect(stopped.error).toMatchObject({ name: 'NodeApiError', httpCode: '500', description: 'server says no' });
+		expect(stopped.error).toMatchObject({
+			name: 'NodeApiError',
+			httpCode: '500',
+			description: 'server says no',
+		});
 		expect(seen).toHaveLength(1);
 
 		const continued = await runNode({
@@ -366,25 +424,40 @@ describe('n8n harness', () => {
 		expect(await request.closedEarly).toBe(true);
 	});
 
-	it.each(['default', 'filesystem'] as const)('round-trips binary data in %s mode', async (mode) => {
-		await setBinaryDataMode(mode);
-		const item = await binaryItem('hello binary', 'greeting.txt', 'text/plain', { id: 7 });
+	it.each(['default', 'filesystem'] as const)(
+		'round-trips binary data in %s mode',
+		async (mode) => {
+			await setBinaryDataMode(mode);
+			const item = await binaryItem('hello binary', 'greeting.txt', 'text/plain', { id: 7 });
 
-		const { output, error } = await runNode({ node: new BinaryNode(), parameters: {}, items: [item] });
+			const { output, error } = await runNode({
+				node: new BinaryNode(),
+				parameters: {},
+				items: [item],
+			});
 
-		expect(error).toBeUndefined();
-		const [result] = output[0];
-		expect(result.json).toMatchObject({ text: 'hello binary', fileName: 'greeting.txt', hasId: mode === 'filesystem' });
-		if (mode === 'filesystem') {
-			expect(result.json.streamed).toBe('hello binary');
-			expect(result.json.metadata).toEqual({ fileName: 'greeting.txt', mimeType: 'text/plain', fileSize: 12 });
-			expect(result.binary?.data.id).toMatch(/^filesystem/);
-		} else {
-			expect(result.binary?.data.data).toBe(Buffer.from('HELLO BINARY').toString('base64'));
-		}
-		expect(result.binary?.data.fileName).toBe('upper-greeting.txt');
-		await setBinaryDataMode('default');
-	});
+			expect(error).toBeUndefined();
+			const [result] = output[0];
+			expect(result.json).toMatchObject({
+				text: 'hello binary',
+				fileName: 'greeting.txt',
+				hasId: mode === 'filesystem',
+			});
+			if (mode === 'filesystem') {
+				expect(result.json.streamed).toBe('hello binary');
+				expect(result.json.metadata).toEqual({
+					fileName: 'greeting.txt',
+					mimeType: 'text/plain',
+					fileSize: 12,
+				});
+				expect(result.binary?.data.id).toMatch(/^filesystem/);
+			} else {
+				expect(result.binary?.data.data).toBe(Buffer.from('HELLO BINARY').toString('base64'));
+			}
+			expect(result.binary?.data.fileName).toBe('upper-greeting.txt');
+			await setBinaryDataMode('default');
+		},
+	);
 
 	it('keeps large binary data intact', async () => {
 		await setBinaryDataMode('filesystem');
@@ -409,14 +482,24 @@ describe('n8n harness', () => {
 		const manual = await runPoll(trigger, {}, credentials(), second.staticData, 'manual');
 		expect(manual.output?.[0].map((item) => item.json)).toEqual([{ sample: true, polls: 3 }]);
 
-		const failed = await runPoll(trigger, {}, { ...credentials(), baseUrl: 'fail' }, manual.staticData);
+		const failed = await runPoll(
+			trigger,
+			{},
+			{ ...credentials(), baseUrl: 'fail' },
+			manual.staticData,
+		);
 		expect(failed.output).toBeNull();
 		expect(failed.error?.message).toBe('poll failed');
 		expect(Object.values(failed.staticData)).toEqual([{ polls: 4 }]);
 	});
 
 	it('runs loadOptions methods with the current parameters and the credential', async () => {
-		const options = await runLoadOptions(new OptionsNode(), 'getThings', { path: '/echo/things' }, credentials());
+		const options = await runLoadOptions(
+			new OptionsNode(),
+			'getThings',
+			{ path: '/echo/things' },
+			credentials(),
+		);
 
 		expect(options).toEqual([{ name: 'key-123', value: '/echo/things' }]);
 		expect(seen[0].url).toMatch(/^\/echo\/things\?tenant=tenant-default/);
@@ -426,9 +509,11 @@ describe('n8n harness', () => {
 		clearLoggedLines();
 		await runNode({ node: new LoggingNode(), parameters: {} });
 
-		expect(getLoggedLines().some((line) => line.startsWith('info: node logged') && line.includes('visible-in-log'))).toBe(
-			true,
-		);
+		expect(
+			getLoggedLines().some(
+				(line) => line.startsWith('info: node logged') && line.includes('visible-in-log'),
+			),
+		).toBe(true);
 	});
 });
 

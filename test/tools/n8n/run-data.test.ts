@@ -1,6 +1,11 @@
 import type { IRunExecutionData } from 'n8n-workflow';
 
-import { nodeItems, parseExecuteOutput, runError, type WorkflowRun } from '../../../scripts/n8n/run-data';
+import {
+	nodeItems,
+	parseExecuteOutput,
+	runError,
+	type WorkflowRun,
+} from '../../../scripts/n8n/run-data';
 
 function runOf(data: unknown, status = 'success'): WorkflowRun {
 	return {
@@ -16,7 +21,14 @@ const TWO_OUTPUTS = runOf({
 		runData: {
 			Start: [{ data: { main: [[{ json: {} }]] } }],
 			Split: [
-				{ data: { main: [[{ json: { side: 'left' } }], [{ json: { side: 'right', n: 1 } }, { json: { side: 'right', n: 2 } }]] } },
+				{
+					data: {
+						main: [
+							[{ json: { side: 'left' } }],
+							[{ json: { side: 'right', n: 1 } }, { json: { side: 'right', n: 2 } }],
+						],
+					},
+				},
 				{ data: { main: [[{ json: { again: true } }]] } },
 			],
 			Broken: [{ error: { message: 'went wrong' } }],
@@ -39,7 +51,10 @@ describe('parseExecuteOutput', () => {
 	});
 
 	test('reads the run after the error banner of a failed execution and ignores later lines', () => {
-		const run = runOf({ resultData: { runData: {}, error: { message: 'boom', node: { name: 'Code' } } } }, 'error');
+		const run = runOf(
+			{ resultData: { runData: {}, error: { message: 'boom', node: { name: 'Code' } } } },
+			'error',
+		);
 		const stdout = [
 			'Execution was NOT successful. See log message for details.',
 			'Execution error:',
@@ -53,9 +68,13 @@ describe('parseExecuteOutput', () => {
 	});
 
 	test('keeps values that are a lone brace on their own line inside strings', () => {
-		const run = runOf({ resultData: { runData: { Code: [{ data: { main: [[{ json: { text: '{\n}' } }]] } }] } } });
+		const run = runOf({
+			resultData: { runData: { Code: [{ data: { main: [[{ json: { text: '{\n}' } }]] } }] } },
+		});
 
-		expect(nodeItems(parseExecuteOutput(JSON.stringify(run, null, 2)), 'Code')).toEqual([{ text: '{\n}' }]);
+		expect(nodeItems(parseExecuteOutput(JSON.stringify(run, null, 2)), 'Code')).toEqual([
+			{ text: '{\n}' },
+		]);
 	});
 
 	test('says so when there is no run in the output', () => {
@@ -87,8 +106,12 @@ describe('nodeItems', () => {
 	});
 
 	test('names a node that did not run and lists those that did', () => {
-		expect(() => nodeItems(TWO_OUTPUTS, 'Upload')).toThrow('Node "Upload" has no run 0 (nodes that ran: Start, Split, Broken)');
-		expect(() => nodeItems(TWO_OUTPUTS, 'Start', { runIndex: 1 })).toThrow('Node "Start" has no run 1');
+		expect(() => nodeItems(TWO_OUTPUTS, 'Upload')).toThrow(
+			'Node "Upload" has no run 0 (nodes that ran: Start, Split, Broken)',
+		);
+		expect(() => nodeItems(TWO_OUTPUTS, 'Start', { runIndex: 1 })).toThrow(
+			'Node "Start" has no run 1',
+		);
 	});
 
 	test('names a node that failed', () => {
@@ -103,15 +126,32 @@ describe('runError', () => {
 
 	test('gives the message, node and description of a failed run', () => {
 		const run = runOf({
-			resultData: { runData: {}, error: { message: 'Bad request', description: 'customerId unknown', node: { name: 'Upload' } } },
+			resultData: {
+				runData: {},
+				error: {
+					message: 'Bad request',
+					description: 'customerId unknown',
+					node: { name: 'Upload' },
+				},
+			},
 		});
 
-		expect(runError(run)).toEqual({ message: 'Bad request', node: 'Upload', description: 'customerId unknown' });
-		expect(runError(run.data)).toEqual({ message: 'Bad request', node: 'Upload', description: 'customerId unknown' });
+		expect(runError(run)).toEqual({
+			message: 'Bad request',
+			node: 'Upload',
+			description: 'customerId unknown',
+		});
+		expect(runError(run.data)).toEqual({
+			message: 'Bad request',
+			node: 'Upload',
+			description: 'customerId unknown',
+		});
 	});
 
 	test('falls back to the last node that ran for errors that do not name their node', () => {
-		const run = runOf({ resultData: { runData: {}, lastNodeExecuted: 'Code', error: { message: 'boom [line 1]' } } });
+		const run = runOf({
+			resultData: { runData: {}, lastNodeExecuted: 'Code', error: { message: 'boom [line 1]' } },
+		});
 
 		expect(runError(run)).toEqual({ message: 'boom [line 1]', node: 'Code' });
 	});

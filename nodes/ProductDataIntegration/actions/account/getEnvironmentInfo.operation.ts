@@ -29,12 +29,19 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject> {
 	const { includeAuthToken = false } = this.getNodeParameter('options', itemIndex, {}) as {
 		includeAuthToken?: boolean;
 	};
 	const info = await readOncePerRun(this, 'environment', async () => {
-		const { body } = await serviceRequest.call(this, { method: 'GET', path: '/api/auth/me', itemIndex });
+		const { body } = await serviceRequest.call(this, {
+			method: 'GET',
+			path: '/api/auth/me',
+			itemIndex,
+		});
 		return (body ?? {}) as IDataObject;
 	});
 	if (!includeAuthToken) {

@@ -18,7 +18,8 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getMany',
-				description: 'List the XML documents uploaded on a given day, with their session IDs and errors',
+				description:
+					'List the XML documents uploaded on a given day, with their session IDs and errors',
 				action: 'Get many uploaded documents',
 			},
 			{

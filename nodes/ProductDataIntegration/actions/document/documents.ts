@@ -6,7 +6,12 @@ import { cancelledError, cancelSignal, type RequestBody } from '../../../shared/
 import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../shared/xml/build';
 import { isXmlName } from '../../../shared/xml/chars';
 import { checkXml, checkXmlStream, type XmlProblem } from '../../../shared/xml/check';
-import { ENCODED_HEAD_BYTES, findXmlEncodedField, HOW_TO_DECODE, isXmlEncodedDocument } from '../../../shared/xml/encoded';
+import {
+	ENCODED_HEAD_BYTES,
+	findXmlEncodedField,
+	HOW_TO_DECODE,
+	isXmlEncodedDocument,
+} from '../../../shared/xml/encoded';
 
 type XmlSource = 'binary' | 'text' | 'items';
 
@@ -54,19 +59,24 @@ export async function prepareDocuments(
 	if (items.length === 0) return [];
 	const source = context.getNodeParameter('source', 0) as XmlSource;
 	const prepared: PreparedDocument[] = [];
-	const groups = source === 'items' ? groupItems(context, items.length) : items.map((_, index) => [index]);
+	const groups =
+		source === 'items' ? groupItems(context, items.length) : items.map((_, index) => [index]);
 
 	for (const itemIndexes of groups) {
 		const position = prepared.length;
 		const first = itemIndexes[0];
 		try {
-			const { validate = true } = context.getNodeParameter('options', first, {}) as { validate?: boolean };
+			const { validate = true } = context.getNodeParameter('options', first, {}) as {
+				validate?: boolean;
+			};
 			let document: XmlDocument;
 			if (source === 'binary') {
 				document = await readBinaryDocument(context, items, first, position, validate);
 			} else {
 				const buffer =
-					source === 'text' ? readTextDocument(context, first) : buildDocument(context, items, itemIndexes);
+					source === 'text'
+						? readTextDocument(context, first)
+						: buildDocument(context, items, itemIndexes);
 				if (isXmlEncodedDocument(buffer)) throw xmlEncoded(context, itemIndexes);
 				const problem = validate ? checkXml(buffer) : null;
 				if (problem) throw notWellFormed(context, itemIndexes, problem);
@@ -95,20 +105,30 @@ export async function prepareDocuments(
 function groupItems(context: IExecuteFunctions, count: number): number[][] {
 	const perDocument = Number(context.getNodeParameter('itemsPerDocument', 0, 0));
 	if (!Number.isInteger(perDocument) || perDocument < 0) {
-		throw new NodeOperationError(context.getNode(), 'Items per Document must be a whole number of 0 or more', {
-			itemIndex: 0,
-			description: '0 puts all items into one document; N builds one document from every N items',
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			'Items per Document must be a whole number of 0 or more',
+			{
+				itemIndex: 0,
+				description: '0 puts all items into one document; N builds one document from every N items',
+			},
+		);
 	}
 	const size = perDocument === 0 ? count : perDocument;
 	const groups: number[][] = [];
 	for (let start = 0; start < count; start += size) {
-		groups.push(Array.from({ length: Math.min(size, count - start) }, (_, offset) => start + offset));
+		groups.push(
+			Array.from({ length: Math.min(size, count - start) }, (_, offset) => start + offset),
+		);
 	}
 	return groups;
 }
 
-function notWellFormed(context: IExecuteFunctions, itemIndexes: number[], problem: XmlProblem): NodeOperationError {
+function notWellFormed(
+	context: IExecuteFunctions,
+	itemIndexes: number[],
+	problem: XmlProblem,
+): NodeOperationError {
 	return new NodeOperationError(
 		context.getNode(),
 		`The XML document of ${describeItems(itemIndexes)} is not well-formed: ${problem.message} (line ${problem.line}, column ${problem.column})`,
@@ -126,8 +146,7 @@ function xmlEncoded(context: IExecuteFunctions, itemIndexes: number[]): NodeOper
 		`The XML document of ${describeItems(itemIndexes)} is XML-encoded as a whole: it starts with "&lt;" where the document's "<" belongs`,
 		{
 			itemIndex: itemIndexes[0],
-			description:
-				`The service wants the document itself, not encoded as a SOAP body carried it. Nothing was uploaded for it. Decode it first: ${HOW_TO_DECODE}.`,
+			description: `The service wants the document itself, not encoded as a SOAP body carried it. Nothing was uploaded for it. Decode it first: ${HOW_TO_DECODE}.`,
 		},
 	);
 }
@@ -139,7 +158,9 @@ async function readBinaryDocument(
 	position: number,
 	validate: boolean,
 ): Promise<XmlDocument> {
-	const propertyName = String(context.getNodeParameter('binaryPropertyName', itemIndex, 'data')).trim();
+	const propertyName = String(
+		context.getNodeParameter('binaryPropertyName', itemIndex, 'data'),
+	).trim();
 	const binary = items[itemIndex].binary ?? {};
 	const binaryData = propertyName === '' ? undefined : binary[propertyName];
 	if (!binaryData) {
@@ -162,7 +183,8 @@ async function readBinaryDocument(
 	const measure = (chunk: Buffer) => {
 		hash.update(chunk);
 		bytes += chunk.length;
-		if (head.length < ENCODED_HEAD_BYTES) head = Buffer.concat([head, chunk.subarray(0, ENCODED_HEAD_BYTES - head.length)]);
+		if (head.length < ENCODED_HEAD_BYTES)
+			head = Buffer.concat([head, chunk.subarray(0, ENCODED_HEAD_BYTES - head.length)]);
 	};
 	let buffer: Buffer | undefined;
 	let problem: XmlProblem | null = null;
@@ -192,9 +214,13 @@ async function readBinaryDocument(
 	if (isXmlEncodedDocument(head)) throw xmlEncoded(context, [itemIndex]);
 	if (problem) throw notWellFormed(context, [itemIndex], problem);
 	if (bytes === 0) {
-		throw new NodeOperationError(context.getNode(), `The binary field "${propertyName}" of item ${itemIndex} is empty`, {
-			itemIndex,
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			`The binary field "${propertyName}" of item ${itemIndex} is empty`,
+			{
+				itemIndex,
+			},
+		);
 	}
 	return {
 		position,
@@ -211,36 +237,60 @@ async function readBinaryDocument(
 function readTextDocument(context: IExecuteFunctions, itemIndex: number): Buffer {
 	const value = context.getNodeParameter('xml', itemIndex, '') as unknown;
 	if (typeof value !== 'string') {
-		throw new NodeOperationError(context.getNode(), `The XML field of item ${itemIndex} is not text`, {
-			itemIndex,
-			description: 'Give the XML document as a string, e.g. {{ $json.xml }}',
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			`The XML field of item ${itemIndex} is not text`,
+			{
+				itemIndex,
+				description: 'Give the XML document as a string, e.g. {{ $json.xml }}',
+			},
+		);
 	}
 	if (value.trim() === '') {
-		throw new NodeOperationError(context.getNode(), `The XML field of item ${itemIndex} is empty`, { itemIndex });
+		throw new NodeOperationError(context.getNode(), `The XML field of item ${itemIndex} is empty`, {
+			itemIndex,
+		});
 	}
 	return Buffer.from(value, 'utf8');
 }
 
-function elementName(context: IExecuteFunctions, parameter: 'rootElement' | 'itemElement', itemIndex: number): string {
+function elementName(
+	context: IExecuteFunctions,
+	parameter: 'rootElement' | 'itemElement',
+	itemIndex: number,
+): string {
 	const label = parameter === 'rootElement' ? 'Root Element' : 'Item Element';
 	const name = String(context.getNodeParameter(parameter, itemIndex, '')).trim();
 	if (!isXmlName(name)) {
-		throw new NodeOperationError(context.getNode(), `${label} "${name}" of item ${itemIndex} is not a valid XML element name`, {
-			itemIndex,
-			description: 'An element name starts with a letter or underscore and holds no spaces, e.g. Products',
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			`${label} "${name}" of item ${itemIndex} is not a valid XML element name`,
+			{
+				itemIndex,
+				description:
+					'An element name starts with a letter or underscore and holds no spaces, e.g. Products',
+			},
+		);
 	}
 	if (parameter === 'rootElement' && name.includes(':')) {
-		throw new NodeOperationError(context.getNode(), `${label} "${name}" of item ${itemIndex} has a namespace prefix that nothing declares`, {
-			itemIndex,
-			description: 'The root element has no attributes that could declare the prefix: use a name without one, e.g. Products',
-		});
+		throw new NodeOperationError(
+			context.getNode(),
+			`${label} "${name}" of item ${itemIndex} has a namespace prefix that nothing declares`,
+			{
+				itemIndex,
+				description:
+					'The root element has no attributes that could declare the prefix: use a name without one, e.g. Products',
+			},
+		);
 	}
 	return name;
 }
 
-function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], itemIndexes: number[]): Buffer {
+function buildDocument(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	itemIndexes: number[],
+): Buffer {
 	const first = itemIndexes[0];
 	const rootElement = elementName(context, 'rootElement', first);
 	const itemElement = elementName(context, 'itemElement', first);
@@ -260,11 +310,16 @@ function buildDocument(context: IExecuteFunctions, items: INodeExecutionData[], 
 		try {
 			return prepareItemForXml(items[itemIndex].json, itemElement);
 		} catch (error) {
-			if (!(error instanceof XmlFieldError)) throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
-			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} cannot become XML: ${error.message}`, {
-				itemIndex,
-				description: `${capitalized(describeItems(itemIndexes))} would make one document; nothing was uploaded for them. Rename or remove the field "${error.field}" (e.g. with an Edit Fields node) before this node.`,
-			});
+			if (!(error instanceof XmlFieldError))
+				throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+			throw new NodeOperationError(
+				context.getNode(),
+				`Item ${itemIndex} cannot become XML: ${error.message}`,
+				{
+					itemIndex,
+					description: `${capitalized(describeItems(itemIndexes))} would make one document; nothing was uploaded for them. Rename or remove the field "${error.field}" (e.g. with an Edit Fields node) before this node.`,
+				},
+			);
 		}
 	});
 	return Buffer.from(buildXmlDocument(entries, { rootElement, declaration }), 'utf8');

@@ -54,7 +54,9 @@ function isCalendarDate(text: string): boolean {
 	if (!match) return false;
 	const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
 	const date = new Date(Date.UTC(year, month - 1, day));
-	return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+	return (
+		date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+	);
 }
 
 /**
@@ -64,8 +66,10 @@ function isCalendarDate(text: string): boolean {
  */
 export function listDate(value: unknown, timeZone: string, now = new Date()): string | undefined {
 	if (value === undefined || value === null || value === '') return serviceDay(now, timeZone);
-	if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : serviceDay(value, timeZone);
-	if (typeof value === 'number') return Number.isFinite(value) ? serviceDay(value, timeZone) : undefined;
+	if (value instanceof Date)
+		return Number.isNaN(value.getTime()) ? undefined : serviceDay(value, timeZone);
+	if (typeof value === 'number')
+		return Number.isFinite(value) ? serviceDay(value, timeZone) : undefined;
 	// Luxon DateTime values of expressions ($now, $today) turn into ISO text.
 	const text =
 		typeof value === 'object' && typeof (value as { toISO?: unknown }).toISO === 'function'
@@ -79,21 +83,31 @@ export function listDate(value: unknown, timeZone: string, now = new Date()): st
 	return Number.isNaN(instant.getTime()) ? undefined : serviceDay(instant, timeZone);
 }
 
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
 	const rawDate = this.getNodeParameter('date', itemIndex, '') as unknown;
 	const date = listDate(rawDate, await getServiceTimeZone.call(this, itemIndex));
 	if (date === undefined) {
-		throw new NodeOperationError(this.getNode(), `The Date of item ${itemIndex} is not a valid date: "${String(rawDate)}"`, {
-			itemIndex,
-			description: 'Give a date such as 2024-05-31, or a date and time in ISO 8601 such as 2024-05-31T08:00:00+02:00',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The Date of item ${itemIndex} is not a valid date: "${String(rawDate)}"`,
+			{
+				itemIndex,
+				description:
+					'Give a date such as 2024-05-31, or a date and time in ISO 8601 such as 2024-05-31T08:00:00+02:00',
+			},
+		);
 	}
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	const limit = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
 
 	const customer = getCustomerOverride.call(this, itemIndex);
-	const records = await readOncePerRun(this, JSON.stringify(['uploads', date, customer ?? null]), async () =>
-		await listUploads.call(this, date, { customer, itemIndex }),
+	const records = await readOncePerRun(
+		this,
+		JSON.stringify(['uploads', date, customer ?? null]),
+		async () => await listUploads.call(this, date, { customer, itemIndex }),
 	);
 	return records.slice(0, limit);
 }

@@ -28,7 +28,13 @@ import {
 	prepareDocuments,
 	type XmlDocument,
 } from './documents';
-import { isAmbiguousUpload, sessionsOf, uploadedDocuments, type AmbiguousUpload, type RememberedUpload } from './uploadMemory';
+import {
+	isAmbiguousUpload,
+	sessionsOf,
+	uploadedDocuments,
+	type AmbiguousUpload,
+	type RememberedUpload,
+} from './uploadMemory';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
@@ -75,7 +81,9 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
 function listUploaded(slots: Slot[]): string {
 	const lines = slots.flatMap((slot) =>
 		'uploaded' in slot
-			? [`${describeItems(slot.uploaded.document.itemIndexes)} -> ${String(slot.uploaded.json.sessionId)}`]
+			? [
+					`${describeItems(slot.uploaded.document.itemIndexes)} -> ${String(slot.uploaded.json.sessionId)}`,
+				]
 			: [],
 	);
 	return lines.length
@@ -153,7 +161,9 @@ export async function uploadDocuments(
 			if (reused) json.reused = true;
 			slots.push({ uploaded: { ...plan.upload, json } });
 		} catch (error) {
-			slots.push({ failure: failures.output(error, document.itemIndexes, {}, listingUploaded(slots)) });
+			slots.push({
+				failure: failures.output(error, document.itemIndexes, {}, listingUploaded(slots)),
+			});
 		}
 	}
 
@@ -179,12 +189,18 @@ async function recoverUpload(
 	known: Set<string>,
 ): Promise<RememberedUpload | undefined> {
 	const itemIndex = document.itemIndexes[0];
-	const arrivals = await findPossibleArrivals.call(context, attempt, { customer, itemIndex, known });
+	const arrivals = await findPossibleArrivals.call(context, attempt, {
+		customer,
+		itemIndex,
+		known,
+	});
 	if (arrivals.length === 0) return undefined;
 	// The listed id becomes the item's session ID as an upload's answer would: only when it is one.
 	const sessionId = arrivals.length === 1 ? normalizeSessionId(arrivals[0].id) : undefined;
 	if (sessionId !== undefined) return { sessionId, uploadedAt: String(arrivals[0].receivedAt) };
-	const listed = cleanServiceText(arrivals.map((record) => JSON.stringify(record.id ?? null)).join(', '));
+	const listed = cleanServiceText(
+		arrivals.map((record) => JSON.stringify(record.id ?? null)).join(', '),
+	);
 	throw new NodeOperationError(
 		context.getNode(),
 		`The document of ${describeItems(document.itemIndexes)} may or may not have reached the service on an earlier try, and the list of uploads cannot tell`,
@@ -240,19 +256,33 @@ async function sendDocument(
 }
 
 /** Wait for Completion: the sessions of all uploaded documents are polled together. */
-async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], failures: ItemFailures): Promise<void> {
-	const waiting = slots.flatMap((slot) => ('uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : []));
+async function addWaitedOutcomes(
+	context: IExecuteFunctions,
+	slots: Slot[],
+	failures: ItemFailures,
+): Promise<void> {
+	const waiting = slots.flatMap((slot) =>
+		'uploaded' in slot && slot.uploaded.wait ? [slot.uploaded] : [],
+	);
 	if (waiting.length === 0) return;
 
 	let outcomes: WaitResult[];
 	try {
 		outcomes = await waitForSessions.call(
 			context,
-			waiting.map(({ json, wait }) => ({ sessionId: String(json.sessionId), ...(wait as Omit<SessionToAwait, 'sessionId'>) })),
+			waiting.map(({ json, wait }) => ({
+				sessionId: String(json.sessionId),
+				...(wait as Omit<SessionToAwait, 'sessionId'>),
+			})),
 		);
 	} catch (error) {
 		// The uploads themselves succeeded: their items keep the session IDs and say what went wrong.
-		const { error: message } = failures.output(error, waiting[0].document.itemIndexes, {}, listingUploaded(slots)).json;
+		const { error: message } = failures.output(
+			error,
+			waiting[0].document.itemIndexes,
+			{},
+			listingUploaded(slots),
+		).json;
 		for (const upload of waiting) upload.json.waitError = message;
 		return;
 	}
@@ -265,7 +295,12 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 		const { json, document, options } = slot.uploaded;
 		if (isUnfollowedSession(outcome)) {
 			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
-			json.waitError = failures.output(outcome.error, document.itemIndexes, {}, listingUploaded(slots)).json.error;
+			json.waitError = failures.output(
+				outcome.error,
+				document.itemIndexes,
+				{},
+				listingUploaded(slots),
+			).json.error;
 			continue;
 		}
 		Object.assign(json, waitedOutcome(outcome));
@@ -286,6 +321,8 @@ async function addWaitedOutcomes(context: IExecuteFunctions, slots: Slot[], fail
 							: undefined,
 			},
 		);
-		slots[index] = { failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)) };
+		slots[index] = {
+			failure: failures.output(error, document.itemIndexes, json, listingUploaded(slots)),
+		};
 	}
 }

@@ -24,7 +24,8 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 				{
 					name: 'Build From Items',
 					value: 'items',
-					description: 'One XML document built from the JSON of the input items, one element per item',
+					description:
+						'One XML document built from the JSON of the input items, one element per item',
 				},
 				{
 					name: 'Text',
@@ -89,7 +90,8 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 			name: 'xmlDeclaration',
 			type: 'boolean',
 			default: true,
-			description: 'Whether the document starts with an XML declaration (version 1.0, encoding UTF-8)',
+			description:
+				'Whether the document starts with an XML declaration (version 1.0, encoding UTF-8)',
 			displayOptions: { show: { source: ['items'] } },
 		},
 		{
@@ -119,8 +121,14 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 					description:
 						'Whether an item fails when the service finished processing its document with errors. Needs Wait for Completion.',
 				},
-				{ ...includeErrorMessageOption, description: `${includeErrorMessageOption.description} Needs Wait for Completion.` },
-				{ ...waitTimeoutOption, description: `${waitTimeoutOption.description} Needs Wait for Completion.` },
+				{
+					...includeErrorMessageOption,
+					description: `${includeErrorMessageOption.description} Needs Wait for Completion.`,
+				},
+				{
+					...waitTimeoutOption,
+					description: `${waitTimeoutOption.description} Needs Wait for Completion.`,
+				},
 				{
 					displayName: 'Validate Before Upload',
 					name: 'validate',

@@ -31,6 +31,7 @@ export function isAmbiguousUpload(value: Remembered | undefined): value is Ambig
 /** The session IDs this node got in this execution, on any try. */
 export function sessionsOf(run: NodeRun): Set<string> {
 	const sessions = new Set<string>();
-	for (const value of uploadedDocuments.valuesOf(run)) if (!isAmbiguousUpload(value)) sessions.add(value.sessionId);
+	for (const value of uploadedDocuments.valuesOf(run))
+		if (!isAmbiguousUpload(value)) sessions.add(value.sessionId);
 	return sessions;
 }

@@ -30,7 +30,8 @@ export function selectBinaryImages(
 		if (properties.length === 0) {
 			throw new NodeOperationError(context.getNode(), `Item ${itemIndex} has no binary data`, {
 				itemIndex,
-				description: 'Images From is "All Binary Fields", so the input item must hold at least one binary field',
+				description:
+					'Images From is "All Binary Fields", so the input item must hold at least one binary field',
 			});
 		}
 	} else {
@@ -43,35 +44,58 @@ export function selectBinaryImages(
 			),
 		];
 		if (wanted.length === 0) {
-			throw new NodeOperationError(context.getNode(), `Input Binary Fields is empty in item ${itemIndex}`, {
-				itemIndex,
-				description: 'Give the names of the binary fields that hold the images, separated by commas (e.g. data, image2)',
-			});
+			throw new NodeOperationError(
+				context.getNode(),
+				`Input Binary Fields is empty in item ${itemIndex}`,
+				{
+					itemIndex,
+					description:
+						'Give the names of the binary fields that hold the images, separated by commas (e.g. data, image2)',
+				},
+			);
 		}
 		properties = wanted.map((name) => [name, context.helpers.assertBinaryData(itemIndex, name)]);
 	}
 	return properties.map(([binaryProperty, binary]) => ({
 		binaryProperty,
 		fileName: partFileName(binary.fileName || defaultFileName(binaryProperty, binary)),
-		mimeType: partMimeType(context, itemIndex, binaryProperty, binary.mimeType || 'application/octet-stream'),
+		mimeType: partMimeType(
+			context,
+			itemIndex,
+			binaryProperty,
+			binary.mimeType || 'application/octet-stream',
+		),
 		binaryDataId: binary.id || undefined,
 	}));
 }
 
-const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
+const TOKEN = '[A-Za-z0-9!#$&^_.+-]+';
 // Spaces between parameters, and no control character in a quoted value (NUL, VT, a line break): see checkPartContentType.
-const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}( *; *${TOKEN}=(${TOKEN}|"[^"\\\\\\p{Cc}]*"))*$`, 'u');
+const MEDIA_TYPE = new RegExp(
+	`^${TOKEN}/${TOKEN}( *; *${TOKEN}=(${TOKEN}|"[^"\\\\\\p{Cc}]*"))*$`,
+	'u',
+);
 
 /**
  * The binary's MIME type goes into the part's Content-Type header as it is: item data that is not a
  * media type (a line break would add header lines to the part) fails the item before any request.
  */
-function partMimeType(context: IExecuteFunctions, itemIndex: number, binaryProperty: string, mimeType: string): string {
+function partMimeType(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	binaryProperty: string,
+	mimeType: string,
+): string {
 	if (MEDIA_TYPE.test(mimeType)) return mimeType;
-	throw new NodeOperationError(context.getNode(), `The MIME type of binary field "${binaryProperty}" of item ${itemIndex} is not a media type: ${JSON.stringify(mimeType)}`, {
-		itemIndex,
-		description: 'A media type looks like image/jpeg. Set the MIME type of the binary data, e.g. with an Edit Fields or Code node.',
-	});
+	throw new NodeOperationError(
+		context.getNode(),
+		`The MIME type of binary field "${binaryProperty}" of item ${itemIndex} is not a media type: ${JSON.stringify(mimeType)}`,
+		{
+			itemIndex,
+			description:
+				'A media type looks like image/jpeg. Set the MIME type of the binary data, e.g. with an Edit Fields or Code node.',
+		},
+	);
 }
 
 /** The file name goes into the part's header between quotes: quotes, backslashes and control characters are replaced. */
@@ -84,7 +108,11 @@ function defaultFileName(binaryProperty: string, binary: IBinaryData): string {
 }
 
 /** An image as a part of a multipart body: a stored image is streamed from n8n's binary store when sent. */
-export function imagePart(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): FilePart {
+export function imagePart(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	image: BinaryImage,
+): FilePart {
 	const part: FilePart = {
 		name: 'file',
 		filename: image.fileName,
@@ -103,7 +131,11 @@ export function imagePart(context: IExecuteFunctions, itemIndex: number, image: 
  * differs by edition: the full edition streams each image again, the verified one holds a request's
  * images in memory while it sends them (./multipart.verified.ts).
  */
-export async function measureImage(context: IExecuteFunctions, itemIndex: number, image: BinaryImage): Promise<void> {
+export async function measureImage(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	image: BinaryImage,
+): Promise<void> {
 	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
 	image.md5 = md5;
 	image.bytes = bytes;

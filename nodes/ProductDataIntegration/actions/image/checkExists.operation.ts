@@ -15,7 +15,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. 5f0c6a1e9b2d4c8f8a7e3b1d2c4f6a8b',
 		description:
 			'Image hashcode the service returned when the image was uploaded (not its MD5 and not a URL: use Find for those)',
-		hint: 'The hashcode field of an image upload\'s output',
+		hint: "The hashcode field of an image upload's output",
 	},
 	{
 		displayName: 'Options',
@@ -32,7 +32,10 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject> {
 	const hashcode = String(this.getNodeParameter('hashcode', itemIndex, '') ?? '').trim();
 	if (hashcode === '') {
 		throw new NodeOperationError(this.getNode(), `The Hashcode of item ${itemIndex} is empty`, {
@@ -41,11 +44,15 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 		});
 	}
 	if (!HASHCODE.test(hashcode)) {
-		throw new NodeOperationError(this.getNode(), `The Hashcode of item ${itemIndex} is not an image hashcode: ${JSON.stringify(hashcode.slice(0, 200))}`, {
-			itemIndex,
-			description:
-				'An image hashcode is 1 to 128 letters, digits and the signs . _ ~ : + / = -, begins with a letter or digit, and has no "." or ".." between slashes. Give the hashcode field of an image upload\'s output.',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The Hashcode of item ${itemIndex} is not an image hashcode: ${JSON.stringify(hashcode.slice(0, 200))}`,
+			{
+				itemIndex,
+				description:
+					'An image hashcode is 1 to 128 letters, digits and the signs . _ ~ : + / = -, begins with a letter or digit, and has no "." or ".." between slashes. Give the hashcode field of an image upload\'s output.',
+			},
+		);
 	}
 	const response = await serviceRequest.call(this, {
 		method: 'HEAD',

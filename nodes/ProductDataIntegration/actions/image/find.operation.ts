@@ -32,7 +32,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		placeholder: 'e.g. 9e107d9d372bb6826bd81d3542a419d6',
 		description: 'MD5 hash of the original image file, 32 hexadecimal characters',
-		hint: 'The MD5 of the file\'s bytes (an image upload outputs it as md5), not the hashcode the service gave the image',
+		hint: "The MD5 of the file's bytes (an image upload outputs it as md5), not the hashcode the service gave the image",
 		displayOptions: { show: { searchBy: ['md5'] } },
 	},
 	{
@@ -42,7 +42,8 @@ const properties: INodeProperties[] = [
 		default: '',
 		required: true,
 		placeholder: 'e.g. https://cdn.example.com/images/1234.jpg',
-		description: 'Absolute http(s) URL the image was fetched from when a product document referenced it',
+		description:
+			'Absolute http(s) URL the image was fetched from when a product document referenced it',
 		hint: 'As the product document wrote it: the address is sent exactly as given, not normalised',
 		displayOptions: { show: { searchBy: ['uri'] } },
 	},
@@ -59,7 +60,8 @@ const properties: INodeProperties[] = [
 				name: 'errorIfNotFound',
 				type: 'boolean',
 				default: false,
-				description: 'Whether to fail the item when the service has no such image, instead of returning found = false',
+				description:
+					'Whether to fail the item when the service has no such image, instead of returning found = false',
 			},
 		],
 	},
@@ -113,12 +115,20 @@ function readQuery(context: IExecuteFunctions, itemIndex: number): ImageQuery {
 	return { uri: value };
 }
 
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject> {
 	const query = readQuery(this, itemIndex);
 	const { errorIfNotFound = false } = this.getNodeParameter('options', itemIndex, {}) as {
 		errorIfNotFound?: boolean;
 	};
-	const lookup = await lookUpImage(this, itemIndex, query, getCustomerOverride.call(this, itemIndex));
+	const lookup = await lookUpImage(
+		this,
+		itemIndex,
+		query,
+		getCustomerOverride.call(this, itemIndex),
+	);
 	if (!lookup.found) {
 		if (errorIfNotFound) {
 			const [[field, value]] = Object.entries(query);

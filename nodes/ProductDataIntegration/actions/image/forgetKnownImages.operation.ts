@@ -21,14 +21,21 @@ export const description = updateDisplayOptions(
 );
 
 /** Sends no request: the next upload of each image asks the service again. */
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject> {
 	const customer = getCustomerOverride.call(this, itemIndex);
 	const known = await knownImagesOf(this, itemIndex, customer, DEFAULT_LOOK_UP_AGAIN_DAYS);
 	const forgotten = await known.forget().catch((error: Error) => {
-		throw new NodeOperationError(this.getNode(), 'The known images could not be forgotten in Redis: it could not be asked', {
-			itemIndex,
-			description: `Nothing was forgotten there, so the next upload still takes them as known. Run it again when Redis answers. (${error.message})`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			'The known images could not be forgotten in Redis: it could not be asked',
+			{
+				itemIndex,
+				description: `Nothing was forgotten there, so the next upload still takes them as known. Run it again when Redis answers. (${error.message})`,
+			},
+		);
 	});
 	return { forgotten, sharedMemory: known.shared };
 }

@@ -106,18 +106,31 @@ export async function uploadInBatches(
 	return outcomes;
 }
 
-function tooLargeError(context: IExecuteFunctions, { itemIndex, image }: PendingImage): NodeOperationError {
-	return new NodeOperationError(context.getNode(), `The service refused the image in binary field "${image.binaryProperty}" of item ${itemIndex} as too large (413)`, {
-		itemIndex,
-		description: `The image has ${image.bytes} bytes and was sent on its own. Nothing was stored; make the image smaller to upload it.`,
-	});
+function tooLargeError(
+	context: IExecuteFunctions,
+	{ itemIndex, image }: PendingImage,
+): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The service refused the image in binary field "${image.binaryProperty}" of item ${itemIndex} as too large (413)`,
+		{
+			itemIndex,
+			description: `The image has ${image.bytes} bytes and was sent on its own. Nothing was stored; make the image smaller to upload it.`,
+		},
+	);
 }
 
 /** One POST for the batch: the answer's text, or undefined when the service refused it as too large. */
-async function postImages(context: IExecuteFunctions, batch: PendingImage[], target: BatchTarget): Promise<string | undefined> {
+async function postImages(
+	context: IExecuteFunctions,
+	batch: PendingImage[],
+	target: BatchTarget,
+): Promise<string | undefined> {
 	// A body for every attempt (one that was sent cannot be sent again after a 429); each part is
 	// read only when the body reaches it.
-	const multipart = encodeMultipart(batch.map(({ itemIndex, image }) => imagePart(context, itemIndex, image)));
+	const multipart = encodeMultipart(
+		batch.map(({ itemIndex, image }) => imagePart(context, itemIndex, image)),
+	);
 	const qs: IDataObject = {};
 	if (target.invert) qs.invert = 'true';
 	if (target.clippingPath !== '') qs.clippingpath = target.clippingPath;
@@ -143,7 +156,8 @@ function describeUpload(batch: PendingImage[], answer: string): IDataObject[] {
 	const images = batch.map((pending) => pending.image);
 	const returned = parseUploadAnswer(answer);
 	if (returned === undefined) {
-		const warning = 'The service answered the upload in a layout this node cannot read, so no hashcodes are set: see raw';
+		const warning =
+			'The service answered the upload in a layout this node cannot read, so no hashcodes are set: see raw';
 		return images.map((image) => ({ ...describeImage(image), warning, raw: answer }));
 	}
 	if (returned.length !== images.length) {

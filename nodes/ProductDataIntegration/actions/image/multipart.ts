@@ -2,7 +2,12 @@ import { createHash, type Hash } from 'crypto';
 import FormData from 'form-data';
 import { Readable } from 'stream';
 
-import { checkPartContentType, type FilePart, type MultipartUpload, type PartDigest } from './multipartParts';
+import {
+	checkPartContentType,
+	type FilePart,
+	type MultipartUpload,
+	type PartDigest,
+} from './multipartParts';
 
 /*
  * Multipart bodies for the full edition: parts held in n8n's binary store are streamed from it as
@@ -28,7 +33,11 @@ export function encodeMultipart(parts: FilePart[]): MultipartUpload {
 			const form = new FormData();
 			meters = parts.map((part) => {
 				const meter = new MeteredStream(opener(part));
-				form.append(part.name, meter, { filename: part.filename, contentType: part.contentType, knownLength: part.size });
+				form.append(part.name, meter, {
+					filename: part.filename,
+					contentType: part.contentType,
+					knownLength: part.size,
+				});
 				return meter;
 			});
 			return form;

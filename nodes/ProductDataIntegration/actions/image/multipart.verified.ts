@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'crypto';
 
-import { checkPartContentType, type FilePart, type MultipartUpload, type PartDigest } from './multipartParts';
+import {
+	checkPartContentType,
+	type FilePart,
+	type MultipartUpload,
+	type PartDigest,
+} from './multipartParts';
 
 /*
  * Multipart bodies for the verified edition (n8n Cloud), built in place of ./multipart.ts: n8n's
@@ -44,9 +49,16 @@ interface Encoded {
  * that the body and one part are in memory together, not the body and all its parts. Undefined when
  * a size is unknown, or when a part has another length than its size said.
  */
-async function encodeIntoKnownLength(heads: Buffer[], closing: Buffer, parts: FilePart[]): Promise<Encoded | undefined> {
+async function encodeIntoKnownLength(
+	heads: Buffer[],
+	closing: Buffer,
+	parts: FilePart[],
+): Promise<Encoded | undefined> {
 	if (parts.some((part) => part.size === undefined)) return undefined;
-	const length = parts.reduce((sum, part, n) => sum + heads[n].length + (part.size as number) + CRLF.length, closing.length);
+	const length = parts.reduce(
+		(sum, part, n) => sum + heads[n].length + (part.size as number) + CRLF.length,
+		closing.length,
+	);
 	const body = Buffer.allocUnsafe(length);
 	const digests: PartDigest[] = [];
 	let offset = 0;
@@ -63,7 +75,11 @@ async function encodeIntoKnownLength(heads: Buffer[], closing: Buffer, parts: Fi
 }
 
 /** The body of parts read whole first, then joined. */
-async function encodeByJoining(heads: Buffer[], closing: Buffer, parts: FilePart[]): Promise<Encoded> {
+async function encodeByJoining(
+	heads: Buffer[],
+	closing: Buffer,
+	parts: FilePart[],
+): Promise<Encoded> {
 	const chunks: Buffer[] = [];
 	const digests: PartDigest[] = [];
 	for (const [n, part] of parts.entries()) {
@@ -87,7 +103,9 @@ export function encodeMultipart(parts: FilePart[]): MultipartUpload {
 			if (encoded) return encoded;
 			const heads = parts.map((part) => Buffer.from(partHeader(boundary, part), 'utf8'));
 			const closing = Buffer.from(`--${boundary}--${CRLF}`, 'latin1');
-			const result = (await encodeIntoKnownLength(heads, closing, parts)) ?? (await encodeByJoining(heads, closing, parts));
+			const result =
+				(await encodeIntoKnownLength(heads, closing, parts)) ??
+				(await encodeByJoining(heads, closing, parts));
 			encoded = result.body;
 			digests = result.digests;
 			return encoded;

@@ -41,5 +41,6 @@ export interface MultipartUpload {
  * the encoders refuse what still holds one.
  */
 export function checkPartContentType(part: FilePart): void {
-	if (/\p{Cc}/u.test(part.contentType)) throw new Error(`The content type of ${part.filename} holds control characters`);
+	if (/\p{Cc}/u.test(part.contentType))
+		throw new Error(`The content type of ${part.filename} holds control characters`);
 }

@@ -19,7 +19,6 @@ const MD5_KEYS = ['md5', 'MD5', 'Md5'];
 /** Twice an md5's 32 hex digits: room to show what the service reports instead of one. */
 const MD5_TEXT_LIMIT = 64;
 
-
 function isRecord(value: unknown): value is Record<string, unknown> {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -43,7 +42,9 @@ function fromRecord(record: Record<string, unknown>): ReturnedHashcode | undefin
 	if (hashcode === undefined) return undefined;
 	const md5 = pick(record, MD5_KEYS);
 	// An md5 has 32 hex digits: whatever else the service reports goes into a warning, short and on one line.
-	return typeof md5 === 'string' && md5 !== '' ? { hashcode, md5: cleanServiceText(md5, MD5_TEXT_LIMIT).toLowerCase() } : { hashcode };
+	return typeof md5 === 'string' && md5 !== ''
+		? { hashcode, md5: cleanServiceText(md5, MD5_TEXT_LIMIT).toLowerCase() }
+		: { hashcode };
 }
 
 function fromJson(value: unknown, depth: number): ReturnedHashcode[] | undefined {
@@ -54,7 +55,12 @@ function fromJson(value: unknown, depth: number): ReturnedHashcode[] | undefined
 		const entries: ReturnedHashcode[] = [];
 		for (const element of value) {
 			const token = asToken(element);
-			const entry = token !== undefined ? { hashcode: token } : isRecord(element) ? fromRecord(element) : undefined;
+			const entry =
+				token !== undefined
+					? { hashcode: token }
+					: isRecord(element)
+						? fromRecord(element)
+						: undefined;
 			// One unreadable element makes the order of the others meaningless.
 			if (entry === undefined) return undefined;
 			entries.push(entry);

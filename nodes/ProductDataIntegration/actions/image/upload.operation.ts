@@ -2,9 +2,17 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, MAX_LOOK_UP_AGAIN_DAYS, MIN_LOOK_UP_AGAIN_DAYS } from '../../../shared/knownImages';
+import {
+	DEFAULT_LOOK_UP_AGAIN_DAYS,
+	MAX_LOOK_UP_AGAIN_DAYS,
+	MIN_LOOK_UP_AGAIN_DAYS,
+} from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
-import { DEFAULT_IMAGES_PER_REQUEST, DEFAULT_MAX_REQUEST_MEGABYTES, uploadItems } from './uploadItems';
+import {
+	DEFAULT_IMAGES_PER_REQUEST,
+	DEFAULT_MAX_REQUEST_MEGABYTES,
+	uploadItems,
+} from './uploadItems';
 
 const properties: INodeProperties[] = [
 	{
@@ -48,7 +56,8 @@ const properties: INodeProperties[] = [
 				name: 'clippingPath',
 				type: 'string',
 				default: '',
-				description: 'Name of the clipping path in the images to cut them out with. Empty: no clipping path.',
+				description:
+					'Name of the clipping path in the images to cut them out with. Empty: no clipping path.',
 			},
 			customerOption,
 			{
@@ -58,7 +67,7 @@ const properties: INodeProperties[] = [
 				typeOptions: { minValue: 1, numberPrecision: 0 },
 				default: DEFAULT_IMAGES_PER_REQUEST,
 				description:
-					'The most images sent in one request. The images of consecutive items share requests: every request counts against the account\'s request limit, however many images it carries.',
+					"The most images sent in one request. The images of consecutive items share requests: every request counts against the account's request limit, however many images it carries.",
 			},
 			{
 				displayName: 'Invert Clipping Path',

@@ -4,8 +4,18 @@ import { ExecutionMemory } from '../../../shared/executionMemory';
 import { getCustomerOverride } from '../../../shared/customer';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
-import { describeImage, uploadInBatches, type BatchLimits, type BatchTarget, type PendingImage } from './imageBatches';
-import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf, type KnownImages } from '../../../shared/knownImages';
+import {
+	describeImage,
+	uploadInBatches,
+	type BatchLimits,
+	type BatchTarget,
+	type PendingImage,
+} from './imageBatches';
+import {
+	DEFAULT_LOOK_UP_AGAIN_DAYS,
+	knownImagesOf,
+	type KnownImages,
+} from '../../../shared/knownImages';
 import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
 
 export const DEFAULT_IMAGES_PER_REQUEST = 50;
@@ -65,7 +75,9 @@ export async function uploadItems(
 	}
 	await run.flush();
 	return slots.flatMap((slot, itemIndex) =>
-		slot.failure ? [slot.failure] : slot.results.map((json) => ({ json, pairedItem: { item: itemIndex } })),
+		slot.failure
+			? [slot.failure]
+			: slot.results.map((json) => ({ json, pairedItem: { item: itemIndex } })),
 	);
 }
 
@@ -93,13 +105,18 @@ class UploadRun {
 	 */
 	fail(slot: ItemSlot, itemIndex: number, error: unknown): void {
 		const uploaded = slot.results.filter((result) => typeof result.hashcode === 'string');
-		slot.failure ??= this.failures.output(error, [itemIndex], uploaded.length > 0 ? { uploaded } : {});
+		slot.failure ??= this.failures.output(
+			error,
+			[itemIndex],
+			uploaded.length > 0 ? { uploaded } : {},
+		);
 	}
 
 	async add(itemIndex: number, slot: ItemSlot): Promise<void> {
 		const { context } = this;
 		const source = context.getNodeParameter('imagesFrom', itemIndex, 'named') as 'all' | 'named';
-		const names = source === 'named' ? (context.getNodeParameter('binaryProperties', itemIndex) as string) : '';
+		const names =
+			source === 'named' ? (context.getNodeParameter('binaryProperties', itemIndex) as string) : '';
 		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
 		const customer = getCustomerOverride.call(context, itemIndex);
 		const images = selectBinaryImages(context, itemIndex, source, names);
@@ -108,29 +125,54 @@ class UploadRun {
 		for (const image of images) await measureImage(context, itemIndex, image);
 		this.limits ??= {
 			images: Math.max(1, Math.floor(options.imagesPerRequest ?? DEFAULT_IMAGES_PER_REQUEST)),
-			bytes: Math.max(1, Math.floor((options.maxRequestMegabytes ?? DEFAULT_MAX_REQUEST_MEGABYTES) * MEGABYTE)),
+			bytes: Math.max(
+				1,
+				Math.floor((options.maxRequestMegabytes ?? DEFAULT_MAX_REQUEST_MEGABYTES) * MEGABYTE),
+			),
 		};
-		const target: BatchTarget = { customer, invert: options.invert === true, clippingPath: options.clippingPath?.trim() ?? '' };
+		const target: BatchTarget = {
+			customer,
+			invert: options.invert === true,
+			clippingPath: options.clippingPath?.trim() ?? '',
+		};
 		const targetKey = JSON.stringify(target);
-		const known = options.rememberKnownImages === false ? undefined : await this.knownImages(itemIndex, target, options);
+		const known =
+			options.rememberKnownImages === false
+				? undefined
+				: await this.knownImages(itemIndex, target, options);
 
 		const skipped = options.skipExisting === true ? { skipped: false } : {};
 		slot.results = images.map((image) => ({ ...describeImage(image), ...skipped }));
-		const retryKeys = images.map((image) => [itemIndex, targetKey, image.binaryProperty, image.md5]);
+		const retryKeys = images.map((image) => [
+			itemIndex,
+			targetKey,
+			image.binaryProperty,
+			image.md5,
+		]);
 		const open: number[] = [];
 		retryKeys.forEach((retryKey, position) => {
 			const earlier = uploadedImages.recall(this.context, retryKey);
 			if (earlier) slot.results[position] = { ...earlier, reused: true };
 			else open.push(position);
 		});
-		const recalled = known ? await known.recall(open.map((position) => images[position].md5 as string)) : new Map<string, string>();
+		const recalled = known
+			? await known.recall(open.map((position) => images[position].md5 as string))
+			: new Map<string, string>();
 		const toSend: number[] = [];
 		for (const position of open) {
 			const image = images[position];
 			const hashcode = recalled.get(image.md5 as string);
 			if (hashcode !== undefined) {
-				slot.results[position] = { hashcode, ...describeImage(image), ...(options.skipExisting === true ? { skipped: true } : {}), known: true };
-			} else if (options.skipExisting === true && (await this.findExisting(itemIndex, image, target, known, slot.results, position))) {
+				slot.results[position] = {
+					hashcode,
+					...describeImage(image),
+					...(options.skipExisting === true ? { skipped: true } : {}),
+					known: true,
+				};
+			} else if (
+				options.skipExisting === true &&
+				(await this.findExisting(itemIndex, image, target, known, slot.results, position))
+			) {
 				continue;
 			} else {
 				toSend.push(position);
@@ -139,15 +181,24 @@ class UploadRun {
 		if (toSend.length === 0) return;
 
 		const bytes = toSend.reduce((sum, position) => sum + (images[position].bytes ?? 0), 0);
-		const full = this.waiting.length + toSend.length > this.limits.images || this.waitingBytes + bytes > this.limits.bytes;
+		const full =
+			this.waiting.length + toSend.length > this.limits.images ||
+			this.waitingBytes + bytes > this.limits.bytes;
 		if (targetKey !== this.targetKey || full) await this.flush();
 		this.target = target;
 		this.targetKey = targetKey;
 		for (const position of toSend) {
-			this.waiting.push({ itemIndex, image: images[position], slot, position, retryKey: retryKeys[position] });
+			this.waiting.push({
+				itemIndex,
+				image: images[position],
+				slot,
+				position,
+				retryKey: retryKeys[position],
+			});
 		}
 		this.waitingBytes += bytes;
-		if (this.waiting.length >= this.limits.images || this.waitingBytes >= this.limits.bytes) await this.flush();
+		if (this.waiting.length >= this.limits.images || this.waitingBytes >= this.limits.bytes)
+			await this.flush();
 	}
 
 	/** Uploads what waits; results go to their items, failures fail them. */
@@ -170,8 +221,10 @@ class UploadRun {
 			entry.slot.results[entry.position] = result;
 			// Only a result with a hashcode is kept: an answer this node cannot read may be as long as
 			// the service makes it, and sending the image again gets its hashcode.
-			if (typeof result.hashcode === 'string') uploadedImages.remember(this.context, entry.retryKey, result);
-			if (typeof result.hashcode === 'string' && result.warning === undefined) learnt.push({ md5: entry.image.md5 as string, hashcode: result.hashcode });
+			if (typeof result.hashcode === 'string')
+				uploadedImages.remember(this.context, entry.retryKey, result);
+			if (typeof result.hashcode === 'string' && result.warning === undefined)
+				learnt.push({ md5: entry.image.md5 as string, hashcode: result.hashcode });
 		});
 		// What was stored is remembered before a failure may stop the run.
 		await this.knownFor(target)?.remember(learnt);
@@ -182,11 +235,20 @@ class UploadRun {
 		return this.known.get(JSON.stringify(target.customer ?? null));
 	}
 
-	private async knownImages(itemIndex: number, target: BatchTarget, options: UploadOptions): Promise<KnownImages> {
+	private async knownImages(
+		itemIndex: number,
+		target: BatchTarget,
+		options: UploadOptions,
+	): Promise<KnownImages> {
 		const key = JSON.stringify(target.customer ?? null);
 		let known = this.known.get(key);
 		if (!known) {
-			known = await knownImagesOf(this.context, itemIndex, target.customer, options.lookUpAgainAfterDays ?? DEFAULT_LOOK_UP_AGAIN_DAYS);
+			known = await knownImagesOf(
+				this.context,
+				itemIndex,
+				target.customer,
+				options.lookUpAgainAfterDays ?? DEFAULT_LOOK_UP_AGAIN_DAYS,
+			);
 			this.known.set(key, known);
 		}
 		return known;
@@ -201,13 +263,23 @@ class UploadRun {
 		results: IDataObject[],
 		position: number,
 	): Promise<boolean> {
-		const lookup = await lookUpImage(this.context, itemIndex, { md5: image.md5 as string }, target.customer);
+		const lookup = await lookUpImage(
+			this.context,
+			itemIndex,
+			{ md5: image.md5 as string },
+			target.customer,
+		);
 		if (!lookup.found) return false;
 		if ('hashcode' in lookup) {
 			results[position] = { hashcode: lookup.hashcode, ...describeImage(image), skipped: true };
 			await known?.remember([{ md5: image.md5 as string, hashcode: lookup.hashcode }]);
 		} else {
-			results[position] = { ...describeImage(image), skipped: true, warning: UNREADABLE_FIND_ANSWER, raw: lookup.raw };
+			results[position] = {
+				...describeImage(image),
+				skipped: true,
+				warning: UNREADABLE_FIND_ANSWER,
+				raw: lookup.raw,
+			};
 		}
 		return true;
 	}

@@ -23,7 +23,10 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject> {
 	const sessionId = getSessionId(this, itemIndex);
 	const { includeErrorMessage = false } = this.getNodeParameter('options', itemIndex, {}) as {
 		includeErrorMessage?: boolean;

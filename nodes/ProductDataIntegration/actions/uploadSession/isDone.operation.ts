@@ -35,7 +35,10 @@ function parseDone(body: unknown): boolean | undefined {
 	return undefined;
 }
 
-export async function executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function executeItem(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<IDataObject> {
 	const sessionId = getSessionId(this, itemIndex);
 	const response = await serviceRequest.call(this, {
 		method: 'GET',
@@ -49,7 +52,10 @@ export async function executeItem(this: IExecuteFunctions, itemIndex: number): P
 		throw new NodeApiError(
 			this.getNode(),
 			{ message: 'The service answered neither true nor false to whether the session is done' },
-			{ itemIndex, description: `It answered: ${cleanServiceText(String(response.body ?? ''), 200)}` },
+			{
+				itemIndex,
+				description: `It answered: ${cleanServiceText(String(response.body ?? ''), 200)}`,
+			},
 		);
 	}
 	return { sessionId, done };

@@ -11,10 +11,15 @@ export const sessionIdField: INodeProperties = {
 	required: true,
 	placeholder: 'e.g. 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
 	description: 'The session ID (a GUID) that an upload returned',
-	hint: 'Usually the sessionId field of a document upload\'s output',
+	hint: "Usually the sessionId field of a document upload's output",
 };
 
-function invalidSessionId(context: IExecuteFunctions, itemIndex: number, field: string, value: unknown): NodeOperationError {
+function invalidSessionId(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	field: string,
+	value: unknown,
+): NodeOperationError {
 	const shown = String(value ?? '').trim();
 	return new NodeOperationError(
 		context.getNode(),
@@ -23,7 +28,8 @@ function invalidSessionId(context: IExecuteFunctions, itemIndex: number, field: 
 			: `The ${field} of item ${itemIndex} is not a session ID: "${shown.slice(0, 100)}"`,
 		{
 			itemIndex,
-			description: 'A session ID is the GUID an upload returned, e.g. 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+			description:
+				'A session ID is the GUID an upload returned, e.g. 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
 		},
 	);
 }

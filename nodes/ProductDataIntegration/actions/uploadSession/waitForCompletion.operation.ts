@@ -3,7 +3,12 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
-import { isUnfollowedSession, waitForSessions, type SessionToAwait, type WaitResult } from '../../../shared/sessions';
+import {
+	isUnfollowedSession,
+	waitForSessions,
+	type SessionToAwait,
+	type WaitResult,
+} from '../../../shared/sessions';
 import type { ItemFailures } from '../itemErrors';
 import { waitedOutcome, waitSettings, waitTimeoutOption } from '../waiting';
 import { getSessionIds } from './sessionId';
@@ -18,7 +23,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'e.g. {{ $json.sessionId }}',
 		description:
 			'The session ID an upload returned, or several separated by commas. The sessions of all input items are awaited together.',
-		hint: 'Usually the sessionId field of a document upload\'s output; a list from an expression works too',
+		hint: "Usually the sessionId field of a document upload's output; a list from an expression works too",
 	},
 	{
 		displayName: 'Options',
@@ -49,19 +54,24 @@ export async function executeBatch(
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
 			const settings = waitSettings(this, itemIndex);
-			entries.push({ sessions: getSessionIds(this, itemIndex).map((sessionId) => ({ sessionId, ...settings })) });
+			entries.push({
+				sessions: getSessionIds(this, itemIndex).map((sessionId) => ({ sessionId, ...settings })),
+			});
 		} catch (error) {
 			entries.push({ failure: failures.output(error, [itemIndex]) });
 		}
 	}
 	const sessions = entries.flatMap((entry) => ('sessions' in entry ? entry.sessions : []));
-	if (sessions.length === 0) return entries.flatMap((entry) => ('failure' in entry ? [entry.failure] : []));
+	if (sessions.length === 0)
+		return entries.flatMap((entry) => ('failure' in entry ? [entry.failure] : []));
 
 	let outcomes: WaitResult[];
 	try {
 		outcomes = await waitForSessions.call(this, sessions);
 	} catch (error) {
-		return entries.map((entry) => ('failure' in entry ? entry.failure : failures.output(error, [entry.sessions[0].itemIndex])));
+		return entries.map((entry) =>
+			'failure' in entry ? entry.failure : failures.output(error, [entry.sessions[0].itemIndex]),
+		);
 	}
 	const outcomeOf = new Map(sessions.map((session, index) => [session, outcomes[index]]));
 

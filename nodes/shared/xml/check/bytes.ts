@@ -78,6 +78,8 @@ export class Bytes {
 	}
 
 	text(start = 0, end = this.length): string {
-		return Buffer.from(this.data.buffer, this.data.byteOffset + start, end - start).toString('utf8');
+		return Buffer.from(this.data.buffer, this.data.byteOffset + start, end - start).toString(
+			'utf8',
+		);
 	}
 }

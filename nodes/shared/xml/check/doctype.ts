@@ -1,4 +1,8 @@
-import { readAttributeListDeclaration, readElementDeclaration, readNotationDeclaration } from './doctypeDeclarations';
+import {
+	readAttributeListDeclaration,
+	readElementDeclaration,
+	readNotationDeclaration,
+} from './doctypeDeclarations';
 import { readEntityDeclaration } from './doctypeEntities';
 import type { DoctypeResult } from './doctypeModel';
 import { DoctypeProblem, DoctypeReader, MAX_NESTING } from './doctypeReader';
@@ -17,7 +21,13 @@ export function readDoctype(text: string, standalone: boolean): DoctypeResult {
 		const { message, offset } = error as DoctypeProblem;
 		return { problem: { message, offset: offset ?? 0 } };
 	}
-	return { doctype: { entities: reader.entities, undeclaredAllowed: reader.undeclaredAllowed, defaults: reader.defaults } };
+	return {
+		doctype: {
+			entities: reader.entities,
+			undeclaredAllowed: reader.undeclaredAllowed,
+			defaults: reader.defaults,
+		},
+	};
 }
 
 /** '<!DOCTYPE', the root element's name, an external ID, the internal subset in '[]', '>'. */
@@ -127,7 +137,12 @@ function readProcessingInstruction(r: DoctypeReader): void {
 	r.pos += 2;
 	const target = r.readName('a processing instruction target');
 	if (target.toLowerCase() === 'xml') {
-		r.fail(target === 'xml' ? 'The XML declaration is only allowed at the very start of the document' : `The processing instruction target '${target}' is reserved`, start);
+		r.fail(
+			target === 'xml'
+				? 'The XML declaration is only allowed at the very start of the document'
+				: `The processing instruction target '${target}' is reserved`,
+			start,
+		);
 	}
 	if (!r.at('?>')) r.requireSpace('after the processing instruction target');
 	const end = r.text.indexOf('?>', r.pos);
@@ -175,8 +190,14 @@ function readParameterEntityReference(r: DoctypeReader): void {
 	if (!r.standalone) r.undeclaredAllowed = true;
 	const value = r.parameterEntities.get(name);
 	if (value === undefined || value === null) return;
-	if (r.nesting >= MAX_NESTING) r.fail(`Parameter entities are nested more than ${MAX_NESTING} deep`, start);
-	const saved = { text: r.text, pos: r.pos, inParameterEntity: r.inParameterEntity, referenceOffset: r.referenceOffset };
+	if (r.nesting >= MAX_NESTING)
+		r.fail(`Parameter entities are nested more than ${MAX_NESTING} deep`, start);
+	const saved = {
+		text: r.text,
+		pos: r.pos,
+		inParameterEntity: r.inParameterEntity,
+		referenceOffset: r.referenceOffset,
+	};
 	if (!r.inParameterEntity) r.referenceOffset = start;
 	r.text = value;
 	r.pos = 0;

@@ -6,7 +6,16 @@
 import { checkDeclaredBefore, checkLiteralReferences } from './doctypeEntities';
 import { type DoctypeReader, MAX_NESTING } from './doctypeReader';
 
-const ATTRIBUTE_TYPES = ['CDATA', 'IDREFS', 'IDREF', 'ID', 'ENTITY', 'ENTITIES', 'NMTOKENS', 'NMTOKEN'];
+const ATTRIBUTE_TYPES = [
+	'CDATA',
+	'IDREFS',
+	'IDREF',
+	'ID',
+	'ENTITY',
+	'ENTITIES',
+	'NMTOKENS',
+	'NMTOKEN',
+];
 
 /** <!ELEMENT name EMPTY>, ANY, or a content model in parentheses. */
 export function readElementDeclaration(r: DoctypeReader): void {

@@ -48,16 +48,26 @@ export function readEntityDeclaration(r: DoctypeReader): void {
  * with its character references replaced: the replacement text of an entity value; null when
  * that depends on a parameter entity (inside one), which is not expanded.
  */
-export function checkLiteralReferences(r: DoctypeReader, value: string, offset: number, entityValue: boolean): string | null {
+export function checkLiteralReferences(
+	r: DoctypeReader,
+	value: string,
+	offset: number,
+	entityValue: boolean,
+): string | null {
 	let result = '';
 	let k = 0;
 	while (k < value.length) {
 		const c = value[k];
 		if (c === '%' && entityValue) {
-			if (!r.inParameterEntity) r.fail('A parameter entity reference is not allowed in an entity value of the internal subset', offset + k);
+			if (!r.inParameterEntity)
+				r.fail(
+					'A parameter entity reference is not allowed in an entity value of the internal subset',
+					offset + k,
+				);
 			const end = value.indexOf(';', k);
 			const name = end > k ? value.slice(k + 1, end) : '';
-			if (!isXmlName(name)) r.fail("'%' must start a parameter entity reference such as '%name;'", offset + k);
+			if (!isXmlName(name))
+				r.fail("'%' must start a parameter entity reference such as '%name;'", offset + k);
 			return null;
 		}
 		if (c !== '&') {
@@ -70,7 +80,8 @@ export function checkLiteralReferences(r: DoctypeReader, value: string, offset: 
 		const body = value.slice(k + 1, end);
 		if (body.startsWith('#')) {
 			const code = characterReference(body);
-			if (code === null) r.fail(`'&${body};' is not a reference to a character XML allows`, offset + k);
+			if (code === null)
+				r.fail(`'&${body};' is not a reference to a character XML allows`, offset + k);
 			result += String.fromCodePoint(code);
 		} else {
 			if (!isXmlName(body)) r.fail("'&' must start a reference such as '&amp;'", offset + k);
@@ -87,7 +98,10 @@ export function checkDeclaredBefore(r: DoctypeReader, value: string, offset: num
 	for (const match of value.matchAll(/&([^#;][^;]*);/g)) {
 		const name = match[1];
 		if (!isPredefinedEntity(name) && !r.entities.has(name)) {
-			r.fail(`The entity '&${name};' in a default value is not declared before it`, offset + 1 + (match.index ?? 0));
+			r.fail(
+				`The entity '&${name};' in a default value is not declared before it`,
+				offset + 1 + (match.index ?? 0),
+			);
 		}
 	}
 }

@@ -62,9 +62,14 @@ export class DoctypeReader {
 		if (this.pos >= this.text.length) this.fail(`The DOCTYPE ends where ${what} is expected`);
 		const c = this.text.codePointAt(this.pos) as number;
 		if (c === 0x25 && !this.inParameterEntity && !what.startsWith('a space')) {
-			this.fail('A parameter entity reference is not allowed inside a declaration of the internal subset');
+			this.fail(
+				'A parameter entity reference is not allowed inside a declaration of the internal subset',
+			);
 		}
-		const shown = c > 0x20 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+		const shown =
+			c > 0x20 && c < 0x7f
+				? `'${String.fromCharCode(c)}'`
+				: `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
 		this.fail(`In the DOCTYPE, ${what} is expected, found ${shown}`);
 	}
 
@@ -115,7 +120,8 @@ export class DoctypeReader {
 		this.requireSpace("after 'PUBLIC'");
 		const offset = this.pos;
 		const publicId = this.readQuoted('a public identifier');
-		if (!PUBID_CHARS.test(publicId)) this.fail('A public identifier holds a character it may not hold', offset);
+		if (!PUBID_CHARS.test(publicId))
+			this.fail('A public identifier holds a character it may not hold', offset);
 		const spaced = this.skipSpace();
 		if (notation && !(this.at('"') || this.at("'"))) return;
 		if (!spaced) this.unexpected('a space before the system identifier');

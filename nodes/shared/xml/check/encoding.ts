@@ -2,7 +2,10 @@ import { readDeclaration, type XmlDeclaration } from './declaration';
 import type { XmlProblem } from './scanContext';
 
 /** Turns the next bytes into UTF-8 for the scanner; a string is why they cannot be read. */
-export type Transcoder = (bytes: Buffer, final: boolean) => { utf8: Buffer; problem?: string } | string;
+export type Transcoder = (
+	bytes: Buffer,
+	final: boolean,
+) => { utf8: Buffer; problem?: string } | string;
 
 export interface Encoding {
 	byteOrderMarkLength: number;
@@ -18,7 +21,16 @@ export const HEAD_TEXT_BYTES = 64 * 1024;
 /** '<?xml' not followed by a name character: the XML declaration, well-formed or not. */
 const DECLARATION_START = /^<\?xml(?![A-Za-z0-9._:\x80-\uFFFF-])/;
 
-const LATIN1 = new Set(['iso-8859-1', 'iso8859-1', 'iso_8859-1', 'latin1', 'l1', 'iso-ir-100', 'cp819', 'ibm819']);
+const LATIN1 = new Set([
+	'iso-8859-1',
+	'iso8859-1',
+	'iso_8859-1',
+	'latin1',
+	'l1',
+	'iso-ir-100',
+	'cp819',
+	'ibm819',
+]);
 const WINDOWS_1252 = new Set(['windows-1252', 'cp1252', 'x-cp1252']);
 const ASCII = new Set(['us-ascii', 'ascii', 'iso646-us']);
 
@@ -37,8 +49,14 @@ export function encodingOf(head: Buffer): Encoding | { problem: XmlProblem } {
 	} else if (head[0] === 0xfe && head[1] === 0xff) {
 		family = 'utf-16be';
 		byteOrderMarkLength = 2;
-	} else if ((head[0] === 0x3c && head[1] === 0x00) || (head[0] === 0x00 && head[1] === 0x3c) || (head[0] === 0x00 && head[1] === 0x00)) {
-		return problem('The document looks like UTF-16 or UTF-32 without a byte-order mark; save it as UTF-8, or as UTF-16 with a byte-order mark');
+	} else if (
+		(head[0] === 0x3c && head[1] === 0x00) ||
+		(head[0] === 0x00 && head[1] === 0x3c) ||
+		(head[0] === 0x00 && head[1] === 0x00)
+	) {
+		return problem(
+			'The document looks like UTF-16 or UTF-32 without a byte-order mark; save it as UTF-8, or as UTF-16 with a byte-order mark',
+		);
 	} else if (head[0] === 0x4c && head[1] === 0x6f && head[2] === 0xa7 && head[3] === 0x94) {
 		return problem('The document is in EBCDIC, which this check does not read; save it as UTF-8');
 	}
@@ -56,15 +74,25 @@ export function encodingOf(head: Buffer): Encoding | { problem: XmlProblem } {
 	let transcode: Transcoder | null;
 	if (family !== 'utf-8') {
 		if (declared !== undefined && declared !== 'utf-16' && declared !== family) {
-			return problem(`The document starts with a UTF-16 byte-order mark but its XML declaration says the encoding is ${named}`);
+			return problem(
+				`The document starts with a UTF-16 byte-order mark but its XML declaration says the encoding is ${named}`,
+			);
 		}
 		transcode = decoderTranscoder(family, 'UTF-16');
 	} else if (declared === undefined || declared === 'utf-8') {
 		transcode = null;
 	} else if (byteOrderMarkLength > 0) {
-		return problem(`The document starts with a UTF-8 byte-order mark but its XML declaration says the encoding is ${named}`);
-	} else if (declared.startsWith('utf-16') || declared === 'ucs-2' || declared.startsWith('utf-32')) {
-		return problem(`The XML declaration says the encoding is ${named}, but the document has no byte-order mark and its bytes are not in that encoding`);
+		return problem(
+			`The document starts with a UTF-8 byte-order mark but its XML declaration says the encoding is ${named}`,
+		);
+	} else if (
+		declared.startsWith('utf-16') ||
+		declared === 'ucs-2' ||
+		declared.startsWith('utf-32')
+	) {
+		return problem(
+			`The XML declaration says the encoding is ${named}, but the document has no byte-order mark and its bytes are not in that encoding`,
+		);
 	} else if (LATIN1.has(declared)) {
 		transcode = (bytes) => ({ utf8: Buffer.from(bytes.toString('latin1'), 'utf8') });
 	} else if (WINDOWS_1252.has(declared)) {
@@ -89,8 +117,14 @@ function headText(head: Buffer, family: Family, byteOrderMarkLength: number): st
 
 /** Whether the bytes start an XML declaration whose '?>' is not among them yet. */
 export function declarationOpen(head: Buffer): boolean {
-	const family: Family = head[0] === 0xff && head[1] === 0xfe ? 'utf-16le' : head[0] === 0xfe && head[1] === 0xff ? 'utf-16be' : 'utf-8';
-	const byteOrderMarkLength = family !== 'utf-8' ? 2 : head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+	const family: Family =
+		head[0] === 0xff && head[1] === 0xfe
+			? 'utf-16le'
+			: head[0] === 0xfe && head[1] === 0xff
+				? 'utf-16be'
+				: 'utf-8';
+	const byteOrderMarkLength =
+		family !== 'utf-8' ? 2 : head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
 	const text = headText(head, family, byteOrderMarkLength);
 	return DECLARATION_START.test(text) && !text.includes('?>');
 }
@@ -110,7 +144,10 @@ function asciiTranscoder(bytes: Buffer): { utf8: Buffer; problem?: string } {
 	for (let i = 0; i < bytes.length; i++) {
 		if (bytes[i] >= 0x80) {
 			const shown = bytes[i].toString(16).toUpperCase();
-			return { utf8: bytes.subarray(0, i), problem: `The byte 0x${shown} is not US-ASCII, the encoding the XML declaration names` };
+			return {
+				utf8: bytes.subarray(0, i),
+				problem: `The byte 0x${shown} is not US-ASCII, the encoding the XML declaration names`,
+			};
 		}
 	}
 	return { utf8: bytes };

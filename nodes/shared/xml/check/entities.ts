@@ -39,7 +39,8 @@ export class EntityResolver {
 		if (isPredefinedEntity(name)) return null;
 		const entity = this.doctype?.entities.get(name);
 		if (!entity) return this.undeclared(name);
-		if (entity.unparsed) return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in text`;
+		if (entity.unparsed)
+			return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in text`;
 		if (entity.value === null) return null;
 		return this.verdict(this.contentVerdicts, name, () => {
 			const problem = this.checkContent(entity.value as string, this);
@@ -52,8 +53,10 @@ export class EntityResolver {
 		if (isPredefinedEntity(name)) return null;
 		const entity = this.doctype?.entities.get(name);
 		if (!entity) return this.undeclared(name);
-		if (entity.unparsed) return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in an attribute value`;
-		if (entity.external) return `The entity '&${name};' is external and cannot be referenced in an attribute value`;
+		if (entity.unparsed)
+			return `The entity '&${name};' is unparsed (NDATA) and cannot be referenced in an attribute value`;
+		if (entity.external)
+			return `The entity '&${name};' is external and cannot be referenced in an attribute value`;
 		if (entity.value === null) return null;
 		return this.verdict(this.attributeVerdicts, name, () => {
 			const problem = this.attributeValueProblem(entity.value as string);
@@ -70,7 +73,8 @@ export class EntityResolver {
 			const end = value.indexOf(';', k);
 			const body = end < 0 ? '' : value.slice(k + 1, end);
 			if (body.startsWith('#')) {
-				if (characterReference(body) === null) return `'&${body};' is not a reference to a character XML allows`;
+				if (characterReference(body) === null)
+					return `'&${body};' is not a reference to a character XML allows`;
 			} else {
 				if (body === '') return "'&' must start an entity reference such as '&amp;'";
 				const problem = this.attributeProblem(body);
@@ -85,11 +89,16 @@ export class EntityResolver {
 		return this.doctype?.undeclaredAllowed ? null : `The entity '&${name};' is not declared`;
 	}
 
-	private verdict(verdicts: Map<string, string | null | typeof CHECKING>, name: string, check: () => string | null): string | null {
+	private verdict(
+		verdicts: Map<string, string | null | typeof CHECKING>,
+		name: string,
+		check: () => string | null,
+	): string | null {
 		const known = verdicts.get(name);
 		if (known === CHECKING) return `The entity '&${name};' refers to itself`;
 		if (known !== undefined) return known;
-		if (this.nesting >= MAX_NESTING) return `Entities are nested more than ${MAX_NESTING} deep at '&${name};'`;
+		if (this.nesting >= MAX_NESTING)
+			return `Entities are nested more than ${MAX_NESTING} deep at '&${name};'`;
 		verdicts.set(name, CHECKING);
 		this.nesting++;
 		let result: string | null;

@@ -39,7 +39,11 @@ export class XmlWellFormednessChecker {
 			return this;
 		}
 		this.head = this.head ? Buffer.concat([this.head, bytes]) : bytes;
-		if (this.head.length >= HEAD_BYTES && (this.head.length >= HEAD_TEXT_BYTES || !declarationOpen(this.head))) this.start(false);
+		if (
+			this.head.length >= HEAD_BYTES &&
+			(this.head.length >= HEAD_TEXT_BYTES || !declarationOpen(this.head))
+		)
+			this.start(false);
 		return this;
 	}
 

@@ -52,7 +52,8 @@ export function afterBang(s: ScanContext, b: number, i: number): boolean {
 		return true;
 	}
 	if (bang === BANG_CDATA) {
-		if (s.where !== Where.Root) return !s.failAtMark('A CDATA section is only allowed inside the root element');
+		if (s.where !== Where.Root)
+			return !s.failAtMark('A CDATA section is only allowed inside the root element');
 		s.state = State.CData;
 		return true;
 	}
@@ -64,8 +65,10 @@ export function afterBang(s: ScanContext, b: number, i: number): boolean {
 		s.state = State.Doctype;
 		return true;
 	}
-	if (BANG_COMMENT.startsWith(bang) || BANG_CDATA.startsWith(bang) || BANG_DOCTYPE.startsWith(bang)) return true;
-	if (bang.length === 2 && bang[0] === '-') return s.fail("'<!-' must be followed by '-' to start a comment", i);
+	if (BANG_COMMENT.startsWith(bang) || BANG_CDATA.startsWith(bang) || BANG_DOCTYPE.startsWith(bang))
+		return true;
+	if (bang.length === 2 && bang[0] === '-')
+		return s.fail("'<!-' must be followed by '-' to start a comment", i);
 	return s.fail(`'<!' must start a comment, CDATA section or DOCTYPE, found '<!${bang}'`, i);
 }
 
@@ -73,9 +76,17 @@ export function afterBang(s: ScanContext, b: number, i: number): boolean {
 export function piTargetEnded(s: ScanContext): boolean {
 	const target = s.scratch;
 	const isXml =
-		target.length === 3 && (target.data[0] | 0x20) === 0x78 && (target.data[1] | 0x20) === 0x6d && (target.data[2] | 0x20) === 0x6c;
+		target.length === 3 &&
+		(target.data[0] | 0x20) === 0x78 &&
+		(target.data[1] | 0x20) === 0x6d &&
+		(target.data[2] | 0x20) === 0x6c;
 	if (isXml) {
-		const atStart = s.mode === ScanMode.Document && s.markLine === 1 && s.markColumn === 1 && s.where === Where.Prolog && !s.declarationSeen;
+		const atStart =
+			s.mode === ScanMode.Document &&
+			s.markLine === 1 &&
+			s.markColumn === 1 &&
+			s.where === Where.Prolog &&
+			!s.declarationSeen;
 		if (!atStart || target.text() !== 'xml') {
 			return !s.failAtMark(
 				target.text() === 'xml'
@@ -102,7 +113,11 @@ export function collectDoctype(s: ScanContext, buf: Uint8Array, i: number, end: 
 	i = collector.feed(buf, i, end, s);
 	if (s.problem) return end;
 	if (collector.bytes.length + (i - from) > MAX_DOCTYPE_BYTES) {
-		return s.failAt(`The DOCTYPE is longer than ${MAX_DOCTYPE_BYTES} bytes, more than this check reads`, i, end);
+		return s.failAt(
+			`The DOCTYPE is longer than ${MAX_DOCTYPE_BYTES} bytes, more than this check reads`,
+			i,
+			end,
+		);
 	}
 	collector.bytes.append(buf, from, i);
 	if (collector.done) {
@@ -115,7 +130,8 @@ export function collectDoctype(s: ScanContext, buf: Uint8Array, i: number, end: 
 function learnDoctype(s: ScanContext, collector: DoctypeCollector): void {
 	const text = `<!DOCTYPE${collector.bytes.text()}`;
 	const result = readDoctype(text, s.standalone);
-	if ('problem' in result) return failInDoctype(s, collector, text, result.problem.offset, result.problem.message);
+	if ('problem' in result)
+		return failInDoctype(s, collector, text, result.problem.offset, result.problem.message);
 	s.resolver = s.resolver.withDoctype(result.doctype);
 	for (const { value, offset } of result.doctype.defaults) {
 		const problem = s.resolver.attributeValueProblem(value);
@@ -123,6 +139,12 @@ function learnDoctype(s: ScanContext, collector: DoctypeCollector): void {
 	}
 }
 
-function failInDoctype(s: ScanContext, collector: DoctypeCollector, text: string, offset: number, message: string): void {
+function failInDoctype(
+	s: ScanContext,
+	collector: DoctypeCollector,
+	text: string,
+	offset: number,
+	message: string,
+): void {
 	s.problem ??= { message, ...positionAfter(text, offset, collector.line, collector.column) };
 }

@@ -40,13 +40,21 @@ export function invalidUtf8Message(buf: Uint8Array, i: number, end: number): str
 	const expected = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
 	let length = 1;
 	while (length < expected && i + length < end && (buf[i + length] & 0xc0) === 0x80) length++;
-	const shown = Array.from(buf.subarray(i, i + length), (byte) => `0x${byte.toString(16).toUpperCase().padStart(2, '0')}`);
+	const shown = Array.from(
+		buf.subarray(i, i + length),
+		(byte) => `0x${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+	);
 	const what = shown.length === 1 ? `The byte ${shown[0]} is` : `The bytes ${shown.join(' ')} are`;
 	return `${what} not valid UTF-8; if the file is in another encoding (e.g. Windows-1252), its XML declaration must say so`;
 }
 
 /** The line and column of `text[offset]`, when `text` starts at `line` and `column`. */
-export function positionAfter(text: string, offset: number, line: number, column: number): { line: number; column: number } {
+export function positionAfter(
+	text: string,
+	offset: number,
+	line: number,
+	column: number,
+): { line: number; column: number } {
 	for (let k = 0; k < offset && k < text.length; k++) {
 		if (text.charCodeAt(k) === Byte.Newline) {
 			line++;

@@ -14,8 +14,12 @@ const MAX_NAME_BYTES = 64 * 1024;
 
 /** A closing tag or processing instruction without a name. */
 export function failNoName(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean {
-	if (s.state === State.EndName) return s.fail(`An element name is expected after '</', found ${s.describeAt(buf, i, end)}`, i);
-	return s.fail(`A processing instruction needs a target name, found ${s.describeAt(buf, i, end)}`, i);
+	if (s.state === State.EndName)
+		return s.fail(`An element name is expected after '</', found ${s.describeAt(buf, i, end)}`, i);
+	return s.fail(
+		`A processing instruction needs a target name, found ${s.describeAt(buf, i, end)}`,
+		i,
+	);
 }
 
 /** Where the name being read goes: the open elements, the tag's attributes, or `scratch`. */
@@ -32,7 +36,12 @@ export function nameBytes(s: ScanContext): Bytes {
 
 export function nameLengthOk(s: ScanContext): boolean {
 	const bytes = nameBytes(s);
-	const start = s.state === State.StartName ? s.stackEnds[s.stackEnds.length - 1] : s.state === State.AttrName ? attributeStart(s) : 0;
+	const start =
+		s.state === State.StartName
+			? s.stackEnds[s.stackEnds.length - 1]
+			: s.state === State.AttrName
+				? attributeStart(s)
+				: 0;
 	if (bytes.length - start <= MAX_NAME_BYTES) return true;
 	return s.fail(`A name is longer than ${MAX_NAME_BYTES} bytes`, 0);
 }

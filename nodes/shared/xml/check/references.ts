@@ -12,7 +12,8 @@ const PREDEFINED_NAMES = PREDEFINED_ENTITIES.map((name) => Buffer.from(name));
 export function predefinedReference(buf: Uint8Array, i: number, end: number): number {
 	for (const name of PREDEFINED_NAMES) {
 		const semicolon = i + 1 + name.length;
-		if (semicolon < end && buf[semicolon] === Byte.Semicolon && startsWith(buf, i + 1, end, name)) return semicolon + 1;
+		if (semicolon < end && buf[semicolon] === Byte.Semicolon && startsWith(buf, i + 1, end, name))
+			return semicolon + 1;
 	}
 	return 0;
 }
@@ -33,7 +34,10 @@ export function referenceStep(s: ScanContext, buf: Uint8Array, i: number, end: n
 				s.state = State.CharRefStart;
 				return true;
 			}
-			if (!s.isNameStartAt(buf, i, end)) return s.problem ? false : !s.failAtMark("'&' must start an entity reference such as '&amp;'");
+			if (!s.isNameStartAt(buf, i, end))
+				return s.problem
+					? false
+					: !s.failAtMark("'&' must start an entity reference such as '&amp;'");
 			s.scratch.length = 0;
 			s.state = State.EntityName;
 			s.nextIndex = i;
@@ -59,7 +63,9 @@ function characterReferenceByte(s: ScanContext, b: number): boolean {
 	if (b === Byte.Semicolon && s.charRefDigits > 0) {
 		const value = s.charRefValue;
 		if (!isXmlChar(value)) {
-			return !s.failAtMark(`'&#${hex ? 'x' : ''}${hex ? value.toString(16).toUpperCase() : value};' refers to a character XML does not allow`);
+			return !s.failAtMark(
+				`'&#${hex ? 'x' : ''}${hex ? value.toString(16).toUpperCase() : value};' refers to a character XML does not allow`,
+			);
 		}
 		referenceEnded(s);
 		return true;
@@ -80,11 +86,14 @@ function characterReferenceByte(s: ScanContext, b: number): boolean {
  * then read as part of the text or attribute value, where it is an ordinary byte.
  */
 export function entityNameEnded(s: ScanContext, b: number): boolean {
-	if (b !== Byte.Semicolon) return !s.failAtMark("'&' must start an entity reference such as '&amp;'");
+	if (b !== Byte.Semicolon)
+		return !s.failAtMark("'&' must start an entity reference such as '&amp;'");
 	// A predefined entity is recognised from its bytes: no string for the most frequent references.
 	if (!isPredefinedName(s.scratch)) {
 		const name = s.scratch.text();
-		const problem = s.referenceInAttribute ? s.resolver.attributeProblem(name) : s.resolver.contentProblem(name);
+		const problem = s.referenceInAttribute
+			? s.resolver.attributeProblem(name)
+			: s.resolver.contentProblem(name);
 		if (problem) return !s.failAtMark(problem);
 	}
 	referenceEnded(s);

@@ -97,12 +97,14 @@ export class ScanContext {
 		const b = buf[i];
 		if (b < 0x80) {
 			if (b === Byte.Newline) this.newline(i);
-			else if (b !== 0x0d && b !== 0x09) return this.failAt(`The character ${describeChar(b)} is not allowed in XML`, i, end);
+			else if (b !== 0x0d && b !== 0x09)
+				return this.failAt(`The character ${describeChar(b)} is not allowed in XML`, i, end);
 			return i + 1;
 		}
 		const c = this.decode(buf, i, end);
 		if (c < 0) return this.failAt(invalidUtf8Message(buf, i, end), i, end);
-		if (!isXmlChar(c)) return this.failAt(`The character ${describeChar(c)} is not allowed in XML`, i, end);
+		if (!isXmlChar(c))
+			return this.failAt(`The character ${describeChar(c)} is not allowed in XML`, i, end);
 		return this.advanceDecoded(i);
 	}
 

@@ -12,7 +12,8 @@ import { attributeName, failUnclosed, simpleTag, tagStep } from './tags';
 
 // Copied into this module: its hot loops read their tables faster from its own constants than
 // from another module's exports.
-const { TEXT_STOPS, ATTRIBUTE_STOPS, COMMENT_STOPS, CDATA_STOPS, PI_STOPS, NAME_BYTE } = byteClasses;
+const { TEXT_STOPS, ATTRIBUTE_STOPS, COMMENT_STOPS, CDATA_STOPS, PI_STOPS, NAME_BYTE } =
+	byteClasses;
 
 /** Checks an entity's replacement text as content (balanced elements, references). */
 function checkEntityContent(text: string, resolver: EntityResolver): string | null {
@@ -36,7 +37,11 @@ export class Scanner {
 	private readonly s: ScanContext;
 
 	constructor(mode: ScanMode, resolver?: EntityResolver, standalone = false) {
-		this.s = new ScanContext(mode, resolver ?? new EntityResolver(null, checkEntityContent), standalone);
+		this.s = new ScanContext(
+			mode,
+			resolver ?? new EntityResolver(null, checkEntityContent),
+			standalone,
+		);
 	}
 
 	get problem(): XmlProblem | null {
@@ -115,7 +120,10 @@ export class Scanner {
 					} else if (b === Byte.Quote || b === Byte.Apostrophe) {
 						i++;
 					} else if (b === Byte.Lt) {
-						return s.fail(`'<' is not allowed in the value of the attribute '${attributeName(s)}'`, i);
+						return s.fail(
+							`'<' is not allowed in the value of the attribute '${attributeName(s)}'`,
+							i,
+						);
 					} else if (b === Byte.Amp) {
 						startReference(s, i, true);
 						i++;
@@ -131,7 +139,11 @@ export class Scanner {
 				case State.EntityName: {
 					const from = i;
 					let b = buf[i];
-					if ((s.state === State.EndName || s.state === State.PiTarget) && s.scratch.length === 0 && !s.isNameStartAt(buf, i, end)) {
+					if (
+						(s.state === State.EndName || s.state === State.PiTarget) &&
+						s.scratch.length === 0 &&
+						!s.isNameStartAt(buf, i, end)
+					) {
 						return s.problem ? false : failNoName(s, buf, i, end);
 					}
 					while (NAME_BYTE[b] !== 0) {
@@ -220,16 +232,22 @@ export class Scanner {
 		if (s.problem) return s.problem;
 		const state = s.state;
 		if (s.mode === ScanMode.Content) {
-			if (state !== State.Text && state !== State.TextBrackets) return s.failAtMark(`It ends inside ${describeState(state)}`);
+			if (state !== State.Text && state !== State.TextBrackets)
+				return s.failAtMark(`It ends inside ${describeState(state)}`);
 			if (s.stackEnds.length > 0) return failUnclosed(s, 'is not closed inside it');
 			return null;
 		}
 		if (state !== State.Misc) {
-			if (state === State.Text || state === State.TextBrackets) return failUnclosed(s, 'is never closed');
+			if (state === State.Text || state === State.TextBrackets)
+				return failUnclosed(s, 'is never closed');
 			return s.failAtMark(`The document ends inside ${describeState(state)}`);
 		}
 		if (!s.rootSeen) {
-			s.problem = { message: 'The document has no root element', line: s.line, column: s.columnAt(0) };
+			s.problem = {
+				message: 'The document has no root element',
+				line: s.line,
+				column: s.columnAt(0),
+			};
 		}
 		return s.problem;
 	}
@@ -295,7 +313,11 @@ function step(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean 
 				s.state = State.PiQuestion;
 				return true;
 			}
-			if (!isSpace(b)) return s.fail(`A space is needed after the processing instruction target, found ${s.describeAt(buf, i, end)}`, i);
+			if (!isSpace(b))
+				return s.fail(
+					`A space is needed after the processing instruction target, found ${s.describeAt(buf, i, end)}`,
+					i,
+				);
 			s.state = State.PiBody;
 			return s.space(b, i);
 		default:
@@ -312,7 +334,9 @@ function step(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean 
 
 /** Where the scanner is once a comment or processing instruction has ended. */
 function afterMarkup(s: ScanContext): State {
-	return s.where === Where.Root && (s.stackEnds.length > 0 || s.mode === ScanMode.Content) ? State.Text : State.Misc;
+	return s.where === Where.Root && (s.stackEnds.length > 0 || s.mode === ScanMode.Content)
+		? State.Text
+		: State.Misc;
 }
 
 /** A byte before or after the root element: only markup and white space may be there. */
@@ -326,7 +350,13 @@ function outsideRoot(s: ScanContext, buf: Uint8Array, i: number, end: number): b
 	if (isSpace(b)) return s.space(b, i);
 	if (b >= 0x80 && s.decode(buf, i, end) < 0) return s.fail(invalidUtf8Message(buf, i, end), i);
 	if (s.where === Where.Prolog) {
-		return s.fail(`Text is not allowed before the root element, found ${s.describeAt(buf, i, end)}`, i);
+		return s.fail(
+			`Text is not allowed before the root element, found ${s.describeAt(buf, i, end)}`,
+			i,
+		);
 	}
-	return s.fail(`Text is not allowed after the root element, found ${s.describeAt(buf, i, end)}`, i);
+	return s.fail(
+		`Text is not allowed after the root element, found ${s.describeAt(buf, i, end)}`,
+		i,
+	);
 }

@@ -63,7 +63,8 @@ export function simpleTag(s: ScanContext, buf: Uint8Array, i: number, end: numbe
 		for (let k = 0; k < count; k++) {
 			if (ends[k] - starts[k] !== length) continue;
 			let same = true;
-			for (let m = 0; same && m < length; m++) same = buf[starts[k] + m] === buf[attributeStart + m];
+			for (let m = 0; same && m < length; m++)
+				same = buf[starts[k] + m] === buf[attributeStart + m];
 			if (same) return 0;
 		}
 		starts[count] = attributeStart;
@@ -101,7 +102,10 @@ export function startTag(s: ScanContext, buf: Uint8Array, i: number, end: number
 	s.attributeSet = undefined;
 	if (!s.isNameStartAt(buf, i, end)) {
 		if (s.problem) return false;
-		return s.fail(`'<' must start a tag, comment, CDATA section or processing instruction; found ${s.describeAt(buf, i, end)}`, i);
+		return s.fail(
+			`'<' must start a tag, comment, CDATA section or processing instruction; found ${s.describeAt(buf, i, end)}`,
+			i,
+		);
 	}
 	s.state = State.StartName;
 	s.nextIndex = i;
@@ -138,7 +142,8 @@ export function tagStep(s: ScanContext, buf: Uint8Array, i: number, end: number)
 			return true;
 		case State.BeforeAttrValue:
 			if (isSpace(b)) return s.space(b, i);
-			if (b !== Byte.Quote && b !== Byte.Apostrophe) return s.fail(`The value of the attribute '${attributeName(s)}' must be in quotes`, i);
+			if (b !== Byte.Quote && b !== Byte.Apostrophe)
+				return s.fail(`The value of the attribute '${attributeName(s)}' must be in quotes`, i);
 			s.quote = b;
 			s.state = State.AttrValue;
 			return true;
@@ -146,16 +151,24 @@ export function tagStep(s: ScanContext, buf: Uint8Array, i: number, end: number)
 			s.state = State.InTag;
 			s.sawSpace = false;
 			if (isSpace(b) || b === Byte.Gt || b === Byte.Slash) return inTag(s, buf, i, end);
-			return s.fail(`A space is needed before another attribute, found ${s.describeAt(buf, i, end)}`, i);
+			return s.fail(
+				`A space is needed before another attribute, found ${s.describeAt(buf, i, end)}`,
+				i,
+			);
 		case State.EmptyEnd:
-			if (b !== Byte.Gt) return s.fail(`'>' expected after '/' in a tag, found ${s.describeAt(buf, i, end)}`, i);
+			if (b !== Byte.Gt)
+				return s.fail(`'>' expected after '/' in a tag, found ${s.describeAt(buf, i, end)}`, i);
 			openElement(s);
 			closeElement(s);
 			return true;
 		default:
 			// After the name of a closing tag.
 			if (isSpace(b)) return s.space(b, i);
-			if (b !== Byte.Gt) return s.fail(`'>' expected to end the closing tag '${s.scratch.text()}', found ${s.describeAt(buf, i, end)}`, i);
+			if (b !== Byte.Gt)
+				return s.fail(
+					`'>' expected to end the closing tag '${s.scratch.text()}', found ${s.describeAt(buf, i, end)}`,
+					i,
+				);
 			return endTag(s);
 	}
 }
@@ -176,7 +189,11 @@ function inTag(s: ScanContext, buf: Uint8Array, i: number, end: number): boolean
 		return true;
 	}
 	if (s.isNameStartAt(buf, i, end)) {
-		if (!s.sawSpace) return s.fail(`A space is needed before the attribute, found ${s.describeAt(buf, i, end)}`, i);
+		if (!s.sawSpace)
+			return s.fail(
+				`A space is needed before the attribute, found ${s.describeAt(buf, i, end)}`,
+				i,
+			);
 		s.state = State.AttrName;
 		s.nextIndex = i;
 		return true;
@@ -220,7 +237,8 @@ function attributeIsNew(s: ScanContext): boolean {
 	}
 	if (!s.attributeSet) {
 		s.attributeSet = new Set();
-		for (let k = 0, otherStart = 0; k < count - 1; otherStart = ends[k], k++) s.attributeSet.add(s.attributes.text(otherStart, ends[k]));
+		for (let k = 0, otherStart = 0; k < count - 1; otherStart = ends[k], k++)
+			s.attributeSet.add(s.attributes.text(otherStart, ends[k]));
 	}
 	const name = s.attributes.text(start, start + length);
 	if (s.attributeSet.has(name)) return false;
@@ -261,7 +279,9 @@ function endTag(s: ScanContext): boolean {
 	const name = s.scratch;
 	if (depth === 0) {
 		const where = s.mode === ScanMode.Content ? 'in the entity' : '';
-		return !s.failAtMark(`The closing tag '${name.text()}' has no opening tag${where ? ` ${where}` : ''}`);
+		return !s.failAtMark(
+			`The closing tag '${name.text()}' has no opening tag${where ? ` ${where}` : ''}`,
+		);
 	}
 	const start = s.stackEnds[depth - 1];
 	const length = s.stack.length - start;
