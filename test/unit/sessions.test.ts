@@ -101,7 +101,7 @@ async function waitFor(
 		includeErrorMessage,
 		timeoutMs,
 	}));
-	const outcomes = await waitForSessions.call(context(), sessions, pacing);
+	const outcomes = await waitForSessions(context(), sessions, pacing);
 	return new Map(ids.map((id, index) => [id, outcomes[index]]));
 }
 
@@ -160,13 +160,11 @@ describe('getSessionOutcome', () => {
 		serviceRequest.mockResolvedValueOnce(answer(202)).mockResolvedValueOnce(answer(200));
 		const customer = { customerId: '1002', customerIdType: 'ServiceID' as const };
 
-		await expect(getSessionOutcome.call(context(), A, { itemIndex: 3, customer })).resolves.toEqual(
-			{
-				sessionId: A,
-				status: 'processing',
-			},
-		);
-		await expect(getSessionOutcome.call(context(), A)).resolves.toEqual({
+		await expect(getSessionOutcome(context(), A, { itemIndex: 3, customer })).resolves.toEqual({
+			sessionId: A,
+			status: 'processing',
+		});
+		await expect(getSessionOutcome(context(), A)).resolves.toEqual({
 			sessionId: A,
 			status: 'succeeded',
 		});
@@ -189,7 +187,7 @@ describe('getSessionOutcome', () => {
 			.mockResolvedValueOnce(answer(301));
 
 		const outcomes = [];
-		for (let call = 0; call < 4; call++) outcomes.push(await getSessionOutcome.call(context(), A));
+		for (let call = 0; call < 4; call++) outcomes.push(await getSessionOutcome(context(), A));
 
 		expect(outcomes).toEqual([
 			{ sessionId: A, status: 'failed', errorUrl: 'https://elsewhere.example/e/1' },
@@ -208,7 +206,7 @@ describe('getSessionOutcome', () => {
 			body: '  {"message":"bad"}\n',
 		});
 
-		const outcome = await getSessionOutcome.call(context(), A, {
+		const outcome = await getSessionOutcome(context(), A, {
 			includeErrorMessage: true,
 			itemIndex: 1,
 		});
@@ -232,7 +230,7 @@ describe('getSessionOutcome', () => {
 			body: 'Line 3: unknown element <Prodct>\n',
 		});
 
-		const outcome = await getSessionOutcome.call(context(), A, { includeErrorMessage: true });
+		const outcome = await getSessionOutcome(context(), A, { includeErrorMessage: true });
 
 		expect(outcome).toEqual({
 			sessionId: A,
@@ -252,7 +250,7 @@ describe('getSessionOutcome', () => {
 			),
 		);
 
-		const outcome = await getSessionOutcome.call(context(), 'x', {
+		const outcome = await getSessionOutcome(context(), 'x', {
 			includeErrorMessage: true,
 			itemIndex: 2,
 		});
@@ -272,9 +270,9 @@ describe('getSessionOutcome', () => {
 			throw new NodeOperationError(NODE, 'The execution was cancelled');
 		});
 
-		await expect(
-			getSessionOutcome.call(context(), 'x', { includeErrorMessage: true }),
-		).rejects.toThrow('The execution was cancelled');
+		await expect(getSessionOutcome(context(), 'x', { includeErrorMessage: true })).rejects.toThrow(
+			'The execution was cancelled',
+		);
 	});
 });
 
@@ -329,9 +327,7 @@ describe('waitForSessions', () => {
 			{ sessionId: B, itemIndex: 1, includeErrorMessage: false, timeoutMs: 20_000 },
 		];
 
-		const outcomes = await settle(
-			waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }),
-		);
+		const outcomes = await settle(waitForSessions(context(), sessions, { initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toEqual([0, 5_000, 6_000]);
 		expect(asked[B]).toEqual([0, 5_000, 6_000, 18_800, 20_000]);
@@ -348,9 +344,7 @@ describe('waitForSessions', () => {
 			{ sessionId: A, itemIndex: 1, includeErrorMessage: false, timeoutMs: 60_000 },
 		];
 
-		const outcomes = await settle(
-			waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }),
-		);
+		const outcomes = await settle(waitForSessions(context(), sessions, { initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toHaveLength(4);
 		expect(outcomes).toEqual([

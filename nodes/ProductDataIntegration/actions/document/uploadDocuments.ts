@@ -69,7 +69,7 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument): Plan {
 			upload: {
 				document,
 				options,
-				customer: getCustomerOverride.call(context, itemIndex),
+				customer: getCustomerOverride(context, itemIndex),
 				wait: options.waitForCompletion ? waitSettings(context, itemIndex) : undefined,
 			},
 		};
@@ -105,13 +105,13 @@ function listingUploaded(slots: Slot[]): (error: { description?: string | null }
  * their sessions are awaited together.
  */
 export async function uploadDocuments(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 ): Promise<INodeExecutionData[]> {
-	const plans = (await prepareDocuments(this, items)).map(
-		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
+	const plans = (await prepareDocuments(context, items)).map(
+		(entry): Plan => (entry.document ? planUpload(context, entry.document) : entry),
 	);
 	// Without Continue On Fail, an invalid item ends the run before any document is sent.
 	for (const plan of failures.continueOnFail ? [] : plans) {
@@ -129,26 +129,27 @@ export async function uploadDocuments(
 		const itemIndex = document.itemIndexes[0];
 		try {
 			const contentType = options.contentType || 'application/xml';
-			const credentials = await getServiceCredentials.call(this, itemIndex);
+			const credentials = await getServiceCredentials(context, itemIndex);
 			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 			const key = [document.position, document.sha256, endpoint, `${customerIdType}:${customerId}`];
-			const remembered = uploadedDocuments.recall(this, key);
+			const remembered = uploadedDocuments.recall(context, key);
 			let upload = isAmbiguousUpload(remembered) ? undefined : remembered;
 			if (isAmbiguousUpload(remembered)) {
-				upload = await recoverUpload(this, document, remembered, customer, sessionsOf(this));
-				if (upload) uploadedDocuments.remember(this, key, upload);
+				upload = await recoverUpload(context, document, remembered, customer, sessionsOf(context));
+				if (upload) uploadedDocuments.remember(context, key, upload);
 			}
 			const reused = upload !== undefined;
 			if (!upload) {
 				const attempt = { sentAt: Date.now(), bytes: document.bytes };
 				try {
-					upload = await sendDocument(this, document, endpoint, contentType, customer);
+					upload = await sendDocument(context, document, endpoint, contentType, customer);
 				} catch (error) {
 					// The next try (Retry On Fail) looks for it before sending it again.
-					if (error instanceof AmbiguousUploadError) uploadedDocuments.remember(this, key, attempt);
-					throw asNodeError(this, error, itemIndex);
+					if (error instanceof AmbiguousUploadError)
+						uploadedDocuments.remember(context, key, attempt);
+					throw asNodeError(context, error, itemIndex);
 				}
-				uploadedDocuments.remember(this, key, upload);
+				uploadedDocuments.remember(context, key, upload);
 			}
 			const json: IDataObject = {
 				sessionId: upload.sessionId,
@@ -167,7 +168,7 @@ export async function uploadDocuments(
 		}
 	}
 
-	await addWaitedOutcomes(this, slots, failures);
+	await addWaitedOutcomes(context, slots, failures);
 
 	return slots.map((slot) => {
 		if ('failure' in slot) return slot.failure;
@@ -189,7 +190,7 @@ async function recoverUpload(
 	known: Set<string>,
 ): Promise<RememberedUpload | undefined> {
 	const itemIndex = document.itemIndexes[0];
-	const arrivals = await findPossibleArrivals.call(context, attempt, {
+	const arrivals = await findPossibleArrivals(context, attempt, {
 		customer,
 		itemIndex,
 		known,
@@ -228,7 +229,7 @@ async function sendDocument(
 	if (typeof body === 'function') headers['Content-Length'] = String(document.bytes);
 	let response: ServiceResponse;
 	try {
-		response = await serviceRequest.call(context, {
+		response = await serviceRequest(context, {
 			method: 'PUT',
 			path: endpoint === 'xml' ? '/api/xml' : '/api/xml/custom',
 			body,
@@ -268,7 +269,7 @@ async function addWaitedOutcomes(
 
 	let outcomes: WaitResult[];
 	try {
-		outcomes = await waitForSessions.call(
+		outcomes = await waitForSessions(
 			context,
 			waiting.map(({ json, wait }) => ({
 				sessionId: String(json.sessionId),
