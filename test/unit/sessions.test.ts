@@ -19,11 +19,11 @@ jest.mock('../../nodes/shared/transport', () => ({
 
 const serviceRequest = transport.serviceRequest as unknown as jest.Mock<
 	Promise<ServiceResponse>,
-	[ServiceRequest]
+	[ServiceContext, ServiceRequest]
 >;
 const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<
 	Promise<ServiceResponse<string>>,
-	[string, number?]
+	[ServiceContext, string, number?]
 >;
 
 const NODE: INode = {
@@ -72,7 +72,7 @@ function sessionOf(request: ServiceRequest): string {
  */
 function script(answers: Record<string, Array<number | Error>>): Record<string, number[]> {
 	const asked: Record<string, number[]> = {};
-	serviceRequest.mockImplementation(async (request) => {
+	serviceRequest.mockImplementation(async (_context, request) => {
 		const id = sessionOf(request);
 		asked[id] = [...(asked[id] ?? []), Date.now()];
 		const list = answers[id];
@@ -169,7 +169,7 @@ describe('getSessionOutcome', () => {
 			status: 'succeeded',
 		});
 
-		expect(serviceRequest.mock.calls[0][0]).toEqual({
+		expect(serviceRequest.mock.calls[0][1]).toEqual({
 			method: 'GET',
 			path: `/api/status/${A}/result`,
 			responseType: 'text',
@@ -219,7 +219,11 @@ describe('getSessionOutcome', () => {
 			errorDocument: { message: 'bad' },
 			errorText: '{"message":"bad"}',
 		});
-		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
+		expect(fetchServiceUrl).toHaveBeenCalledWith(
+			expect.anything(),
+			'https://service.example/api/status/x/errors',
+			1,
+		);
 	});
 
 	it('keeps a text error document as text', async () => {
