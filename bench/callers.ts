@@ -19,7 +19,7 @@ export async function sendFromCallers(
 		while (next < requests) {
 			next++;
 			try {
-				await serviceRequest.call(context, { method: 'GET', path: '/api/auth/me' });
+				await serviceRequest(context, { method: 'GET', path: '/api/auth/me' });
 			} catch {
 				failed++;
 			}

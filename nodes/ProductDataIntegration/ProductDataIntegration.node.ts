@@ -67,6 +67,6 @@ export class ProductDataIntegration implements INodeType {
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await router.call(this);
+		return await router(this);
 	}
 }

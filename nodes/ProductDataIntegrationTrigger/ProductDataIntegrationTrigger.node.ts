@@ -129,13 +129,13 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		}
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const maxChecks = Math.floor(Number(options.maxChecks ?? DEFAULT_MAX_CHECKS));
-		return await pollUploads.call(this, {
+		return await pollUploads(this, {
 			uploadReceived: events.includes('uploadReceived'),
 			uploadFinished: events.includes('uploadFinished'),
 			status: this.getNodeParameter('status', 'any') as StatusFilter,
 			includeErrorMessage: options.includeErrorMessage === true,
 			maxChecks: Number.isFinite(maxChecks) && maxChecks >= 1 ? maxChecks : DEFAULT_MAX_CHECKS,
-			customer: getCustomerOverride.call(this),
+			customer: getCustomerOverride(this),
 		});
 	}
 }

@@ -21,7 +21,7 @@ export class Listings {
 
 	async list(day: string): Promise<UploadRecord[]> {
 		const { records, skippedIds } = followableRecords(
-			await listUploads.call(this.context, day, { customer: this.customer }),
+			await listUploads(this.context, day, { customer: this.customer }),
 		);
 		warnAboutSkippedIds(this.context.logger, skippedIds);
 		this.byDay.set(day, new Map(records.map((record) => [record.id, record])));

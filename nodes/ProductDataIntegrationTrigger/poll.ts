@@ -16,19 +16,22 @@ import { sampleEvent } from './sampleEvent';
 const POLL_BUDGET_SHARE = 0.5;
 
 export async function pollUploads(
-	this: IPollFunctions,
+	context: IPollFunctions,
 	settings: TriggerSettings,
 ): Promise<INodeExecutionData[][] | null> {
-	if (this.getMode() === 'manual') return await sampleEvent.call(this, settings);
-	const deadlineMs = pollDeadlineMs(this.getPollBudgetMs(), this.getNodeParameter('pollTimes', {}));
+	if (context.getMode() === 'manual') return await sampleEvent(context, settings);
+	const deadlineMs = pollDeadlineMs(
+		context.getPollBudgetMs(),
+		context.getNodeParameter('pollTimes', {}),
+	);
 	return await runAlone(
-		this,
+		context,
 		deadlineMs,
 		async () =>
 			await withPollDeadline(
-				this,
+				context,
 				deadlineMs,
-				async () => await poll.call(this, settings, deadlineMs),
+				async () => await poll(context, settings, deadlineMs),
 			),
 	);
 }
@@ -40,15 +43,15 @@ export async function pollUploads(
  * twice.
  */
 async function poll(
-	this: IPollFunctions,
+	context: IPollFunctions,
 	settings: TriggerSettings,
 	/** How long the poll may run (withPollDeadline ends it then). */
 	deadlineMs: number,
 ): Promise<INodeExecutionData[][] | null> {
 	const now = Date.now();
-	const timeZone = await getServiceTimeZone.call(this);
-	const state = await PollState.load(this, settings.customer, now);
-	const listings = new Listings(this, settings.customer);
+	const timeZone = await getServiceTimeZone(context);
+	const state = await PollState.load(context, settings.customer, now);
+	const listings = new Listings(context, settings.customer);
 	const items: INodeExecutionData[] = [];
 	for (const day of state.plan(timeZone)) {
 		const fresh = state.take(day, await listings.list(day), settings.uploadFinished);
@@ -65,15 +68,15 @@ async function poll(
 	const checksEndAt = now + deadlineMs * POLL_BUDGET_SHARE;
 	for (const session of settings.uploadFinished ? state.due().slice(0, settings.maxChecks) : []) {
 		if (Date.now() > checksEndAt) {
-			this.logger.debug('Leaving further status checks to the next poll: this poll took long');
+			context.logger.debug('Leaving further status checks to the next poll: this poll took long');
 			break;
 		}
 		let outcome: SessionOutcome;
 		try {
-			outcome = await getSessionOutcome.call(this, session.id, outcomeOptions(settings));
+			outcome = await getSessionOutcome(context, session.id, outcomeOptions(settings));
 		} catch (error) {
 			// Stopped at the poll's deadline: not the session's failure; the poll ends as stopped.
-			if (cancelSignal(this)?.aborted) {
+			if (cancelSignal(context)?.aborted) {
 				stopped = error as Error;
 				break;
 			}
@@ -91,7 +94,7 @@ async function poll(
 	state.save();
 
 	if (failures.length > 0) {
-		this.logger.warn(
+		context.logger.warn(
 			`${failures.length} status check(s) failed; those sessions are checked again on a later poll: ${failures[0].message}`,
 		);
 	}

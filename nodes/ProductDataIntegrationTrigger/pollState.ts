@@ -156,7 +156,7 @@ async function scopeOf(
 	context: IPollFunctions,
 	customer: CustomerOverride | undefined,
 ): Promise<string> {
-	const credentials = await getServiceCredentials.call(context);
+	const credentials = await getServiceCredentials(context);
 	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 	const parts = [
 		checkBaseUrl(credentials.baseUrl),

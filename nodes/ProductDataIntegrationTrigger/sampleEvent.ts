@@ -21,15 +21,15 @@ const NOTHING_RECEIVED_MESSAGE =
  * per-poll limit of status checks.
  */
 export async function sampleEvent(
-	this: IPollFunctions,
+	context: IPollFunctions,
 	settings: TriggerSettings,
 ): Promise<INodeExecutionData[][]> {
 	const now = Date.now();
-	const timeZone = await getServiceTimeZone.call(this);
+	const timeZone = await getServiceTimeZone(context);
 	let checks = 0;
 	for (const day of [serviceDay(now, timeZone), serviceDay(now - DAY_MS, timeZone)]) {
 		if (settings.uploadFinished && checks >= settings.maxChecks) break;
-		const newestFirst = (await listDay.call(this, day, settings.customer)).reverse();
+		const newestFirst = (await listDay(context, day, settings.customer)).reverse();
 		if (!settings.uploadFinished) {
 			if (newestFirst.length > 0) return [[receivedItem(newestFirst[0])]];
 			continue;
@@ -37,15 +37,15 @@ export async function sampleEvent(
 		for (const record of sampleOrder(newestFirst, settings.status)) {
 			if (checks >= settings.maxChecks) break;
 			checks++;
-			const outcome = await getSessionOutcome.call(this, record.id, outcomeOptions(settings));
+			const outcome = await getSessionOutcome(context, record.id, outcomeOptions(settings));
 			if (outcome.status !== 'processing' && matches(settings.status, outcome.status)) {
 				return [[finishedItem(record, outcome, settings.includeErrorMessage)]];
 			}
 		}
 	}
 	if (!settings.uploadFinished)
-		throw new NodeOperationError(this.getNode(), NOTHING_RECEIVED_MESSAGE);
-	throw new NodeOperationError(this.getNode(), NOTHING_FINISHED_MESSAGE, {
+		throw new NodeOperationError(context.getNode(), NOTHING_RECEIVED_MESSAGE);
+	throw new NodeOperationError(context.getNode(), NOTHING_FINISHED_MESSAGE, {
 		description:
 			checks >= settings.maxChecks
 				? `The ${checks} most recent uploads were checked (the limit of Max Status Checks per Poll)`
@@ -62,9 +62,9 @@ function sampleOrder(newestFirst: UploadRecord[], status: StatusFilter): UploadR
 }
 
 async function listDay(
-	this: IPollFunctions,
+	context: IPollFunctions,
 	day: string,
 	customer: CustomerOverride | undefined,
 ): Promise<UploadRecord[]> {
-	return followableRecords(await listUploads.call(this, day, { customer })).records;
+	return followableRecords(await listUploads(context, day, { customer })).records;
 }

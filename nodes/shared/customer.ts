@@ -75,15 +75,15 @@ interface CustomerLocator {
  * would answer a generic 401. A plain text value (workflows from before the kinds) is a service ID.
  */
 export function getCustomerOverride(
-	this: IExecuteFunctions | IPollFunctions,
+	context: IExecuteFunctions | IPollFunctions,
 	itemIndex = 0,
 ): CustomerOverride | undefined {
 	// A trigger has no input items: its parameters are read without an item index.
-	const isTrigger = !('getInputData' in this);
+	const isTrigger = !('getInputData' in context);
 	const options = (
 		isTrigger
-			? this.getNodeParameter('options', {})
-			: this.getNodeParameter('options', itemIndex, {})
+			? context.getNodeParameter('options', {})
+			: context.getNodeParameter('options', itemIndex, {})
 	) as IDataObject;
 	const locator: CustomerLocator =
 		typeof options.customer === 'object' && options.customer !== null
@@ -96,7 +96,7 @@ export function getCustomerOverride(
 	if (!shape.test(customerId)) {
 		const of = isTrigger ? '' : ` of item ${itemIndex}`;
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			customerIdType === 'ServiceID'
 				? `The Customer${of} is not a service ID: "${customerId.slice(0, 100)}"`
 				: `The Customer${of} is not an external ID: it must be one line of at most 200 characters`,
@@ -122,7 +122,7 @@ export async function searchCustomers(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 ): Promise<INodeListSearchResult> {
-	const response = await listRequest.call(this, 'customer nodes', {
+	const response = await listRequest(this, 'customer nodes', {
 		method: 'GET',
 		path: '/api/auth/me',
 	});

@@ -93,12 +93,12 @@ export function normalizeSessionId(value: unknown): string | undefined {
  * redirect finished with errors and points at the error document.
  */
 export async function getSessionOutcome(
-	this: ServiceContext,
+	context: ServiceContext,
 	sessionId: string,
 	options: SessionOutcomeOptions = {},
 ): Promise<SessionOutcome> {
 	const { itemIndex, customer } = options;
-	const response = await serviceRequest.call(this, {
+	const response = await serviceRequest(context, {
 		method: 'GET',
 		path: `/api/status/${encodeURIComponent(sessionId)}/result`,
 		responseType: 'text',
@@ -113,16 +113,16 @@ export async function getSessionOutcome(
 	const location = response.headers.location;
 	const outcome: SessionOutcome = { sessionId, status: 'failed' };
 	if (location) {
-		outcome.errorUrl = await resolveServiceUrl.call(this, location, itemIndex);
+		outcome.errorUrl = await resolveServiceUrl(context, location, itemIndex);
 		if (options.includeErrorMessage) {
-			const fetched = await fetchServiceUrl.call(this, outcome.errorUrl, itemIndex).then(
+			const fetched = await fetchServiceUrl(context, outcome.errorUrl, itemIndex).then(
 				(response) => ({ response }),
 				(error: Error) => ({ error }),
 			);
 			if ('response' in fetched) {
 				Object.assign(outcome, readErrorDocument(fetched.response.body));
 			} else {
-				if (cancelSignal(this)?.aborted) throw fetched.error;
+				if (cancelSignal(context)?.aborted) throw fetched.error;
 				// The session has finished, whatever became of its error document (gone, or on a host
 				// that wants other credentials): failing here would make every later check fail the same
 				// way, and a trigger would never report the session.
@@ -164,15 +164,15 @@ function pollKey(session: SessionToAwait): string {
  * outcomes in the order of `sessions`.
  */
 export async function waitForSessions(
-	this: ServiceContext,
+	context: ServiceContext,
 	sessions: SessionToAwait[],
 	pacing: WaitPacing = {},
 ): Promise<WaitResult[]> {
 	const initialDelayMs = Math.max(0, pacing.initialDelayMs ?? DEFAULT_INITIAL_DELAY_MS);
 	const maxDelayMs = Math.max(initialDelayMs, pacing.maxDelayMs ?? DEFAULT_MAX_DELAY_MS);
 	const start = Date.now();
-	const signal = cancelSignal(this);
-	const node = this.getNode();
+	const signal = cancelSignal(context);
+	const node = context.getNode();
 
 	const polls = new Map<string, Poll>();
 	for (const session of sessions) {
@@ -203,7 +203,7 @@ export async function waitForSessions(
 					continue;
 				}
 				try {
-					const outcome = await getSessionOutcome.call(this, sessionId, {
+					const outcome = await getSessionOutcome(context, sessionId, {
 						includeErrorMessage,
 						customer,
 						itemIndex,

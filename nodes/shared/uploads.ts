@@ -20,16 +20,16 @@ export const DEFAULT_SERVICE_TIME_ZONE = 'UTC';
  * name the service's days in it.
  */
 export async function getServiceTimeZone(
-	this: ServiceContext,
+	context: ServiceContext,
 	itemIndex?: number,
 ): Promise<string> {
-	const credentials = await getServiceCredentials.call(this, itemIndex);
+	const credentials = await getServiceCredentials(context, itemIndex);
 	const timeZone = String(credentials.serviceTimeZone ?? '').trim() || DEFAULT_SERVICE_TIME_ZONE;
 	try {
 		serviceDay(0, timeZone);
 	} catch {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The credential's Service Time Zone is not a time zone: "${timeZone}"`,
 			{
 				itemIndex,
@@ -81,12 +81,12 @@ export const LIST_ANSWER_LIMIT_BYTES = 32 * 1024 * 1024;
  * no body means no uploads. Any other answer fails: taken for "no uploads", it would hide them.
  */
 export async function listUploads(
-	this: ServiceContext,
+	context: ServiceContext,
 	day: string,
 	options: { customer?: CustomerOverride; itemIndex?: number } = {},
 ): Promise<IDataObject[]> {
 	const path = `/api/xml/${day}`;
-	const { body } = await serviceRequest.call(this, {
+	const { body } = await serviceRequest(context, {
 		method: 'GET',
 		path,
 		customer: options.customer,
@@ -97,7 +97,7 @@ export async function listUploads(
 	if (Array.isArray(body)) return body.map((entry) => outputRecord(entry, day));
 	if (typeof body === 'object') return [outputRecord(body, day)];
 	throw new NodeApiError(
-		this.getNode(),
+		context.getNode(),
 		{ message: 'The service answered the list of uploads with something other than records' },
 		{
 			itemIndex: options.itemIndex,
@@ -118,19 +118,19 @@ const CLOCK_SKEW_MS = 2 * 60_000;
  * other than the `known` sessions. Lists the service's day of the try and, past midnight, the next.
  */
 export async function findPossibleArrivals(
-	this: ServiceContext,
+	context: ServiceContext,
 	attempt: { sentAt: number; bytes: number },
 	options: { customer?: CustomerOverride; itemIndex?: number; known: Set<string>; now?: number },
 ): Promise<IDataObject[]> {
 	const from = attempt.sentAt - CLOCK_SKEW_MS;
 	const until = (options.now ?? Date.now()) + CLOCK_SKEW_MS;
-	const timeZone = await getServiceTimeZone.call(this, options.itemIndex);
+	const timeZone = await getServiceTimeZone(context, options.itemIndex);
 	const days = new Set(
 		[from, attempt.sentAt, until].map((instant) => serviceDay(instant, timeZone)),
 	);
 	const candidates: IDataObject[] = [];
 	for (const day of days) {
-		for (const record of await listUploads.call(this, day, options)) {
+		for (const record of await listUploads(context, day, options)) {
 			const receivedAt =
 				typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : Number.NaN;
 			if (

@@ -10,10 +10,7 @@ export async function callService<T = unknown>(
 	context: TestContext,
 	request: ServiceRequest,
 ): Promise<ServiceResponse<T>> {
-	return await serviceRequest.call<TestContext, [ServiceRequest], Promise<ServiceResponse<T>>>(
-		context,
-		request,
-	);
+	return await serviceRequest<T>(context, request);
 }
 
 /** The error `promise` rejects with; a promise that resolves fails the test. */

@@ -922,7 +922,7 @@ describe('Document: stored files', () => {
 		};
 
 		try {
-			const output = await uploadDocuments.call(
+			const output = await uploadDocuments(
 				context,
 				context.getInputData(),
 				new ItemFailures(context),

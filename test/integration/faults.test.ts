@@ -10,7 +10,6 @@ import {
 	AmbiguousUploadError,
 	fetchServiceUrl,
 	withPollDeadline,
-	type ServiceResponse,
 } from '../../nodes/shared/transport';
 import {
 	pollDeadlineMs,
@@ -21,7 +20,7 @@ import { wait } from '../../nodes/shared/transport/wait';
 import { listenLocal } from '../helpers/server';
 import { callService, failure, postControl } from '../helpers/service';
 import { startEmulator } from '../../scripts/emulator';
-import { createContext, createPollContext, type TestContext } from '../../scripts/n8n/in-process';
+import { createContext, createPollContext } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 const XML =
@@ -268,11 +267,7 @@ describe('answers of any size', () => {
 		});
 		try {
 			const context = createContext({ credentials: credentials({ baseUrl: huge.url }) });
-			const document = await fetchServiceUrl.call<
-				TestContext,
-				[string, number],
-				Promise<ServiceResponse<string>>
-			>(context, `${huge.url}/doc`, 0);
+			const document = await fetchServiceUrl(context, `${huge.url}/doc`, 0);
 			expect(document.truncated).toBe(true);
 			expect(document.body.length).toBeLessThan(MiB + 100);
 			await done;
@@ -286,11 +281,7 @@ describe('answers of any size', () => {
 	it('an error document beyond 1 MiB is cut, and says so', async () => {
 		await fault({ count: 1, kind: 'huge', bytes: 3 * MiB, path: '/errors/' });
 		const context = createContext({ credentials: credentials() });
-		const document = await fetchServiceUrl.call<
-			TestContext,
-			[string, number],
-			Promise<ServiceResponse<string>>
-		>(context, '/errors/1', 0);
+		const document = await fetchServiceUrl(context, '/errors/1', 0);
 		expect(document.body.length).toBeLessThan(MiB + 100);
 		expect(document.body).toMatch(/\[truncated: longer than 1 MiB, the rest was not read\]$/);
 	});
@@ -327,7 +318,7 @@ describe('answers of any size', () => {
 	it('a list of uploads is read up to 32 MiB', async () => {
 		await fault({ count: 1, kind: 'huge', bytes: 33 * MiB, path: '/api/xml/' });
 		const context = createContext({ credentials: credentials() });
-		const error = await failure(listUploads.call(context, '2025-03-10'));
+		const error = await failure(listUploads(context, '2025-03-10'));
 		expect(error.message).toBe(
 			'The service answered GET /api/xml/2025-03-10 with more than 32 MiB, more than this request reads',
 		);

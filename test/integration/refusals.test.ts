@@ -216,7 +216,7 @@ describe('a URL the service names', () => {
 		});
 		opened.push(service);
 		const context = createContext({ credentials: credentialsFor(service.url, 50, 2) });
-		const outcome = await getSessionOutcome.call(context, SESSION, {
+		const outcome = await getSessionOutcome(context, SESSION, {
 			includeErrorMessage: true,
 			itemIndex: 0,
 		});
@@ -234,9 +234,7 @@ describe('a URL the service names', () => {
 		// Terms of 2 requests, then one per 100 ms: the floor after a refusal is one interval (100 ms).
 		const server = await answering(429, { 'retry-after': '0' });
 		const context = createContext({ credentials: credentialsFor(server.url, 100, 2) });
-		const error = await failure(
-			fetchServiceUrl.call(context, `${server.url}/api/status/x/errors`, 0),
-		);
+		const error = await failure(fetchServiceUrl(context, `${server.url}/api/status/x/errors`, 0));
 		expect(error.message).toBe(
 			"The service's request limit was reached: GET /api/status/x/errors was refused 6 times (429)",
 		);

@@ -45,7 +45,7 @@ async function wait(
 		}),
 	);
 	// Rounds 10 ms apart: a wait that asked again after a failure would do so at once.
-	return await waitForSessions.call(on, sessions, { initialDelayMs: 10, maxDelayMs: 10 });
+	return await waitForSessions(on, sessions, { initialDelayMs: 10, maxDelayMs: 10 });
 }
 
 describe('a session whose status keeps failing', () => {

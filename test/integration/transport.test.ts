@@ -376,7 +376,7 @@ describe('requests against the emulator', () => {
 		expect(result.headers.location).toContain(sessionId);
 		expect(service.stats().requests['GET /api/status/{id}/errors'] ?? 0).toBe(0);
 
-		const document = await fetchServiceUrl.call(context, result.headers.location, 0);
+		const document = await fetchServiceUrl(context, result.headers.location, 0);
 		expect(document.statusCode).toBe(200);
 		expect(document.body).toContain('ProcessingFailed');
 		expect(service.stats().requests['GET /api/status/{id}/errors']).toBe(1);
@@ -654,7 +654,7 @@ describe('fetchServiceUrl', () => {
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
 			const context = createContext({ credentials: credentialsFor(service.url) });
-			const response = await fetchServiceUrl.call(context, `${capture.url}/errors/1?sig=x`, 0);
+			const response = await fetchServiceUrl(context, `${capture.url}/errors/1?sig=x`, 0);
 			expect(response.body).toBe('error document');
 			expect(capture.seen).toHaveLength(1);
 			expect(capture.seen[0].url).toBe('/errors/1?sig=x');
@@ -674,15 +674,15 @@ describe('fetchServiceUrl', () => {
 			const remote = createContext({
 				credentials: credentialsFor('https://integration.example.com'),
 			});
-			const error = await failure(fetchServiceUrl.call(remote, `${capture.url}/errors/1`, 0));
+			const error = await failure(fetchServiceUrl(remote, `${capture.url}/errors/1`, 0));
 			expect(error.message).toBe(
 				`The service handed out a URL on another host that is not https (${capture.url}), which is not fetched`,
 			);
 			const local = createContext({ credentials: credentialsFor(capture.url) });
-			expect((await failure(fetchServiceUrl.call(local, 'file:///etc/passwd', 0))).message).toMatch(
+			expect((await failure(fetchServiceUrl(local, 'file:///etc/passwd', 0))).message).toMatch(
 				/not https \(null\)/,
 			);
-			expect((await failure(fetchServiceUrl.call(local, 'ftp://127.0.0.1/x', 0))).message).toMatch(
+			expect((await failure(fetchServiceUrl(local, 'ftp://127.0.0.1/x', 0))).message).toMatch(
 				/not https/,
 			);
 			expect(capture.seen).toHaveLength(0);
@@ -700,11 +700,11 @@ describe('fetchServiceUrl', () => {
 		}));
 		try {
 			const context = createContext({ credentials: credentialsFor(service.url) });
-			const response = await fetchServiceUrl.call(context, `${huge.url}/errors/1`, 0);
+			const response = await fetchServiceUrl(context, `${huge.url}/errors/1`, 0);
 			expect(response.body).toMatch(
 				/^x{1048576}\n\[truncated: longer than 1 MiB, the rest was not read\]$/,
 			);
-			const error = await failure(fetchServiceUrl.call(context, `${refusing.url}/errors/1`, 0));
+			const error = await failure(fetchServiceUrl(context, `${refusing.url}/errors/1`, 0));
 			expect(error.message).toBe(
 				`GET /errors/1 on ${new URL(refusing.url).host} answered with status 401`,
 			);
@@ -722,7 +722,7 @@ describe('fetchServiceUrl', () => {
 		const capture = await startCapture(() => ({ status: 200, body: 'ok' }));
 		try {
 			const context = createContext({ credentials: credentialsFor(capture.url) });
-			await fetchServiceUrl.call(context, '/api/status/abc/errors', 0);
+			await fetchServiceUrl(context, '/api/status/abc/errors', 0);
 			expect(capture.seen[0].url).toBe('/api/status/abc/errors');
 			expect(capture.seen[0].headers.authorization).toBe(`Basic ${BASIC}`);
 			expect(capture.seen[0].headers.customerid).toBe('1001');
@@ -736,7 +736,7 @@ describe('fetchServiceUrl', () => {
 		const capture = await startCapture(() => ({ status: 302, body: '' }));
 		try {
 			const context = createContext({ credentials: credentialsFor(capture.url) });
-			const error = await failure(fetchServiceUrl.call(context, `${capture.url}/elsewhere`, 0));
+			const error = await failure(fetchServiceUrl(context, `${capture.url}/elsewhere`, 0));
 			expect(error.message).toMatch(/redirect \(302\)/);
 			expect(capture.seen).toHaveLength(1);
 		} finally {

@@ -160,7 +160,7 @@ describe('the trigger’s bounds', () => {
 			maxChecks: 8,
 		};
 
-		await expect(pollUploads.call(context as unknown as IPollFunctions, settings)).rejects.toThrow(
+		await expect(pollUploads(context as unknown as IPollFunctions, settings)).rejects.toThrow(
 			/^The poll was stopped after 1 s/,
 		);
 		expect(nodeData.pending).toEqual([

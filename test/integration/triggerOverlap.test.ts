@@ -41,10 +41,10 @@ afterEach(() => jest.restoreAllMocks());
 it('skips a poll while the previous one runs, and goes on without it once it is long past its deadline', async () => {
 	const start = Date.now();
 	const first = hangingPoll();
-	const firstPoll = pollUploads.call(first, SETTINGS).catch(() => null);
+	const firstPoll = pollUploads(first, SETTINGS).catch(() => null);
 
 	const second = hangingPoll();
-	expect(await pollUploads.call(second, SETTINGS)).toBeNull();
+	expect(await pollUploads(second, SETTINGS)).toBeNull();
 	expect(second.logged).toContain(
 		'debug Skipping a poll: the previous poll of this trigger is still running',
 	);
@@ -52,7 +52,7 @@ it('skips a poll while the previous one runs, and goes on without it once it is 
 	// 55 s: the poll's deadline for a budget of a minute; a minute more and it no longer counts.
 	jest.spyOn(Date, 'now').mockReturnValue(start + 55_000 + 60_000 + 1_000);
 	const third = hangingPoll();
-	const thirdPoll = pollUploads.call(third, SETTINGS).catch(() => null);
+	const thirdPoll = pollUploads(third, SETTINGS).catch(() => null);
 	expect(third.logged).toContain(
 		'warn The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
 	);

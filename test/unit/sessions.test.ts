@@ -19,11 +19,11 @@ jest.mock('../../nodes/shared/transport', () => ({
 
 const serviceRequest = transport.serviceRequest as unknown as jest.Mock<
 	Promise<ServiceResponse>,
-	[ServiceRequest]
+	[ServiceContext, ServiceRequest]
 >;
 const fetchServiceUrl = transport.fetchServiceUrl as unknown as jest.Mock<
 	Promise<ServiceResponse<string>>,
-	[string, number?]
+	[ServiceContext, string, number?]
 >;
 
 const NODE: INode = {
@@ -72,7 +72,7 @@ function sessionOf(request: ServiceRequest): string {
  */
 function script(answers: Record<string, Array<number | Error>>): Record<string, number[]> {
 	const asked: Record<string, number[]> = {};
-	serviceRequest.mockImplementation(async (request) => {
+	serviceRequest.mockImplementation(async (_context, request) => {
 		const id = sessionOf(request);
 		asked[id] = [...(asked[id] ?? []), Date.now()];
 		const list = answers[id];
@@ -101,7 +101,7 @@ async function waitFor(
 		includeErrorMessage,
 		timeoutMs,
 	}));
-	const outcomes = await waitForSessions.call(context(), sessions, pacing);
+	const outcomes = await waitForSessions(context(), sessions, pacing);
 	return new Map(ids.map((id, index) => [id, outcomes[index]]));
 }
 
@@ -160,18 +160,16 @@ describe('getSessionOutcome', () => {
 		serviceRequest.mockResolvedValueOnce(answer(202)).mockResolvedValueOnce(answer(200));
 		const customer = { customerId: '1002', customerIdType: 'ServiceID' as const };
 
-		await expect(getSessionOutcome.call(context(), A, { itemIndex: 3, customer })).resolves.toEqual(
-			{
-				sessionId: A,
-				status: 'processing',
-			},
-		);
-		await expect(getSessionOutcome.call(context(), A)).resolves.toEqual({
+		await expect(getSessionOutcome(context(), A, { itemIndex: 3, customer })).resolves.toEqual({
+			sessionId: A,
+			status: 'processing',
+		});
+		await expect(getSessionOutcome(context(), A)).resolves.toEqual({
 			sessionId: A,
 			status: 'succeeded',
 		});
 
-		expect(serviceRequest.mock.calls[0][0]).toEqual({
+		expect(serviceRequest.mock.calls[0][1]).toEqual({
 			method: 'GET',
 			path: `/api/status/${A}/result`,
 			responseType: 'text',
@@ -189,7 +187,7 @@ describe('getSessionOutcome', () => {
 			.mockResolvedValueOnce(answer(301));
 
 		const outcomes = [];
-		for (let call = 0; call < 4; call++) outcomes.push(await getSessionOutcome.call(context(), A));
+		for (let call = 0; call < 4; call++) outcomes.push(await getSessionOutcome(context(), A));
 
 		expect(outcomes).toEqual([
 			{ sessionId: A, status: 'failed', errorUrl: 'https://elsewhere.example/e/1' },
@@ -208,7 +206,7 @@ describe('getSessionOutcome', () => {
 			body: '  {"message":"bad"}\n',
 		});
 
-		const outcome = await getSessionOutcome.call(context(), A, {
+		const outcome = await getSessionOutcome(context(), A, {
 			includeErrorMessage: true,
 			itemIndex: 1,
 		});
@@ -221,7 +219,11 @@ describe('getSessionOutcome', () => {
 			errorDocument: { message: 'bad' },
 			errorText: '{"message":"bad"}',
 		});
-		expect(fetchServiceUrl).toHaveBeenCalledWith('https://service.example/api/status/x/errors', 1);
+		expect(fetchServiceUrl).toHaveBeenCalledWith(
+			expect.anything(),
+			'https://service.example/api/status/x/errors',
+			1,
+		);
 	});
 
 	it('keeps a text error document as text', async () => {
@@ -232,7 +234,7 @@ describe('getSessionOutcome', () => {
 			body: 'Line 3: unknown element <Prodct>\n',
 		});
 
-		const outcome = await getSessionOutcome.call(context(), A, { includeErrorMessage: true });
+		const outcome = await getSessionOutcome(context(), A, { includeErrorMessage: true });
 
 		expect(outcome).toEqual({
 			sessionId: A,
@@ -252,7 +254,7 @@ describe('getSessionOutcome', () => {
 			),
 		);
 
-		const outcome = await getSessionOutcome.call(context(), 'x', {
+		const outcome = await getSessionOutcome(context(), 'x', {
 			includeErrorMessage: true,
 			itemIndex: 2,
 		});
@@ -272,9 +274,9 @@ describe('getSessionOutcome', () => {
 			throw new NodeOperationError(NODE, 'The execution was cancelled');
 		});
 
-		await expect(
-			getSessionOutcome.call(context(), 'x', { includeErrorMessage: true }),
-		).rejects.toThrow('The execution was cancelled');
+		await expect(getSessionOutcome(context(), 'x', { includeErrorMessage: true })).rejects.toThrow(
+			'The execution was cancelled',
+		);
 	});
 });
 
@@ -329,9 +331,7 @@ describe('waitForSessions', () => {
 			{ sessionId: B, itemIndex: 1, includeErrorMessage: false, timeoutMs: 20_000 },
 		];
 
-		const outcomes = await settle(
-			waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }),
-		);
+		const outcomes = await settle(waitForSessions(context(), sessions, { initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toEqual([0, 5_000, 6_000]);
 		expect(asked[B]).toEqual([0, 5_000, 6_000, 18_800, 20_000]);
@@ -348,9 +348,7 @@ describe('waitForSessions', () => {
 			{ sessionId: A, itemIndex: 1, includeErrorMessage: false, timeoutMs: 60_000 },
 		];
 
-		const outcomes = await settle(
-			waitForSessions.call(context(), sessions, { initialDelayMs: 5_000 }),
-		);
+		const outcomes = await settle(waitForSessions(context(), sessions, { initialDelayMs: 5_000 }));
 
 		expect(asked[A]).toHaveLength(4);
 		expect(outcomes).toEqual([

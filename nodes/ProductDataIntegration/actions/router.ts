@@ -15,27 +15,27 @@ const resources: Record<string, ResourceOperations> = {
 	uploadSession: uploadSession.operations,
 };
 
-export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const items = this.getInputData();
-	const resource = this.getNodeParameter('resource', 0) as string;
-	const operation = this.getNodeParameter('operation', 0) as string;
+export async function router(context: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = context.getInputData();
+	const resource = context.getNodeParameter('resource', 0) as string;
+	const operation = context.getNodeParameter('operation', 0) as string;
 	const module = resources[resource]?.[operation];
 	if (!module) {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The operation "${operation}" of the resource "${resource}" is not supported`,
 		);
 	}
 
-	const failures = new ItemFailures(this);
+	const failures = new ItemFailures(context);
 	if ('executeBatch' in module) {
-		return [await module.executeBatch.call(this, items, failures)];
+		return [await module.executeBatch(context, items, failures)];
 	}
 
 	const output: INodeExecutionData[] = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			const result = await module.executeItem.call(this, itemIndex);
+			const result = await module.executeItem(context, itemIndex);
 			for (const json of Array.isArray(result) ? result : [result]) {
 				output.push({ json, pairedItem: { item: itemIndex } });
 			}

@@ -14,7 +14,7 @@ import type { ItemFailures } from './itemErrors';
 export interface ItemOperation {
 	description: INodeProperties[];
 	/** The item's output: one item, or one per element of the list. */
-	executeItem(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]>;
+	executeItem(context: IExecuteFunctions, itemIndex: number): Promise<IDataObject | IDataObject[]>;
 }
 
 /**
@@ -25,7 +25,7 @@ export interface ItemOperation {
 export interface BatchOperation {
 	description: INodeProperties[];
 	executeBatch(
-		this: IExecuteFunctions,
+		context: IExecuteFunctions,
 		items: INodeExecutionData[],
 		failures: ItemFailures,
 	): Promise<INodeExecutionData[]>;

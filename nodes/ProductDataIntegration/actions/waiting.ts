@@ -50,7 +50,7 @@ export function waitSettings(
 	};
 	return {
 		itemIndex,
-		customer: getCustomerOverride.call(context, itemIndex),
+		customer: getCustomerOverride(context, itemIndex),
 		includeErrorMessage: includeErrorMessage === true,
 		timeoutMs: getWaitTimeoutMs(context, itemIndex),
 	};

@@ -40,7 +40,7 @@ export async function knownImagesOf(
 			{ itemIndex },
 		);
 	}
-	const credentials = await getServiceCredentials.call(context, itemIndex);
+	const credentials = await getServiceCredentials(context, itemIndex);
 	const known = new KnownImagesWithFallback(
 		credentials,
 		customer,

@@ -137,8 +137,8 @@ export async function getAccount(context: ServiceContext, itemIndex?: number): P
 
 /** The credential's data as the requests of this node run see it (no further read in a node run). */
 export async function getServiceCredentials(
-	this: ServiceContext,
+	context: ServiceContext,
 	itemIndex?: number,
 ): Promise<ICredentialDataDecryptedObject> {
-	return (await getAccount(this, itemIndex)).credentials;
+	return (await getAccount(context, itemIndex)).credentials;
 }

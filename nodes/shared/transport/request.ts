@@ -454,16 +454,16 @@ async function diagnoseUnauthorized(
  * account's rate limit, retries that cannot duplicate an upload, and errors that name the item.
  */
 export async function serviceRequest<T = unknown>(
-	this: ServiceContext,
+	context: ServiceContext,
 	request: ServiceRequest,
 ): Promise<ServiceResponse<T>> {
-	const account = await getAccount(this, request.itemIndex);
-	const node = this.getNode();
+	const account = await getAccount(context, request.itemIndex);
+	const node = context.getNode();
 	checkPath(node, request.path, request.itemIndex);
 	checkHeaders(node, request.headers, request.itemIndex);
 	checkCustomer(node, request.customer, account.credentials, request.itemIndex);
 	const { path, responseType, allowStatus, ...rest } = request;
-	return await perform<T>(this, account, {
+	return await perform<T>(context, account, {
 		...rest,
 		url: `${account.baseUrl}${path.startsWith('/') ? path : `/${path}`}`,
 		responseType: responseType ?? 'json',
@@ -477,20 +477,15 @@ export async function serviceRequest<T = unknown>(
  * button, and a busy account must not keep it waiting longer than one request may take.
  */
 export async function listRequest<T = unknown>(
-	this: ILoadOptionsFunctions,
+	context: ILoadOptionsFunctions,
 	what: string,
 	request: ServiceRequest,
 ): Promise<ServiceResponse<T>> {
-	const { timeoutMs } = await getAccount(this, request.itemIndex);
+	const { timeoutMs } = await getAccount(context, request.itemIndex);
 	return await withListDeadline(
-		this,
+		context,
 		what,
 		timeoutMs,
-		async () =>
-			await serviceRequest.call<
-				ILoadOptionsFunctions,
-				[ServiceRequest],
-				Promise<ServiceResponse<T>>
-			>(this, request),
+		async () => await serviceRequest<T>(context, request),
 	);
 }

@@ -11,11 +11,11 @@ import type { ServiceContext, ServiceResponse } from './types';
  * against the base URL, where the request went. One that cannot be read is handed back as it is.
  */
 export async function resolveServiceUrl(
-	this: ServiceContext,
+	context: ServiceContext,
 	url: string,
 	itemIndex?: number,
 ): Promise<string> {
-	const { baseUrl } = await getAccount(this, itemIndex);
+	const { baseUrl } = await getAccount(context, itemIndex);
 	try {
 		return new URL(url, `${baseUrl}/`).href;
 	} catch {
@@ -41,17 +41,17 @@ function onThisMachine(baseUrl: string): boolean {
  * document ends with a note saying so.
  */
 export async function fetchServiceUrl(
-	this: ServiceContext,
+	context: ServiceContext,
 	url: string,
 	itemIndex?: number,
 ): Promise<ServiceResponse<string>> {
-	const account = await getAccount(this, itemIndex);
+	const account = await getAccount(context, itemIndex);
 	let target: URL;
 	try {
 		target = new URL(url, `${account.baseUrl}/`);
 	} catch {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The service handed out an invalid URL: ${cleanServiceText(url)}`,
 			{ itemIndex },
 		);
@@ -65,7 +65,7 @@ export async function fetchServiceUrl(
 		)
 	) {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The service handed out a URL on another host that is not https (${cleanServiceText(target.origin)}), which is not fetched`,
 			{
 				itemIndex,
@@ -73,7 +73,7 @@ export async function fetchServiceUrl(
 			},
 		);
 	}
-	const response = await perform<string>(this, account, {
+	const response = await perform<string>(context, account, {
 		method: 'GET',
 		url: target.href,
 		itemIndex,

@@ -30,14 +30,14 @@ export const description = updateDisplayOptions(
 );
 
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject> {
-	const { includeAuthToken = false } = this.getNodeParameter('options', itemIndex, {}) as {
+	const { includeAuthToken = false } = context.getNodeParameter('options', itemIndex, {}) as {
 		includeAuthToken?: boolean;
 	};
-	const info = await readOncePerRun(this, 'environment', async () => {
-		const { body } = await serviceRequest.call(this, {
+	const info = await readOncePerRun(context, 'environment', async () => {
+		const { body } = await serviceRequest(context, {
 			method: 'GET',
 			path: '/api/auth/me',
 			itemIndex,

@@ -147,7 +147,7 @@ export function readProducts(
 
 /** The keyed digest of the node run's account (one credential per node run): computed once. */
 export async function accountDigestOf(context: IExecuteFunctions): Promise<string> {
-	const credentials = await getServiceCredentials.call(context, 0);
+	const credentials = await getServiceCredentials(context, 0);
 	return keyedAccountDigest({
 		origin: new URL(checkBaseUrl(credentials.baseUrl)).origin,
 		username: typeof credentials.username === 'string' ? credentials.username : '',
@@ -167,10 +167,10 @@ export async function productEntry(
 	product: string,
 	content: string,
 ): Promise<ProductEntry> {
-	const credentials = await getServiceCredentials.call(context, itemIndex);
+	const credentials = await getServiceCredentials(context, itemIndex);
 	const { customerIdType, customerId } = effectiveCustomer(
 		credentials,
-		getCustomerOverride.call(context, itemIndex),
+		getCustomerOverride(context, itemIndex),
 	);
 	return {
 		destination: destinationDigest(accountDigest, `${customerIdType}:${customerId}`, endpoint),

@@ -84,14 +84,14 @@ export function listDate(value: unknown, timeZone: string, now = new Date()): st
 }
 
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject[]> {
-	const rawDate = this.getNodeParameter('date', itemIndex, '') as unknown;
-	const date = listDate(rawDate, await getServiceTimeZone.call(this, itemIndex));
+	const rawDate = context.getNodeParameter('date', itemIndex, '') as unknown;
+	const date = listDate(rawDate, await getServiceTimeZone(context, itemIndex));
 	if (date === undefined) {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The Date of item ${itemIndex} is not a valid date: "${String(rawDate)}"`,
 			{
 				itemIndex,
@@ -100,14 +100,14 @@ export async function executeItem(
 			},
 		);
 	}
-	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-	const limit = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
+	const returnAll = context.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	const limit = returnAll ? Infinity : (context.getNodeParameter('limit', itemIndex, 50) as number);
 
-	const customer = getCustomerOverride.call(this, itemIndex);
+	const customer = getCustomerOverride(context, itemIndex);
 	const records = await readOncePerRun(
-		this,
+		context,
 		JSON.stringify(['uploads', date, customer ?? null]),
-		async () => await listUploads.call(this, date, { customer, itemIndex }),
+		async () => await listUploads(context, date, { customer, itemIndex }),
 	);
 	return records.slice(0, limit);
 }

@@ -13,9 +13,9 @@ export const description = updateDisplayOptions(
 );
 
 export async function executeBatch(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
-	return await uploadDocuments.call(this, items, failures, 'xml/custom');
+	return await uploadDocuments(context, items, failures, 'xml/custom');
 }

@@ -83,7 +83,7 @@ function planUpload(context: IExecuteFunctions, document: XmlDocument, alwaysWai
 			upload: {
 				document,
 				options,
-				customer: getCustomerOverride.call(context, itemIndex),
+				customer: getCustomerOverride(context, itemIndex),
 				wait:
 					options.waitForCompletion || alwaysWait ? waitSettings(context, itemIndex) : undefined,
 			},
@@ -120,23 +120,23 @@ function listingUploaded(slots: Slot[]): (error: { description?: string | null }
  * their sessions are awaited together.
  */
 export async function uploadDocuments(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 ): Promise<INodeExecutionData[]> {
-	const onlyChanged = changedProductsSettings(this);
+	const onlyChanged = changedProductsSettings(context);
 	if (onlyChanged) {
 		return await aloneInMemory(
-			this,
-			async () => await uploadChangedProducts(this, items, failures, endpoint, onlyChanged),
+			context,
+			async () => await uploadChangedProducts(context, items, failures, endpoint, onlyChanged),
 		);
 	}
 
-	const plans = (await prepareDocuments(this, items)).map(
-		(entry): Plan => (entry.document ? planUpload(this, entry.document) : entry),
+	const plans = (await prepareDocuments(context, items)).map(
+		(entry): Plan => (entry.document ? planUpload(context, entry.document) : entry),
 	);
-	const slots = await uploadPlans(this, plans, failures, endpoint);
+	const slots = await uploadPlans(context, plans, failures, endpoint);
 	return slots.map(slotOutput);
 }
 
@@ -172,7 +172,7 @@ async function uploadPlans(
 		const itemIndex = document.itemIndexes[0];
 		try {
 			const contentType = options.contentType || 'application/xml';
-			const credentials = await getServiceCredentials.call(context, itemIndex);
+			const credentials = await getServiceCredentials(context, itemIndex);
 			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 			const key = [document.position, document.sha256, endpoint, `${customerIdType}:${customerId}`];
 			const remembered = uploadedDocuments.recall(context, key);
@@ -229,7 +229,7 @@ async function recoverUpload(
 	known: Set<string>,
 ): Promise<RememberedUpload | undefined> {
 	const itemIndex = document.itemIndexes[0];
-	const arrivals = await findPossibleArrivals.call(context, attempt, {
+	const arrivals = await findPossibleArrivals(context, attempt, {
 		customer,
 		itemIndex,
 		known,
@@ -268,7 +268,7 @@ async function sendDocument(
 	if (typeof body === 'function') headers['Content-Length'] = String(document.bytes);
 	let response: ServiceResponse;
 	try {
-		response = await serviceRequest.call(context, {
+		response = await serviceRequest(context, {
 			method: 'PUT',
 			path: endpoint === 'xml' ? '/api/xml' : '/api/xml/custom',
 			body,
@@ -308,7 +308,7 @@ async function addWaitedOutcomes(
 
 	let outcomes: WaitResult[];
 	try {
-		outcomes = await waitForSessions.call(
+		outcomes = await waitForSessions(
 			context,
 			waiting.map(({ json, wait }) => ({
 				sessionId: String(json.sessionId),
@@ -553,7 +553,7 @@ async function validatedOutput(
 	const documents = plans.length - failedPlans.length;
 	// Each upload is one request, and each session is read at least once before it is confirmed.
 	const requests = 2 * documents;
-	const credentials = await getServiceCredentials.call(context, 0);
+	const credentials = await getServiceCredentials(context, 0);
 	const wouldSend = [...entries].filter(
 		([itemIndex, entry]) => entry.reason !== 'unchanged' && !itemErrors.has(itemIndex),
 	);

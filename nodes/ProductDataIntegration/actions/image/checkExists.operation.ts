@@ -33,19 +33,19 @@ export const description = updateDisplayOptions(
 );
 
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject> {
-	const hashcode = String(this.getNodeParameter('hashcode', itemIndex, '') ?? '').trim();
+	const hashcode = String(context.getNodeParameter('hashcode', itemIndex, '') ?? '').trim();
 	if (hashcode === '') {
-		throw new NodeOperationError(this.getNode(), `The Hashcode of item ${itemIndex} is empty`, {
+		throw new NodeOperationError(context.getNode(), `The Hashcode of item ${itemIndex} is empty`, {
 			itemIndex,
 			description: 'Give the image hashcode that the upload of the image returned',
 		});
 	}
 	if (!HASHCODE.test(hashcode)) {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			`The Hashcode of item ${itemIndex} is not an image hashcode: ${JSON.stringify(hashcode.slice(0, 200))}`,
 			{
 				itemIndex,
@@ -54,10 +54,10 @@ export async function executeItem(
 			},
 		);
 	}
-	const response = await serviceRequest.call(this, {
+	const response = await serviceRequest(context, {
 		method: 'HEAD',
 		path: `/api/images/${encodeURIComponent(hashcode)}`,
-		customer: getCustomerOverride.call(this, itemIndex),
+		customer: getCustomerOverride(context, itemIndex),
 		itemIndex,
 		responseType: 'none',
 		allowStatus: [404],

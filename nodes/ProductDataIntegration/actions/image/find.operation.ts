@@ -116,24 +116,24 @@ function readQuery(context: IExecuteFunctions, itemIndex: number): ImageQuery {
 }
 
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject> {
-	const query = readQuery(this, itemIndex);
-	const { errorIfNotFound = false } = this.getNodeParameter('options', itemIndex, {}) as {
+	const query = readQuery(context, itemIndex);
+	const { errorIfNotFound = false } = context.getNodeParameter('options', itemIndex, {}) as {
 		errorIfNotFound?: boolean;
 	};
 	const lookup = await lookUpImage(
-		this,
+		context,
 		itemIndex,
 		query,
-		getCustomerOverride.call(this, itemIndex),
+		getCustomerOverride(context, itemIndex),
 	);
 	if (!lookup.found) {
 		if (errorIfNotFound) {
 			const [[field, value]] = Object.entries(query);
 			throw new NodeOperationError(
-				this.getNode(),
+				context.getNode(),
 				`No image with the ${field === 'md5' ? 'MD5' : 'URI'} ${value} exists (item ${itemIndex})`,
 				{ itemIndex, description: 'Turn off Error If Not Found to get found = false instead' },
 			);

@@ -22,14 +22,14 @@ export const description = updateDisplayOptions(
 
 /** Sends no request: the next upload of each image asks the service again. */
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject> {
-	const customer = getCustomerOverride.call(this, itemIndex);
-	const known = await knownImagesOf(this, itemIndex, customer, DEFAULT_LOOK_UP_AGAIN_DAYS);
+	const customer = getCustomerOverride(context, itemIndex);
+	const known = await knownImagesOf(context, itemIndex, customer, DEFAULT_LOOK_UP_AGAIN_DAYS);
 	const forgotten = await known.forget().catch((error: Error) => {
 		throw new NodeOperationError(
-			this.getNode(),
+			context.getNode(),
 			'The known images could not be forgotten in Redis: it could not be asked',
 			{
 				itemIndex,

@@ -135,7 +135,7 @@ async function postImages(
 	if (target.invert) qs.invert = 'true';
 	if (target.clippingPath !== '') qs.clippingpath = target.clippingPath;
 	try {
-		const response = await serviceRequest.call(context, {
+		const response = await serviceRequest(context, {
 			method: 'POST',
 			path: '/api/images',
 			qs,

@@ -18,7 +18,7 @@ export async function lookUpImage(
 	query: ImageQuery,
 	customer: CustomerOverride | undefined,
 ): Promise<LookupResult> {
-	const response = await serviceRequest.call(context, {
+	const response = await serviceRequest(context, {
 		method: 'GET',
 		path: '/api/images',
 		qs: { ...query },

@@ -120,9 +120,9 @@ export const description = updateDisplayOptions(
 );
 
 export async function executeBatch(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
-	return await uploadItems(this, items, failures);
+	return await uploadItems(context, items, failures);
 }

@@ -118,7 +118,7 @@ class UploadRun {
 		const names =
 			source === 'named' ? (context.getNodeParameter('binaryProperties', itemIndex) as string) : '';
 		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
-		const customer = getCustomerOverride.call(context, itemIndex);
+		const customer = getCustomerOverride(context, itemIndex);
 		const images = selectBinaryImages(context, itemIndex, source, names);
 		// Read each image once before anything is sent: an image that cannot be read fails its item
 		// alone, instead of breaking a request that carries other items' images.

@@ -24,17 +24,17 @@ export const description = updateDisplayOptions(
 );
 
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject> {
-	const sessionId = getSessionId(this, itemIndex);
-	const { includeErrorMessage = false } = this.getNodeParameter('options', itemIndex, {}) as {
+	const sessionId = getSessionId(context, itemIndex);
+	const { includeErrorMessage = false } = context.getNodeParameter('options', itemIndex, {}) as {
 		includeErrorMessage?: boolean;
 	};
-	const outcome = await getSessionOutcome.call(this, sessionId, {
+	const outcome = await getSessionOutcome(context, sessionId, {
 		includeErrorMessage,
 		itemIndex,
-		customer: getCustomerOverride.call(this, itemIndex),
+		customer: getCustomerOverride(context, itemIndex),
 	});
 	return { ...outcome };
 }

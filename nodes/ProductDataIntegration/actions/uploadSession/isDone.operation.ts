@@ -36,21 +36,21 @@ function parseDone(body: unknown): boolean | undefined {
 }
 
 export async function executeItem(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	itemIndex: number,
 ): Promise<IDataObject> {
-	const sessionId = getSessionId(this, itemIndex);
-	const response = await serviceRequest.call(this, {
+	const sessionId = getSessionId(context, itemIndex);
+	const response = await serviceRequest(context, {
 		method: 'GET',
 		path: `/api/status/${encodeURIComponent(sessionId)}/done`,
-		customer: getCustomerOverride.call(this, itemIndex),
+		customer: getCustomerOverride(context, itemIndex),
 		itemIndex,
 		responseType: 'text',
 	});
 	const done = parseDone(response.body);
 	if (done === undefined) {
 		throw new NodeApiError(
-			this.getNode(),
+			context.getNode(),
 			{ message: 'The service answered neither true nor false to whether the session is done' },
 			{
 				itemIndex,

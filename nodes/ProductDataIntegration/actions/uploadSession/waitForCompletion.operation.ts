@@ -46,16 +46,19 @@ export const description = updateDisplayOptions(
  * as long as its item's timeout.
  */
 export async function executeBatch(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
 	const entries: Array<{ sessions: SessionToAwait[] } | { failure: INodeExecutionData }> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			const settings = waitSettings(this, itemIndex);
+			const settings = waitSettings(context, itemIndex);
 			entries.push({
-				sessions: getSessionIds(this, itemIndex).map((sessionId) => ({ sessionId, ...settings })),
+				sessions: getSessionIds(context, itemIndex).map((sessionId) => ({
+					sessionId,
+					...settings,
+				})),
 			});
 		} catch (error) {
 			entries.push({ failure: failures.output(error, [itemIndex]) });
@@ -67,7 +70,7 @@ export async function executeBatch(
 
 	let outcomes: WaitResult[];
 	try {
-		outcomes = await waitForSessions.call(this, sessions);
+		outcomes = await waitForSessions(context, sessions);
 	} catch (error) {
 		return entries.map((entry) =>
 			'failure' in entry ? entry.failure : failures.output(error, [entry.sessions[0].itemIndex]),
