@@ -422,11 +422,13 @@ describe('process-wide limiters', () => {
 		const owner = holderKey(base, 'alice', 'secret');
 		expect(holderKey('HTTPS://HOLDER.example.com/', 'alice', 'secret')).toBe(owner);
 		expect(holderKey(base, 'alice', 'other')).not.toBe(owner);
+		expect(holderKey('https://other.example.com', 'alice', 'secret')).not.toBe(owner);
 		expect(
 			new Set([owner, holderKey(base, 'ALICE', 'secret'), holderKey(base, ' alice ', 'secret')])
 				.size,
 		).toBe(3);
-		expect(owner).not.toMatch(/alice|secret/);
+		expect(owner).toMatch(/^[0-9a-f]{64}$/);
+		expect(owner).not.toContain(Buffer.from('secret').toString('hex'));
 		// The bucket stays the account's, whoever sends: the service meters the account.
 		expect(accountKey(base, ' ALICE ')).toBe(accountKey(base, 'alice'));
 	});

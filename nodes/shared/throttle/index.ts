@@ -11,6 +11,12 @@ export {
 export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
 // The bucket shared through Redis lives in the full edition's own folder (../redis/): what is
 // exported here is all either edition meters with in a process.
-export { processLimiterFor, proveHolder, type TermsDeclaration } from './registry';
+export {
+	MAX_ACCOUNTS,
+	processLimiterFor,
+	proveHolder,
+	touch,
+	type TermsDeclaration,
+} from './registry';
 export { describeWait, waitWith, type Sleep } from './time';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';

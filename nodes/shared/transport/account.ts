@@ -1,7 +1,7 @@
-import { createHash, createHmac } from 'crypto';
+import { createHash, scryptSync } from 'crypto';
 import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { proveHolder, type BucketTerms, type RateLimiter } from '../throttle';
+import { MAX_ACCOUNTS, proveHolder, touch, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { accountLimiter } from './bucketHome';
 import { oncePerNodeRun } from './context';
@@ -50,19 +50,29 @@ export function accountKey(baseUrl: string, username: string): string {
 		.digest('hex');
 }
 
+/** holderKey's results of this process, by a digest of what they are made of. */
+const holderKeys = new Map<string, string>();
+
 /**
- * Names whoever holds the password of an account: a keyed digest (HMAC-SHA256, the password as key)
- * of the Base URL as checkBaseUrl normalises it and the username exactly as written. What the nodes
- * keep for an account (known images, declared rate-limit terms) is keyed by it, so a credential
- * with the same Base URL and username but another password finds and changes none of it, and the
- * key, in Redis too, gives neither the username nor the password back readable. Usernames are
- * not folded: " Alice ", "ALICE" and "alice" are three holders, as a service with case-sensitive
- * usernames has three accounts.
+ * Names whoever holds the password of an account: scrypt of the password, salted with the Base URL
+ * as checkBaseUrl normalises it and the username exactly as written. What the nodes keep for an
+ * account (known images, declared rate-limit terms, confirmed products) is keyed by it, so a
+ * credential with the same Base URL and username but another password finds and changes none of
+ * it, and the key, in Redis or n8n's database, gives neither the username nor the password back.
+ * Slow on purpose (about 50 ms, then remembered in this process): whoever reads those stores must
+ * not be able to test guessed passwords against it quickly. Usernames are not folded: " Alice ",
+ * "ALICE" and "alice" are three holders, as a service with case-sensitive usernames has three
+ * accounts.
  */
 export function holderKey(baseUrl: string, username: string, password: string): string {
-	return createHmac('sha256', password)
-		.update(`${checkBaseUrl(baseUrl)}\n${username}`)
-		.digest('hex');
+	const salt = `${checkBaseUrl(baseUrl)}\n${username}`;
+	const lookup = createHash('sha256').update(`${salt}\n${password}`).digest('hex');
+	let key = holderKeys.get(lookup);
+	if (key === undefined) {
+		key = scryptSync(password, salt, 32, { N: 2 ** 14, r: 8, p: 1 }).toString('hex');
+	}
+	touch(holderKeys, lookup, key, MAX_ACCOUNTS);
+	return key;
 }
 
 /** The credential's holderKey. */

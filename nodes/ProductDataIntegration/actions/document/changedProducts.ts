@@ -10,13 +10,12 @@ import { NodeOperationError } from 'n8n-workflow';
 import { getCustomerOverride } from '../../../shared/customer';
 import {
 	bucketTerms,
-	checkBaseUrl,
 	effectiveCustomer,
 	getServiceCredentials,
+	holderOf,
 } from '../../../shared/transport';
 import {
 	destinationDigest,
-	keyedAccountDigest,
 	MAX_PRODUCTS_PER_RUN,
 	type ProductEntry,
 	type Recalled,
@@ -145,14 +144,9 @@ export function readProducts(
 	});
 }
 
-/** The keyed digest of the node run's account (one credential per node run): computed once. */
+/** Whoever holds the password of the node run's account (one credential per node run). */
 export async function accountDigestOf(context: IExecuteFunctions): Promise<string> {
-	const credentials = await getServiceCredentials(context, 0);
-	return keyedAccountDigest({
-		origin: new URL(checkBaseUrl(credentials.baseUrl)).origin,
-		username: typeof credentials.username === 'string' ? credentials.username : '',
-		password: typeof credentials.password === 'string' ? credentials.password : '',
-	});
+	return holderOf(await getServiceCredentials(context, 0));
 }
 
 /**

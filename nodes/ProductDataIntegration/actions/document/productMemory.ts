@@ -1,4 +1,4 @@
-import { createHash, scryptSync } from 'crypto';
+import { createHash } from 'crypto';
 import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -63,30 +63,6 @@ export async function aloneInMemory<T>(
 	}
 }
 
-/** The account as the credential names it. */
-export interface AccountIdentity {
-	/** The Base URL's origin. */
-	origin: string;
-	/** Exactly as the credential has it: usernames are not case-folded. */
-	username: string;
-	password: string;
-}
-
-/**
- * A keyed digest of the account that only the holder of its password can compute: scrypt of the
- * password, salted with the Base URL's origin and the exact username. A credential with another
- * password, or another username (case counts), gets another digest and so sees none of this
- * account's memory. Slow on purpose (about 50 ms, once per node run): the memory's values are
- * derived from it, and must not let whoever reads n8n's database test guessed passwords quickly.
- */
-export function keyedAccountDigest({ origin, username, password }: AccountIdentity): string {
-	return scryptSync(password, `product-memory\n${origin}\n${username}`, 32, {
-		N: 2 ** 14,
-		r: 8,
-		p: 1,
-	}).toString('hex');
-}
-
 function digest(...parts: string[]): string {
 	return createHash('sha256').update(parts.join('\n')).digest('hex');
 }
@@ -100,7 +76,7 @@ export interface ProductEntry {
 	content: string;
 }
 
-/** Where a product goes, as the memory knows it: the account (keyedAccountDigest), customer node and route. */
+/** Where a product goes, as the memory knows it: the account's holder (holderKey), customer node and route. */
 export function destinationDigest(
 	accountDigest: string,
 	customer: string,
