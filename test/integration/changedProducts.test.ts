@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../../scripts/emulator';
-import { deduplicator, emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
+import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
+import { deduplicator, runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
 const node = new ProductDataIntegration();
-const FAST_CREDENTIAL = { customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 };
 
 function catalogue(count: number, price = 10): IDataObject[] {
 	return Array.from({ length: count }, (_, index) => ({
@@ -38,10 +38,9 @@ function buildFromItems(extra: IDataObject = {}): INodeParameters {
 jest.setTimeout(30_000);
 
 describe('Document Upload: Only Changed Products', () => {
-	let emulator: Emulator;
+	const { emulator } = useEmulator(FAST_BUCKET);
 	let nodeId: string;
-	const credentials = (overrides: IDataObject = {}) =>
-		emulatorCredentials(emulator, { ...FAST_CREDENTIAL, ...overrides });
+	const credentials = (overrides: IDataObject = {}) => fastCredentials(emulator, overrides);
 
 	function requests(): number {
 		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
@@ -76,16 +75,7 @@ describe('Document Upload: Only Changed Products', () => {
 		return await runNode({ node, nodeId, parameters, items, credentials: credentials(), ...extra });
 	}
 
-	beforeAll(async () => {
-		emulator = await startEmulator({ bucketCapacity: 50, leakIntervalMs: 20 });
-	});
-
-	afterAll(async () => {
-		await emulator.close();
-	});
-
 	beforeEach(() => {
-		emulator.reset();
 		nodeId = randomUUID();
 	});
 
