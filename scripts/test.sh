@@ -57,9 +57,10 @@ else
   fi
   n8n_install=
   bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
-  # The verified edition installed as a user installs it: its operations, trigger and AI Agent tool.
+  # The verified edition installed as a user installs it: its operations, trigger, AI Agent tool and
+  # Only Changed Products across a restart.
   E2E_EDITION=verified bash scripts/e2e.sh --json --outputFile="$results/e2e-verified.json" \
-    'test/e2e/(operations|trigger|agent)\.test\.ts$'
+    'test/e2e/(operations|trigger|agent|changedProducts)\.test\.ts$'
 fi
 
 # One closing line for all tiers (jest prints a summary per run).
