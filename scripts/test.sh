@@ -2,8 +2,8 @@
 # `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check, one
 # build and pack of each edition (full, verified), n8n's community-package lint of each edition's
 # source and tarball, then the test tiers: unit, integration, tools, and the end-to-end suite in a
-# real n8n with the full edition's tarball installed, and its operation, trigger and AI Agent files
-# again with the verified edition's.
+# real n8n with the full edition's tarball installed, and its operation, trigger, AI Agent and Only
+# Changed Products files again with the verified edition's.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
