@@ -136,7 +136,19 @@ export async function measureImage(
 	itemIndex: number,
 	image: BinaryImage,
 ): Promise<void> {
-	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
-	image.md5 = md5;
-	image.bytes = bytes;
+	let digest;
+	try {
+		digest = await digestOf(imagePart(context, itemIndex, image));
+	} catch (error) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`The image in binary field "${image.binaryProperty}" of item ${itemIndex} cannot be read`,
+			{
+				itemIndex,
+				description: `${(error as Error).message}. n8n no longer has the file (e.g. it was pruned with an older execution): produce the binary data again in this execution.`,
+			},
+		);
+	}
+	image.md5 = digest.md5;
+	image.bytes = digest.bytes;
 }
