@@ -361,3 +361,76 @@ describe('One image, one upload per run', () => {
 		]);
 	});
 });
+
+describe('Known images the workflow brings (Known MD5, Known Hashcode)', () => {
+	const fromItem = {
+		knownMd5: '={{ $json.knownMd5 }}',
+		knownHashcode: '={{ $json.knownHashcode }}',
+	};
+
+	it('answers an image the item knows without a request, after the process forgot everything', async () => {
+		const files = [jpeg(), jpeg(), jpeg()];
+		const first = await runNode({
+			node,
+			parameters: upload(),
+			items: await Promise.all(files.map(async (data) => await imageItem({ data }))),
+			credentials: credentials(),
+		});
+		expect(posts()).toBe(1);
+		const stored = first.output[0].map(({ json }) => ({
+			knownMd5: json.md5,
+			knownHashcode: json.hashcode,
+		}));
+
+		// What a restart without Redis leaves: no known image in the process.
+		await forgetKnownImages();
+		emulator.reset();
+		const changed = jpeg();
+		const again = await runNode({
+			node,
+			parameters: upload(fromItem),
+			items: await Promise.all(
+				[files[0], changed, files[2]].map(async (data, n) => await imageItem({ data }, stored[n])),
+			),
+			credentials: credentials(),
+		});
+
+		expect(again.error).toBeUndefined();
+		// Only the changed photo is sent.
+		expect(posts()).toBe(1);
+		expect(emulator.stats().images).toBe(1);
+		expect(again.output[0].map(({ json }) => [json.known, json.md5, json.hashcode])).toEqual([
+			['item', md5(files[0]), stored[0].knownHashcode],
+			[undefined, md5(changed), hashcodeOf(changed)],
+			['item', md5(files[2]), stored[2].knownHashcode],
+		]);
+	});
+
+	it.each([
+		[
+			{ knownMd5: 'a'.repeat(32), knownHashcode: '' },
+			'Known MD5 is given without Known Hashcode in item 1',
+		],
+		[{ knownMd5: '', knownHashcode: 'h1' }, 'Known Hashcode is given without Known MD5 in item 1'],
+		[
+			{ knownMd5: 'not-an-md5', knownHashcode: 'h1' },
+			'Known MD5 is not an MD5 (32 hex digits): "not-an-md5" in item 1',
+		],
+		[
+			{ knownMd5: 'a'.repeat(32), knownHashcode: 'x/../../auth/me' },
+			'Known Hashcode is not an image hashcode: "x/../../auth/me" in item 1',
+		],
+	])('refuses %j before any request, naming the item and the field', async (given, message) => {
+		const result = await runNode({
+			node,
+			parameters: upload(fromItem),
+			items: [
+				await imageItem({ data: jpeg() }, { knownMd5: '', knownHashcode: '' }),
+				await imageItem({ data: jpeg() }, given),
+			],
+			credentials: credentials(),
+		});
+		expect(result.error?.message).toBe(message);
+		expect(posts()).toBe(0);
+	});
+});

@@ -77,6 +77,24 @@ const properties: INodeProperties[] = [
 				description: 'Whether to remove the inside of the clipping path instead of keeping it',
 			},
 			{
+				displayName: 'Known Hashcode',
+				name: 'knownHashcode',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.knownHashcode }}',
+				description:
+					'The hashcode the service gave for the item\'s image in an earlier run, with Known MD5: an image of the item with that MD5 gets it without a request (known: "item"). Lets the workflow keep its own memory (e.g. in a Data Table), which outlives restarts without Redis.',
+			},
+			{
+				displayName: 'Known MD5',
+				name: 'knownMd5',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.knownMd5 }}',
+				description:
+					"The MD5 of the item's image when it got Known Hashcode (each output item gives md5 and hashcode to store)",
+			},
+			{
 				displayName: 'Look Up Again After (Days)',
 				name: 'lookUpAgainAfterDays',
 				type: 'number',

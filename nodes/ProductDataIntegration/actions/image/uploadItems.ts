@@ -3,6 +3,8 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import { getCustomerOverride } from '../../../shared/customer';
+import { HASHCODE } from '../../../shared/hashcode';
+import { cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages } from './binaryImages';
 import {
@@ -32,6 +34,41 @@ interface UploadOptions {
 	maxRequestMegabytes?: number;
 	rememberKnownImages?: boolean;
 	lookUpAgainAfterDays?: number;
+	knownHashcode?: string;
+	knownMd5?: string;
+}
+
+const MD5 = /^[0-9a-f]{32}$/;
+
+/**
+ * The image the item says the service has (Known MD5 and Known Hashcode), checked before any
+ * request: both or neither, an MD5 and a hashcode.
+ */
+function knownFromItem(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	options: UploadOptions,
+): { md5: string; hashcode: string } | undefined {
+	const hashcode = typeof options.knownHashcode === 'string' ? options.knownHashcode.trim() : '';
+	const md5 = typeof options.knownMd5 === 'string' ? options.knownMd5.trim().toLowerCase() : '';
+	const refuse = (message: string) =>
+		new NodeOperationError(context.getNode(), `${message} in item ${itemIndex}`, {
+			itemIndex,
+			description:
+				'Known MD5 and Known Hashcode come together, as an earlier run gave them (md5 and hashcode of its output item). Leave both empty for an image not known yet.',
+		});
+	if (hashcode === '' && md5 === '') return undefined;
+	if (hashcode === '') throw refuse('Known MD5 is given without Known Hashcode');
+	if (md5 === '') throw refuse('Known Hashcode is given without Known MD5');
+	if (!MD5.test(md5))
+		throw refuse(
+			`Known MD5 is not an MD5 (32 hex digits): ${JSON.stringify(cleanServiceText(md5, 64))}`,
+		);
+	if (!HASHCODE.test(hashcode))
+		throw refuse(
+			`Known Hashcode is not an image hashcode: ${JSON.stringify(cleanServiceText(hashcode, 64))}`,
+		);
+	return { md5, hashcode };
 }
 
 /** One input item on its way: its images' results as they come, or the output item of its failure. */
@@ -163,7 +200,7 @@ class UploadRun {
 	private listUploaded(): string {
 		const lines = this.slots.flatMap((slot, itemIndex) =>
 			slot.results
-				.filter((result) => typeof result.hashcode === 'string' && result.known !== true)
+				.filter((result) => typeof result.hashcode === 'string' && result.known === undefined)
 				.map(
 					(result) =>
 						`${itemIndex} ${String(result.binaryProperty)} (MD5 ${String(result.md5)}) -> ${String(result.hashcode)}`,
@@ -182,6 +219,7 @@ class UploadRun {
 		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
 		const customer = getCustomerOverride.call(context, itemIndex);
 		const images = selectBinaryImages(context, itemIndex, source, names);
+		const givenKnown = knownFromItem(context, itemIndex, options);
 		const limits = {
 			images: Math.floor(
 				positiveOption(
@@ -245,7 +283,15 @@ class UploadRun {
 			const answered = this.answered.get(key);
 			const sending = this.sending.get(key);
 			const hashcode = recalled.get(image.md5 as string);
-			if (answered) {
+			if (givenKnown !== undefined && givenKnown.md5 === image.md5) {
+				slot.results[position] = {
+					hashcode: givenKnown.hashcode,
+					...describeImage(image),
+					...(options.skipExisting === true ? { skipped: true } : {}),
+					known: 'item',
+				};
+				this.answered.set(key, slot.results[position]);
+			} else if (answered) {
 				this.answerAsBefore(place, answered);
 			} else if (sending) {
 				sending.followers.push(place);
@@ -298,7 +344,7 @@ class UploadRun {
 			...(hashcode !== undefined ? { hashcode } : {}),
 			...place.slot.results[place.position],
 			...(warning !== undefined ? { warning } : {}),
-			...(result.known === true ? { known: true } : {}),
+			...(result.known !== undefined ? { known: result.known } : {}),
 			...(result.skipped !== undefined ? { skipped: result.skipped } : {}),
 		};
 		if (typeof hashcode === 'string')
