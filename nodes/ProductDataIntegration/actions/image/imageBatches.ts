@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { serviceMessage, serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { imagePart, type BinaryImage } from './binaryImages';
+import { imageName, imagePart, type BinaryImage } from './binaryImages';
 import { encodeMultipart } from './multipart';
 import { parseUploadAnswer } from './responses';
 
@@ -44,12 +44,16 @@ function partBytes(pending: PendingImage): number {
 }
 
 export function describeImage(image: BinaryImage): IDataObject {
+	const source =
+		image.url !== undefined
+			? { url: image.url, version: image.version }
+			: { binaryProperty: image.binaryProperty };
 	return {
 		fileName: image.fileName,
 		mimeType: image.mimeType,
 		md5: image.md5,
 		bytes: image.bytes,
-		binaryProperty: image.binaryProperty,
+		...source,
 	};
 }
 
@@ -160,7 +164,7 @@ function tooLargeError(
 ): NodeOperationError {
 	return new NodeOperationError(
 		context.getNode(),
-		`The service refused the image in binary field "${image.binaryProperty}" of item ${itemIndex} as too large (413)`,
+		`The service refused the image in ${imageName(image)} of item ${itemIndex} as too large (413)`,
 		{
 			itemIndex,
 			description: `The image has ${image.bytes} bytes and was sent on its own. Nothing was stored; make the image smaller to upload it.`,
@@ -178,8 +182,8 @@ function invalidError(
 	return new NodeOperationError(
 		context.getNode(),
 		alone
-			? `The service refused the image in binary field "${image.binaryProperty}" of item ${itemIndex} as invalid (400)`
-			: `The service refused the request holding the image in binary field "${image.binaryProperty}" of item ${itemIndex} as invalid (400)`,
+			? `The service refused the image in ${imageName(image)} of item ${itemIndex} as invalid (400)`
+			: `The service refused the request holding the image in ${imageName(image)} of item ${itemIndex} as invalid (400)`,
 		{
 			itemIndex,
 			description: alone
@@ -251,7 +255,7 @@ function describeUpload(
 			return {
 				error: new NodeOperationError(
 					context.getNode(),
-					`The service answered the image in binary field "${image.binaryProperty}" of item ${itemIndex} without a usable hashcode`,
+					`The service answered the image in ${imageName(image)} of item ${itemIndex} without a usable hashcode`,
 					{
 						itemIndex,
 						description: `Its entry in the answer: ${entry.unusable}. The service may have stored the image; the other images of the request have their hashcodes.`,

@@ -6,7 +6,8 @@ import { getCustomerOverride } from '../../../shared/customer';
 import { HASHCODE } from '../../../shared/hashcode';
 import { cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
-import { measureImage, selectBinaryImages } from './binaryImages';
+import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
+import { DEFAULT_MAX_PHOTO_MEGABYTES, fetchPhoto, photoUrlOf } from './photos';
 import {
 	describeImage,
 	uploadInBatches,
@@ -36,6 +37,8 @@ interface UploadOptions {
 	lookUpAgainAfterDays?: number;
 	knownHashcode?: string;
 	knownMd5?: string;
+	knownVersion?: string;
+	maxPhotoMegabytes?: number;
 }
 
 const MD5 = /^[0-9a-f]{32}$/;
@@ -172,6 +175,9 @@ class UploadRun {
 	/** Images waiting to be sent, by target and md5. */
 	private readonly sending = new Map<string, Waiting>();
 
+	/** Photos fetched in this run, by target, URL and version. */
+	private readonly photos = new Map<string, BinaryImage>();
+
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly failures: ItemFailures,
@@ -203,7 +209,7 @@ class UploadRun {
 				.filter((result) => typeof result.hashcode === 'string' && result.known === undefined)
 				.map(
 					(result) =>
-						`${itemIndex} ${String(result.binaryProperty)} (MD5 ${String(result.md5)}) -> ${String(result.hashcode)}`,
+						`${itemIndex} ${String(result.binaryProperty ?? result.url)} (MD5 ${String(result.md5)}) -> ${String(result.hashcode)}`,
 				),
 		);
 		return lines.length > 0
@@ -213,12 +219,40 @@ class UploadRun {
 
 	async add(itemIndex: number, slot: ItemSlot): Promise<void> {
 		const { context } = this;
-		const source = context.getNodeParameter('imagesFrom', itemIndex, 'named') as 'all' | 'named';
-		const names =
-			source === 'named' ? (context.getNodeParameter('binaryProperties', itemIndex) as string) : '';
+		const source = context.getNodeParameter('imagesFrom', itemIndex, 'named') as
+			| 'all'
+			| 'named'
+			| 'url';
 		const options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
 		const customer = getCustomerOverride.call(context, itemIndex);
-		const images = selectBinaryImages(context, itemIndex, source, names);
+		const photo =
+			source === 'url'
+				? {
+						url: photoUrlOf(context, itemIndex, context.getNodeParameter('photoUrl', itemIndex)),
+						version: String(context.getNodeParameter('photoVersion', itemIndex, '') ?? '').trim(),
+						knownVersion: String(options.knownVersion ?? '').trim(),
+						maxBytes: Math.floor(
+							positiveOption(
+								context,
+								itemIndex,
+								'Max Photo Size (MB)',
+								options.maxPhotoMegabytes ?? DEFAULT_MAX_PHOTO_MEGABYTES,
+								0.001,
+							) * MEGABYTE,
+						),
+					}
+				: undefined;
+		const images =
+			source === 'url'
+				? []
+				: selectBinaryImages(
+						context,
+						itemIndex,
+						source,
+						source === 'named'
+							? (context.getNodeParameter('binaryProperties', itemIndex) as string)
+							: '',
+					);
 		const givenKnown = knownFromItem(context, itemIndex, options);
 		const limits = {
 			images: Math.floor(
@@ -254,6 +288,14 @@ class UploadRun {
 				? undefined
 				: await this.knownImages(itemIndex, target, options);
 
+		if (photo) {
+			const fetched = await this.photoOf(itemIndex, targetKey, photo, givenKnown);
+			if (!('image' in fetched)) {
+				slot.results = [fetched.answer];
+				return;
+			}
+			images.push(fetched.image);
+		}
 		const skipped = options.skipExisting === true ? { skipped: false } : {};
 		slot.results = images.map((image) => ({ ...describeImage(image), ...skipped }));
 		const places: ImagePlace[] = images.map((image, position) => ({
@@ -261,7 +303,7 @@ class UploadRun {
 			image,
 			slot,
 			position,
-			retryKey: [itemIndex, targetKey, image.binaryProperty, image.md5],
+			retryKey: [itemIndex, targetKey, image.url ?? image.binaryProperty, image.md5],
 			known,
 		}));
 		const sameImage = (place: ImagePlace) => `${targetKey}\n${place.image.md5 as string}`;
@@ -311,6 +353,11 @@ class UploadRun {
 				toSend.push(waiting);
 			}
 		}
+		// A photo answered without a request is let go at once; one sent, once its request is.
+		for (const place of places) {
+			if (place.image.data !== undefined && this.answered.has(sameImage(place)))
+				place.image.data = undefined;
+		}
 		if (toSend.length === 0) return;
 
 		const batchKey = JSON.stringify([targetKey, limits]);
@@ -335,6 +382,48 @@ class UploadRun {
 		this.waitingBytes += bytes;
 		if (this.waiting.length >= batchLimits.images || this.waitingBytes >= batchLimits.bytes)
 			await this.flush();
+	}
+
+	/**
+	 * A photo given by URL: answered from the item's Known Version or the host's "not modified"
+	 * without a download, met before in this run (same URL and version) without another, or
+	 * fetched and measured.
+	 */
+	private async photoOf(
+		itemIndex: number,
+		targetKey: string,
+		photo: { url: string; version: string; knownVersion: string; maxBytes: number },
+		givenKnown: { md5: string; hashcode: string } | undefined,
+	): Promise<{ image: BinaryImage } | { answer: IDataObject }> {
+		const { url, version, knownVersion } = photo;
+		const fromItem = (answeredVersion: string) => ({
+			answer: {
+				hashcode: givenKnown?.hashcode,
+				md5: givenKnown?.md5,
+				url,
+				version: answeredVersion,
+				known: 'item',
+			},
+		});
+		if (givenKnown && version !== '' && version === knownVersion) return fromItem(version);
+		// The same URL and version met before in this run: no second download, while its bytes or
+		// its answer are still there.
+		const key = JSON.stringify([targetKey, url, version]);
+		const met = this.photos.get(key);
+		if (met && (met.data !== undefined || this.answered.has(`${targetKey}\n${met.md5 as string}`)))
+			return { image: { ...met } };
+		const fetched = await fetchPhoto(
+			this.context,
+			itemIndex,
+			url,
+			version,
+			givenKnown ? knownVersion : '',
+			photo.maxBytes,
+		);
+		if ('notModified' in fetched) return fromItem(knownVersion);
+		await measureImage(this.context, itemIndex, fetched.image);
+		this.photos.set(key, fetched.image);
+		return fetched;
 	}
 
 	/** An image met before in this run: the first one's result, for this item's own field. */
@@ -371,6 +460,7 @@ class UploadRun {
 			const entry = waiting[n];
 			this.sending.delete(entry.sameImage);
 			const places = [entry, ...entry.followers];
+			for (const place of places) place.image.data = undefined;
 			if ('error' in outcome) {
 				for (const place of places) failed.push([place, outcome.error]);
 				return;
