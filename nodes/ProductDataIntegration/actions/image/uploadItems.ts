@@ -336,6 +336,8 @@ class UploadRun {
 			} else if (answered) {
 				this.answerAsBefore(place, answered);
 			} else if (sending) {
+				// Answered with the image sent: a photo's own copy of the bytes is not needed.
+				image.data = undefined;
 				sending.followers.push(place);
 			} else if (hashcode !== undefined) {
 				slot.results[position] = {
