@@ -31,6 +31,13 @@ let host: LocalServer;
 beforeAll(async () => {
 	host = await listenLocal((req, res) => {
 		received.push(req.headers);
+		// Never answered; answered with headers and the body's first bytes only.
+		if (req.url === '/p/hang.jpg') return;
+		if (req.url === '/p/trickle.jpg') {
+			res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': '5000' });
+			res.write(jpeg(100));
+			return;
+		}
 		const photo = photos.get(req.url ?? '');
 		if (!photo) {
 			res.writeHead(404).end();
@@ -243,6 +250,33 @@ describe('Image Upload by Photo URL', () => {
 			`The photo ${host.url}/p/missing.jpg of item 2 could not be fetched (HTTP 404)`,
 			'The Photo URL of item 3 is not an http(s) URL: "file:///etc/passwd"',
 		]);
+		expect(posts()).toBe(1);
+	});
+
+	it('fails alone an item whose photo does not arrive within Photo Timeout, headers or body', async () => {
+		photos.set('/p/fine.jpg', jpeg());
+		const started = Date.now();
+
+		const result = await runNode({
+			node,
+			parameters: byUrl({ photoTimeoutSeconds: 1 }),
+			items: products(['/p/hang.jpg', '/p/fine.jpg', '/p/trickle.jpg']),
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0].map(({ json }) => [json.error, json.errorDetails])).toEqual([
+			[
+				`The photo ${host.url}/p/hang.jpg of item 0 could not be fetched`,
+				'No answer within 1 s (Photo Timeout).',
+			],
+			[undefined, undefined],
+			[
+				`The photo ${host.url}/p/trickle.jpg of item 2 could not be read to its end`,
+				'Not sent within 1 s (Photo Timeout).',
+			],
+		]);
+		expect(Date.now() - started).toBeLessThan(10_000);
 		expect(posts()).toBe(1);
 	});
 });

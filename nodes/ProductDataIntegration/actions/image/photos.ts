@@ -9,13 +9,19 @@ import type { BinaryImage } from './binaryImages';
  * not the service, so the request goes through n8n's plain request helper, as the transport does
  * for error documents on another host (no credential, no customer header; n8n's SSRF protection
  * applies where the instance turns it on), and neither spends nor waits for the account's rate
- * limit. Its size and time are bounded. A photo is held in memory until its request to the service
+ * limit. Its size and time are bounded (Max Photo Size, Photo Timeout). A photo is held in memory until its request to the service
  * is sent (at most a request's worth, Max Request Size), never in n8n's binary store.
  */
 
-/** A photo the host takes longer than this to send is not waited for. */
-export const PHOTO_TIMEOUT_MS = 60_000;
+/** A photo the host takes longer than this to send (headers and body) is not waited for. */
+export const DEFAULT_PHOTO_TIMEOUT_SECONDS = 60;
 export const DEFAULT_MAX_PHOTO_MEGABYTES = 25;
+
+/** How much of the host a photo may take. */
+export interface PhotoBounds {
+	maxBytes: number;
+	timeoutMs: number;
+}
 
 /** What an earlier run learnt of the photo at the host: `etag:<ETag>` or `last-modified:<date>`. */
 const ETAG = 'etag:';
@@ -81,14 +87,14 @@ export async function fetchPhoto(
 	url: string,
 	version: string,
 	knownVersion: string,
-	maxBytes: number,
+	{ maxBytes, timeoutMs }: PhotoBounds,
 ): Promise<PhotoFetch> {
 	const headers: Record<string, string> = { accept: 'image/*' };
 	if (version === '' && knownVersion.startsWith(ETAG))
 		headers['if-none-match'] = knownVersion.slice(ETAG.length);
 	if (version === '' && knownVersion.startsWith(LAST_MODIFIED))
 		headers['if-modified-since'] = knownVersion.slice(LAST_MODIFIED.length);
-	const deadline = AbortSignal.timeout(PHOTO_TIMEOUT_MS);
+	const deadline = AbortSignal.timeout(timeoutMs);
 	const options: IHttpRequestOptions = {
 		method: 'GET',
 		url,
@@ -97,7 +103,7 @@ export async function fetchPhoto(
 		ignoreHttpStatusErrors: true,
 		encoding: 'stream',
 		json: false,
-		timeout: PHOTO_TIMEOUT_MS,
+		timeout: timeoutMs,
 		abortSignal: deadline,
 	};
 	let response: IN8nHttpFullResponse;
@@ -110,7 +116,7 @@ export async function fetchPhoto(
 			url,
 			'could not be fetched',
 			deadline.aborted
-				? `No answer within ${PHOTO_TIMEOUT_MS / 1000} s.`
+				? `No answer within ${timeoutMs / 1000} s (Photo Timeout).`
 				: cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
@@ -154,7 +160,7 @@ export async function fetchPhoto(
 			url,
 			'could not be read to its end',
 			deadline.aborted
-				? `Not sent within ${PHOTO_TIMEOUT_MS / 1000} s.`
+				? `Not sent within ${timeoutMs / 1000} s (Photo Timeout).`
 				: cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}

@@ -8,7 +8,7 @@ import {
 	MIN_LOOK_UP_AGAIN_DAYS,
 } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
-import { DEFAULT_MAX_PHOTO_MEGABYTES } from './photos';
+import { DEFAULT_MAX_PHOTO_MEGABYTES, DEFAULT_PHOTO_TIMEOUT_SECONDS } from './photos';
 import {
 	DEFAULT_IMAGES_PER_REQUEST,
 	DEFAULT_MAX_REQUEST_MEGABYTES,
@@ -49,7 +49,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		placeholder: 'e.g. {{ $json.imageUrl }}',
 		description:
-			"The photo's http(s) URL at its host (a shop, a CDN). Fetched through n8n without the account's credential, at most Max Photo Size and 60 s.",
+			"The photo's http(s) URL at its host (a shop, a CDN). Fetched through n8n without the account's credential, at most Max Photo Size and Photo Timeout.",
 		displayOptions: { show: { imagesFrom: ['url'] } },
 	},
 	{
@@ -157,6 +157,15 @@ const properties: INodeProperties[] = [
 				default: DEFAULT_MAX_REQUEST_MEGABYTES,
 				description:
 					'The most image data sent in one request. A request the service refuses as too large (413) is split and sent again, and the rest of the run sends smaller ones.',
+			},
+			{
+				displayName: 'Photo Timeout (Seconds)',
+				name: 'photoTimeoutSeconds',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: DEFAULT_PHOTO_TIMEOUT_SECONDS,
+				description:
+					'With Photo URL: the longest a photo may take to arrive. A slower one fails its item.',
 			},
 			{
 				displayName: 'Remember Known Images',

@@ -7,7 +7,13 @@ import { HASHCODE } from '../../../shared/hashcode';
 import { cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
-import { DEFAULT_MAX_PHOTO_MEGABYTES, fetchPhoto, photoUrlOf } from './photos';
+import {
+	DEFAULT_MAX_PHOTO_MEGABYTES,
+	DEFAULT_PHOTO_TIMEOUT_SECONDS,
+	fetchPhoto,
+	photoUrlOf,
+	type PhotoBounds,
+} from './photos';
 import {
 	describeImage,
 	uploadInBatches,
@@ -39,6 +45,7 @@ interface UploadOptions {
 	knownMd5?: string;
 	knownVersion?: string;
 	maxPhotoMegabytes?: number;
+	photoTimeoutSeconds?: number;
 }
 
 const MD5 = /^[0-9a-f]{32}$/;
@@ -231,15 +238,25 @@ class UploadRun {
 						url: photoUrlOf(context, itemIndex, context.getNodeParameter('photoUrl', itemIndex)),
 						version: String(context.getNodeParameter('photoVersion', itemIndex, '') ?? '').trim(),
 						knownVersion: String(options.knownVersion ?? '').trim(),
-						maxBytes: Math.floor(
-							positiveOption(
-								context,
-								itemIndex,
-								'Max Photo Size (MB)',
-								options.maxPhotoMegabytes ?? DEFAULT_MAX_PHOTO_MEGABYTES,
-								0.001,
-							) * MEGABYTE,
-						),
+						bounds: {
+							maxBytes: Math.floor(
+								positiveOption(
+									context,
+									itemIndex,
+									'Max Photo Size (MB)',
+									options.maxPhotoMegabytes ?? DEFAULT_MAX_PHOTO_MEGABYTES,
+									0.001,
+								) * MEGABYTE,
+							),
+							timeoutMs:
+								positiveOption(
+									context,
+									itemIndex,
+									'Photo Timeout (Seconds)',
+									options.photoTimeoutSeconds ?? DEFAULT_PHOTO_TIMEOUT_SECONDS,
+									1,
+								) * 1000,
+						},
 					}
 				: undefined;
 		const images =
@@ -394,7 +411,7 @@ class UploadRun {
 	private async photoOf(
 		itemIndex: number,
 		targetKey: string,
-		photo: { url: string; version: string; knownVersion: string; maxBytes: number },
+		photo: { url: string; version: string; knownVersion: string; bounds: PhotoBounds },
 		givenKnown: { md5: string; hashcode: string } | undefined,
 	): Promise<{ image: BinaryImage } | { answer: IDataObject }> {
 		const { url, version, knownVersion } = photo;
@@ -420,7 +437,7 @@ class UploadRun {
 			url,
 			version,
 			givenKnown ? knownVersion : '',
-			photo.maxBytes,
+			photo.bounds,
 		);
 		if ('notModified' in fetched) return fromItem(knownVersion);
 		await measureImage(this.context, itemIndex, fetched.image);
