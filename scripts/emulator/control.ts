@@ -8,7 +8,17 @@ import type { FaultKind } from './types';
 
 export const CONTROL_PREFIX = '/__emulator/';
 
-const FAULT_KINDS: FaultKind[] = ['500', '503', '429', 'reset', 'slow', 'hang', 'redirect', 'huge'];
+const FAULT_KINDS: FaultKind[] = [
+	'500',
+	'503',
+	'429',
+	'reset',
+	'slow',
+	'hang',
+	'redirect',
+	'huge',
+	'hostile-entry',
+];
 const DEFAULT_SLOW_MS = 1000;
 
 export interface UploadSummary {
@@ -127,6 +137,9 @@ export async function handleControl(
 				if (body.kind === 'huge' && (!isCount(body.bytes) || body.bytes === 0)) {
 					throw new ControlError('"bytes" must be a positive integer.');
 				}
+				if (body.kind === 'hostile-entry' && !isCount(body.entry)) {
+					throw new ControlError('"entry" must be an integer >= 0.');
+				}
 				if (
 					body.status !== undefined &&
 					(!isCount(body.status) || body.status < 200 || body.status > 599)
@@ -142,6 +155,8 @@ export async function handleControl(
 					location: body.location as string | undefined,
 					status: body.status as number | undefined,
 					bytes: body.bytes as number | undefined,
+					entry: body.entry as number | undefined,
+					value: body.value,
 				});
 				return json(200, { pending: store.faults.reduce((sum, f) => sum + f.remaining, 0) });
 			}
@@ -164,13 +179,17 @@ export async function handleControl(
 					if (body[name] !== undefined && !isCount(body[name]))
 						throw new ControlError(`"${name}" must be an integer >= 0 (0: no limit).`);
 				}
+				if (body.onlyImages !== undefined && typeof body.onlyImages !== 'boolean')
+					throw new ControlError('"onlyImages" must be true or false.');
 				const limits = store.imageLimits;
+				limits.onlyImages = (body.onlyImages as boolean | undefined) ?? limits.onlyImages;
 				limits.maxRequestBytes =
 					(body.maxImageRequestBytes as number | undefined) ?? limits.maxRequestBytes;
 				limits.maxImages = (body.maxImagesPerRequest as number | undefined) ?? limits.maxImages;
 				return json(200, {
 					maxImageRequestBytes: limits.maxRequestBytes,
 					maxImagesPerRequest: limits.maxImages,
+					onlyImages: limits.onlyImages,
 				});
 			}
 			case 'POST clock': {

@@ -47,6 +47,26 @@ export function faultAnswer(fault: FaultRule): Reply | undefined {
 	}
 }
 
+/**
+ * An upload's answer (handled in full, every image stored) with one entry's hashcode replaced by
+ * the fault's value, as a service whose answer names one part without a usable hashcode gives it.
+ */
+function withHostileEntry(reply: Reply, fault: FaultRule): Reply {
+	if (typeof reply.body !== 'string') return reply;
+	let entries: unknown;
+	try {
+		entries = JSON.parse(reply.body);
+	} catch {
+		return reply;
+	}
+	const index = fault.entry ?? 0;
+	if (!Array.isArray(entries) || index >= entries.length) return reply;
+	const entry: unknown = entries[index];
+	entries[index] =
+		typeof entry === 'object' && entry !== null ? { ...entry, hashcode: fault.value } : fault.value;
+	return { ...reply, body: JSON.stringify(entries) };
+}
+
 /** Ends a streamed answer that will never be sent. */
 function dropBody(reply: Reply): void {
 	if (reply.body && typeof reply.body !== 'string' && !Buffer.isBuffer(reply.body))
@@ -72,6 +92,10 @@ export function deliver(
 		// Handled in full, never answered: the connection stays open until the client gives up
 		// or the emulator closes.
 		dropBody(reply);
+		return;
+	}
+	if (fault?.kind === 'hostile-entry') {
+		send(res, withHostileEntry(reply, fault));
 		return;
 	}
 	if (fault?.kind === 'slow') {

@@ -72,6 +72,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedEmulatorO
 		rateLimitAnswer: options.rateLimitAnswer ?? '429-seconds',
 		maxImageRequestBytes: options.maxImageRequestBytes ?? 0,
 		maxImagesPerRequest: options.maxImagesPerRequest ?? 0,
+		onlyImages: options.onlyImages ?? false,
 	};
 	for (const name of ['maxImageRequestBytes', 'maxImagesPerRequest'] as const) {
 		if (!Number.isInteger(resolved[name]) || resolved[name] < 0)

@@ -82,12 +82,13 @@ export class EmulatorStore {
 	private statistics: EmulatorStats = EmulatorStore.emptyStats();
 	readonly fileDirectory: string;
 	/** What one image upload may hold; starts from the options, changed through the control routes. */
-	readonly imageLimits: { maxRequestBytes: number; maxImages: number };
+	readonly imageLimits: { maxRequestBytes: number; maxImages: number; onlyImages: boolean };
 
 	constructor(private readonly options: ResolvedEmulatorOptions) {
 		this.imageLimits = {
 			maxRequestBytes: options.maxImageRequestBytes,
 			maxImages: options.maxImagesPerRequest,
+			onlyImages: options.onlyImages,
 		};
 		this.buckets = new LeakyBuckets(options.bucketCapacity, options.leakIntervalMs);
 		this.fileDirectory = mkdtempSync(join(tmpdir(), 'product-data-emulator-'));

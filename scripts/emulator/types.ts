@@ -35,6 +35,8 @@ export interface EmulatorOptions {
 	maxImageRequestBytes?: number;
 	/** Most `file` parts accepted in one image upload; 0: no limit. More are answered 413. */
 	maxImagesPerRequest?: number;
+	/** Whether an image upload holding a `file` part that is not an image (by its first bytes) is refused whole, 400, as the service does. */
+	onlyImages?: boolean;
 }
 
 export type ResolvedEmulatorOptions = Required<EmulatorOptions>;
@@ -65,7 +67,16 @@ export interface ProcessingError {
 	line?: number;
 }
 
-export type FaultKind = '500' | '503' | '429' | 'reset' | 'slow' | 'hang' | 'redirect' | 'huge';
+export type FaultKind =
+	| '500'
+	| '503'
+	| '429'
+	| 'reset'
+	| 'slow'
+	| 'hang'
+	| 'redirect'
+	| 'huge'
+	| 'hostile-entry';
 
 export interface FaultRule {
 	kind: FaultKind;
@@ -79,4 +90,7 @@ export interface FaultRule {
 	/** `huge`: status and size of the answer. */
 	status?: number;
 	bytes?: number;
+	/** `hostile-entry`: which entry of the upload's answer (from 0) gets `value` for its hashcode. */
+	entry?: number;
+	value?: unknown;
 }

@@ -56,6 +56,7 @@ describe('the example workflows', () => {
 				'catalogue-sync.json',
 				'failed-upload-alert.json',
 				'image-upload-skip-existing.json',
+				'image-upload-known-in-data-table.json',
 			]),
 		);
 		for (const file of files) {
@@ -136,5 +137,44 @@ describe('the example workflows', () => {
 		);
 		// The photos are known images now: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual(requests);
+	});
+
+	test('known images in a Data Table: the first run uploads the photos and stores md5 and hashcode, the next one sends nothing, its hashcodes coming from the table', async () => {
+		const { data: project } = await n8n.server.request<{ data: { id: string } }>(
+			'GET',
+			'/rest/projects/personal',
+		);
+		await n8n.server.request('POST', `/rest/projects/${project.id}/data-tables`, {
+			name: 'Known Product Photos',
+			columns: ['sku', 'md5', 'hashcode'].map((name) => ({ name, type: 'string' })),
+		});
+		const { id } = readExample('image-upload-known-in-data-table.json');
+
+		const first = await n8n.executeWorkflow(id);
+		const uploaded = nodeItems(first, 'Hashcode per Product');
+		expect(uploaded).toEqual([
+			{
+				sku: 'SKU-2001',
+				md5: expect.any(String),
+				hashcode: expect.stringMatching(HASHCODE),
+				knownBefore: false,
+			},
+			{
+				sku: 'SKU-2002',
+				md5: expect.any(String),
+				hashcode: expect.stringMatching(HASHCODE),
+				knownBefore: false,
+			},
+		]);
+		expect(n8n.emulator.stats().requests['POST /api/images']).toBe(1);
+		expect(nodeItems(first, 'Remember Photos')).toHaveLength(2);
+
+		n8n.emulator.reset();
+		const second = await n8n.executeWorkflow(id);
+		expect(nodeItems(second, 'Hashcode per Product')).toEqual(
+			uploaded.map((item) => ({ ...item, knownBefore: true })),
+		);
+		// The hashcodes came with the items from the table: no request at all.
+		expect(n8n.emulator.stats().requests).toEqual({});
 	});
 });

@@ -896,8 +896,10 @@ describe('Answers in layouts the node does not know', () => {
 				parameters: upload(),
 				items: [await imageItem({ data: file })],
 				credentials: credentials(),
+				continueOnFail: true,
 			});
 			expect(error).toBeUndefined();
+			expect(output[0][0].json.error).toMatch(/without a usable hashcode/);
 			expect(output[0][0].json.hashcode).toBeUndefined();
 			expect(output[0][0].json.known).toBeUndefined();
 			expect(posts).toBe(1);
@@ -924,9 +926,12 @@ describe('Answers in layouts the node does not know', () => {
 			parameters: upload(),
 			items: [await imageItem({ data: image('dots.jpg') })],
 			credentials: credentials(),
+			continueOnFail: true,
 		});
 		expect(output[0][0].json.hashcode).toBeUndefined();
-		expect(output[0][0].json.warning).toEqual(expect.stringContaining('cannot read'));
+		expect(output[0][0].json.error).toBe(
+			'The service answered the image in binary field "data" of item 0 without a usable hashcode',
+		);
 	});
 
 	it('shows the md5 the service reports short and on one line', async () => {

@@ -45,7 +45,6 @@ describe('parseUploadAnswer', () => {
 		['a sentence', 'Images uploaded successfully'],
 		['HTML', '<html><body>OK</body></html>'],
 		['broken JSON', '[{"hashcode": '],
-		['an array with an unreadable element', JSON.stringify([{ hashcode: A }, { name: 'x' }])],
 		['an object without hashcodes', JSON.stringify({ status: 'ok' })],
 		['a boolean', 'true'],
 	])('gives up on %s', (_layout, body) => {
@@ -66,10 +65,30 @@ describe('parseUploadAnswer', () => {
 	it.each(['x/../../auth/me', 'a/./b', 'a/..', 'a/.', 'a//..'])(
 		'refuses %j, whose dot segment would name a folder in a path',
 		(hashcode) => {
-			expect(parseUploadAnswer(JSON.stringify([hashcode]))).toBeUndefined();
+			expect(parseUploadAnswer(JSON.stringify([hashcode]))?.[0].hashcode).toBeUndefined();
 			expect(parseUploadAnswer(hashcode)).toBeUndefined();
 		},
 	);
+
+	it('marks an entry of a list without a usable hashcode, keeping the others in their places', () => {
+		expect(
+			parseUploadAnswer(
+				JSON.stringify([{ hashcode: A }, { name: 'x' }, { hashcode: '<html>' }, null, B]),
+			),
+		).toEqual([
+			{ hashcode: A },
+			{ unusable: '{"name":"x"}' },
+			{ unusable: '{"hashcode":"<html>"}' },
+			{ unusable: 'null' },
+			{ hashcode: B },
+		]);
+	});
+
+	it('shows at most 100 characters of an unusable entry, on one line', () => {
+		const [entry] = parseUploadAnswer(JSON.stringify([`${'x'.repeat(500_000)}\nforged`])) ?? [];
+		expect(entry.hashcode).toBeUndefined();
+		expect('unusable' in entry && entry.unusable.length).toBe(100);
+	});
 
 	it('keeps the md5 the service reports short and on one line', () => {
 		const [entry] =

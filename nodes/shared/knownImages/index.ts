@@ -14,7 +14,7 @@ export const MIN_LOOK_UP_AGAIN_DAYS = 0.01;
 export const MAX_LOOK_UP_AGAIN_DAYS = 365;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-const PROCESS_ONLY_HINT = `Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them.${SHARING_ADVICE}`;
+const PROCESS_ONLY_HINT = `Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them, and every image is then sent again.${SHARING_ADVICE} A workflow can keep its own memory that outlives restarts: store each output item's md5 and hashcode (e.g. in a Data Table) and give them back as Known MD5 and Known Hashcode.`;
 
 /**
  * The known images of the account's customer node that a run works with: in the full edition, in

@@ -39,6 +39,8 @@ async function uploadImages({ options, store }: Service, context: RequestContext
 		throw error;
 	}
 	if (files.length === 0 || files.some((f) => f.data.length === 0)) return invalid();
+	// As the service does: one part that is not an image refuses the whole request, naming none.
+	if (store.imageLimits.onlyImages && !files.every((f) => isImage(f.data))) return invalid();
 	if (maxImages > 0 && files.length > maxImages) return tooLarge(store);
 	const invert = invertParam?.toLowerCase() === 'true';
 	const stored = files.map((f) =>
@@ -62,6 +64,22 @@ async function uploadImages({ options, store }: Service, context: RequestContext
 				})),
 			);
 	}
+}
+
+/** The first bytes of the image formats the service reads: JPEG, PNG, GIF, WebP, TIFF, BMP. */
+const IMAGE_SIGNATURES: Array<[offset: number, bytes: string]> = [
+	[0, 'ffd8ff'],
+	[0, '89504e470d0a1a0a'],
+	[0, '474946383'],
+	[8, '57454250'],
+	[0, '49492a00'],
+	[0, '4d4d002a'],
+	[0, '424d'],
+];
+
+function isImage(data: Buffer): boolean {
+	const hex = data.subarray(0, 16).toString('hex');
+	return IMAGE_SIGNATURES.some(([offset, bytes]) => hex.startsWith(bytes, offset * 2));
 }
 
 /** Nothing of a refused upload is stored. */

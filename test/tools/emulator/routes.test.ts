@@ -628,7 +628,11 @@ describe('images', () => {
 		const control = await call(emulator, 'POST', '/__emulator/limits', {
 			body: JSON.stringify({ maxImagesPerRequest: 0, maxImageRequestBytes: 0 }),
 		});
-		expect(control.json()).toEqual({ maxImageRequestBytes: 0, maxImagesPerRequest: 0 });
+		expect(control.json()).toEqual({
+			maxImageRequestBytes: 0,
+			maxImagesPerRequest: 0,
+			onlyImages: false,
+		});
 		emulator.reset();
 		expect(
 			(await upload([{ data: png }, { data: jpeg }, { data: Buffer.alloc(2000, 1) }])).status,
@@ -645,6 +649,36 @@ describe('images', () => {
 		expect(response.status).toBe(200);
 		expect(response.headers['content-type']).toMatch(/^application\/json/);
 		expect(response.text).toBe(expected(image.hashcode));
+	});
+
+	it('refuses a whole upload with one part that is not an image (onlyImages), storing nothing', async () => {
+		await start({ onlyImages: true });
+		const refused = await upload([{ data: png }, { data: Buffer.from('not an image') }]);
+		expect(refused.status).toBe(400);
+		expect(refused.json()).toEqual(INVALID);
+		expect(emulator.stats().images).toBe(0);
+		expect((await upload([{ data: png }, { data: jpeg }])).status).toBe(200);
+
+		const control = await call(emulator, 'POST', '/__emulator/limits', {
+			body: JSON.stringify({ onlyImages: false }),
+		});
+		expect(control.json()).toMatchObject({ onlyImages: false });
+		expect((await upload([{ data: Buffer.from('not an image') }])).status).toBe(200);
+	});
+
+	it('stores every image of an upload and answers one entry with the hostile-entry value', async () => {
+		await start();
+		await call(emulator, 'POST', '/__emulator/faults', {
+			body: JSON.stringify({ count: 1, kind: 'hostile-entry', entry: 1, value: '<html>' }),
+		});
+		const response = await upload([{ data: png }, { data: jpeg }]);
+		const body = response.json<Array<{ hashcode: unknown; md5: string }>>();
+		expect(body.map((entry) => entry.hashcode)).toEqual([
+			expect.stringMatching(/^[0-9a-f]{32}$/),
+			'<html>',
+		]);
+		expect(body[1].md5).toBe(md5(jpeg));
+		expect(emulator.stats().images).toBe(2);
 	});
 });
 

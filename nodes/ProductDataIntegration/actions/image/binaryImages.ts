@@ -14,6 +14,15 @@ export interface BinaryImage {
 	/** Set by measureImage. */
 	md5?: string;
 	bytes?: number;
+	/** A photo fetched from its URL (./photos.ts): the URL, the version it was fetched at, its bytes until sent. */
+	url?: string;
+	version?: string;
+	data?: Buffer;
+}
+
+/** How errors name an image: its binary field, or its photo URL. */
+export function imageName(image: BinaryImage): string {
+	return image.url !== undefined ? `photo ${image.url}` : `binary field "${image.binaryProperty}"`;
 }
 
 /** The binary properties of an item that hold its images, in the order the user gave them. */
@@ -118,10 +127,12 @@ export function imagePart(
 		filename: image.fileName,
 		contentType: image.mimeType,
 		size: image.bytes,
-		read: async () => await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty),
+		read: async () =>
+			image.data ?? (await context.helpers.getBinaryDataBuffer(itemIndex, image.binaryProperty)),
 	};
 	const id = image.binaryDataId;
-	if (id !== undefined) part.open = async () => await context.helpers.getBinaryStream(id);
+	if (id !== undefined && image.data === undefined)
+		part.open = async () => await context.helpers.getBinaryStream(id);
 	return part;
 }
 
@@ -136,7 +147,19 @@ export async function measureImage(
 	itemIndex: number,
 	image: BinaryImage,
 ): Promise<void> {
-	const { md5, bytes } = await digestOf(imagePart(context, itemIndex, image));
-	image.md5 = md5;
-	image.bytes = bytes;
+	let digest;
+	try {
+		digest = await digestOf(imagePart(context, itemIndex, image));
+	} catch (error) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`The image in ${imageName(image)} of item ${itemIndex} cannot be read`,
+			{
+				itemIndex,
+				description: `${(error as Error).message}. n8n no longer has the file (e.g. it was pruned with an older execution): produce the binary data again in this execution.`,
+			},
+		);
+	}
+	image.md5 = digest.md5;
+	image.bytes = digest.bytes;
 }

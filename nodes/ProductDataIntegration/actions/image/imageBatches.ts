@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { serviceRequest, type CustomerOverride } from '../../../shared/transport';
-import { imagePart, type BinaryImage } from './binaryImages';
+import { serviceMessage, serviceRequest, type CustomerOverride } from '../../../shared/transport';
+import { imageName, imagePart, type BinaryImage } from './binaryImages';
 import { encodeMultipart } from './multipart';
 import { parseUploadAnswer } from './responses';
 
@@ -17,6 +17,12 @@ export interface PendingImage {
 export interface BatchLimits {
 	images: number;
 	bytes: number;
+	/**
+	 * Whether a request refused as invalid (400) is narrowed down to the part at fault. Cleared when
+	 * a narrowing found every image refused alone: then the request itself is at fault (e.g. its
+	 * clipping path), and narrowing again would only spend requests.
+	 */
+	narrowInvalid: boolean;
 }
 
 /** What every request of one batch shares: images for other customers or processing go apart. */
@@ -38,12 +44,16 @@ function partBytes(pending: PendingImage): number {
 }
 
 export function describeImage(image: BinaryImage): IDataObject {
+	const source =
+		image.url !== undefined
+			? { url: image.url, version: image.version }
+			: { binaryProperty: image.binaryProperty };
 	return {
 		fileName: image.fileName,
 		mimeType: image.mimeType,
 		md5: image.md5,
 		bytes: image.bytes,
-		binaryProperty: image.binaryProperty,
+		...source,
 	};
 }
 
@@ -69,9 +79,11 @@ function chunk(images: PendingImage[], limits: BatchLimits): PendingImage[][] {
 /**
  * Uploads the images in as few requests as the limits allow. The service states no size limit, so
  * a request refused as too large (413) is split in two and each half sent again, and later
- * requests of the run stay below what was refused; an image refused on its own fails its item.
- * Any other failure of a request fails all its images alike (an upload whose answer was lost may
- * or may not have stored any of them). Outcomes are in the order of `images`.
+ * requests of the run stay below what was refused. A request refused as invalid (400) is split
+ * the same way, since the service refuses a whole request for one part it cannot read and names
+ * none: the good parts are stored, the bad one fails its item alone. Any other failure of a request
+ * fails all its images alike (an upload whose answer was lost may or may not have stored any of
+ * them). Outcomes are in the order of `images`.
  */
 export async function uploadInBatches(
 	context: IExecuteFunctions,
@@ -79,31 +91,71 @@ export async function uploadInBatches(
 	target: BatchTarget,
 	limits: BatchLimits,
 ): Promise<ImageOutcome[]> {
+	return await uploadChunks(context, images, target, limits, false);
+}
+
+async function uploadChunks(
+	context: IExecuteFunctions,
+	images: PendingImage[],
+	target: BatchTarget,
+	limits: BatchLimits,
+	narrowing: boolean,
+): Promise<ImageOutcome[]> {
 	const outcomes: ImageOutcome[] = [];
 	for (const batch of chunk(images, limits)) {
-		const bytes = batch.reduce((sum, pending) => sum + partBytes(pending), 0);
-		let answer: string | undefined;
-		try {
-			answer = await postImages(context, batch, target);
-		} catch (error) {
-			outcomes.push(...batch.map(() => ({ error })));
-			continue;
-		}
-		if (answer !== undefined) {
-			outcomes.push(...describeUpload(batch, answer).map((result) => ({ result })));
-		} else if (batch.length === 1) {
-			outcomes.push({ error: tooLargeError(context, batch[0]) });
-		} else {
-			// Which limit was hit the answer does not say: halving the count halves the size of
-			// images alike, and no later request is as large as the one refused.
-			limits.images = Math.min(limits.images, Math.ceil(batch.length / 2));
-			limits.bytes = Math.min(limits.bytes, Math.max(1, bytes - 1));
-			const half = Math.ceil(batch.length / 2);
-			outcomes.push(...(await uploadInBatches(context, batch.slice(0, half), target, limits)));
-			outcomes.push(...(await uploadInBatches(context, batch.slice(half), target, limits)));
-		}
+		outcomes.push(...(await uploadBatch(context, batch, target, limits, narrowing)));
 	}
 	return outcomes;
+}
+
+/** `narrowing`: the batch is part of a request refused as invalid. */
+async function uploadBatch(
+	context: IExecuteFunctions,
+	batch: PendingImage[],
+	target: BatchTarget,
+	limits: BatchLimits,
+	narrowing: boolean,
+): Promise<ImageOutcome[]> {
+	let answer: PostAnswer;
+	try {
+		answer = await postImages(context, batch, target);
+	} catch (error) {
+		return batch.map(() => ({ error }));
+	}
+	if ('text' in answer) return describeUpload(context, batch, answer.text);
+	if (answer.refused === 413 && batch.length > 1) {
+		// Which limit was hit the answer does not say: halving the count halves the size of
+		// images alike, and no later request is as large as the one refused.
+		const bytes = batch.reduce((sum, pending) => sum + partBytes(pending), 0);
+		limits.images = Math.min(limits.images, Math.ceil(batch.length / 2));
+		limits.bytes = Math.min(limits.bytes, Math.max(1, bytes - 1));
+		return await uploadHalves(context, batch, target, limits, narrowing);
+	}
+	if (answer.refused === 400 && batch.length > 1 && limits.narrowInvalid) {
+		const outcomes = await uploadHalves(context, batch, target, limits, true);
+		if (!narrowing && outcomes.every((outcome) => 'error' in outcome)) limits.narrowInvalid = false;
+		return outcomes;
+	}
+	return batch.map((pending) => ({
+		error:
+			answer.refused === 413
+				? tooLargeError(context, pending)
+				: invalidError(context, pending, batch.length, answer.message),
+	}));
+}
+
+async function uploadHalves(
+	context: IExecuteFunctions,
+	batch: PendingImage[],
+	target: BatchTarget,
+	limits: BatchLimits,
+	narrowing: boolean,
+): Promise<ImageOutcome[]> {
+	const half = Math.ceil(batch.length / 2);
+	return [
+		...(await uploadChunks(context, batch.slice(0, half), target, limits, narrowing)),
+		...(await uploadChunks(context, batch.slice(half), target, limits, narrowing)),
+	];
 }
 
 function tooLargeError(
@@ -112,7 +164,7 @@ function tooLargeError(
 ): NodeOperationError {
 	return new NodeOperationError(
 		context.getNode(),
-		`The service refused the image in binary field "${image.binaryProperty}" of item ${itemIndex} as too large (413)`,
+		`The service refused the image in ${imageName(image)} of item ${itemIndex} as too large (413)`,
 		{
 			itemIndex,
 			description: `The image has ${image.bytes} bytes and was sent on its own. Nothing was stored; make the image smaller to upload it.`,
@@ -120,12 +172,35 @@ function tooLargeError(
 	);
 }
 
-/** One POST for the batch: the answer's text, or undefined when the service refused it as too large. */
+function invalidError(
+	context: IExecuteFunctions,
+	{ itemIndex, image }: PendingImage,
+	imagesInRequest: number,
+	serviceWords: string,
+): NodeOperationError {
+	const alone = imagesInRequest === 1;
+	return new NodeOperationError(
+		context.getNode(),
+		alone
+			? `The service refused the image in ${imageName(image)} of item ${itemIndex} as invalid (400)`
+			: `The service refused the request holding the image in ${imageName(image)} of item ${itemIndex} as invalid (400)`,
+		{
+			itemIndex,
+			description: alone
+				? `The service says: ${serviceWords} Nothing was stored. The file (${image.mimeType}, ${image.bytes} bytes) is likely not an image the service reads.`
+				: `The service says: ${serviceWords} Nothing was stored. Images sent alone were refused alike earlier in this run, so the request itself (e.g. its clipping path) is likely at fault.`,
+		},
+	);
+}
+
+type PostAnswer = { text: string } | { refused: 400 | 413; message: string };
+
+/** One POST for the batch: the answer's text, or the refusal of the whole request as invalid or too large. */
 async function postImages(
 	context: IExecuteFunctions,
 	batch: PendingImage[],
 	target: BatchTarget,
-): Promise<string | undefined> {
+): Promise<PostAnswer> {
 	// A body for every attempt (one that was sent cannot be sent again after a 429); each part is
 	// read only when the body reaches it.
 	const multipart = encodeMultipart(
@@ -144,33 +219,54 @@ async function postImages(
 			customer: target.customer,
 			itemIndex: batch[0].itemIndex,
 			responseType: 'text',
-			allowStatus: [413],
+			allowStatus: [400, 413],
 		});
-		return response.statusCode === 413 ? undefined : (response.body as string);
+		const text = response.body as string;
+		if (response.statusCode === 400 || response.statusCode === 413)
+			return { refused: response.statusCode, message: serviceMessage(text) ?? '(no message)' };
+		return { text };
 	} finally {
 		multipart.close();
 	}
 }
 
-function describeUpload(batch: PendingImage[], answer: string): IDataObject[] {
+function describeUpload(
+	context: IExecuteFunctions,
+	batch: PendingImage[],
+	answer: string,
+): ImageOutcome[] {
 	const images = batch.map((pending) => pending.image);
 	const returned = parseUploadAnswer(answer);
 	if (returned === undefined) {
 		const warning =
 			'The service answered the upload in a layout this node cannot read, so no hashcodes are set: see raw';
-		return images.map((image) => ({ ...describeImage(image), warning, raw: answer }));
+		return images.map((image) => ({ result: { ...describeImage(image), warning, raw: answer } }));
 	}
 	if (returned.length !== images.length) {
 		const warning = `The service returned ${returned.length} hashcode(s) for ${images.length} image(s), so they cannot be matched to the images: see returnedHashcodes`;
-		const returnedHashcodes = returned.map((entry) => entry.hashcode);
-		return images.map((image) => ({ ...describeImage(image), warning, returnedHashcodes }));
+		const returnedHashcodes = returned.map((entry) => entry.hashcode ?? null);
+		return images.map((image) => ({
+			result: { ...describeImage(image), warning, returnedHashcodes },
+		}));
 	}
-	return images.map((image, n) => {
+	return batch.map(({ itemIndex, image }, n): ImageOutcome => {
 		const entry = returned[n];
+		if (entry.hashcode === undefined) {
+			return {
+				error: new NodeOperationError(
+					context.getNode(),
+					`The service answered the image in ${imageName(image)} of item ${itemIndex} without a usable hashcode`,
+					{
+						itemIndex,
+						description: `Its entry in the answer: ${entry.unusable}. The service may have stored the image; the other images of the request have their hashcodes.`,
+					},
+				),
+			};
+		}
 		const result: IDataObject = { hashcode: entry.hashcode, ...describeImage(image) };
 		if (entry.md5 !== undefined && entry.md5 !== image.md5) {
 			result.warning = `The service reports the MD5 ${entry.md5} for this hashcode, but the file sent has the MD5 ${image.md5}`;
 		}
-		return result;
+		return { result };
 	});
 }

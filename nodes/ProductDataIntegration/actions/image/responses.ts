@@ -13,11 +13,22 @@ export interface ReturnedHashcode {
 	md5?: string;
 }
 
+/** An entry of a list answer that holds no usable hashcode: what it holds instead, short and on one line. */
+export interface UnusableEntry {
+	hashcode?: undefined;
+	md5?: undefined;
+	unusable: string;
+}
+
+export type ReturnedEntry = ReturnedHashcode | UnusableEntry;
+
 const HASHCODE_KEYS = ['hashcode', 'hashCode', 'HashCode', 'Hashcode', 'hash', 'Hash', 'id', 'Id'];
 const LIST_KEYS = ['hashcodes', 'hashCodes', 'HashCodes', 'images', 'Images', 'files', 'Files'];
 const MD5_KEYS = ['md5', 'MD5', 'Md5'];
 /** Twice an md5's 32 hex digits: room to show what the service reports instead of one. */
 const MD5_TEXT_LIMIT = 64;
+/** What an error shows of an entry without a usable hashcode. */
+const UNUSABLE_TEXT_LIMIT = 100;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
 	return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -47,25 +58,25 @@ function fromRecord(record: Record<string, unknown>): ReturnedHashcode | undefin
 		: { hashcode };
 }
 
-function fromJson(value: unknown, depth: number): ReturnedHashcode[] | undefined {
+function unusable(element: unknown): UnusableEntry {
+	const text = JSON.stringify(element) ?? String(element);
+	return {
+		unusable: cleanServiceText(text.slice(0, UNUSABLE_TEXT_LIMIT * 2), UNUSABLE_TEXT_LIMIT),
+	};
+}
+
+function fromJson(value: unknown, depth: number): ReturnedEntry[] | undefined {
 	if (depth > 3) return undefined;
 	if (typeof value === 'string') return fromText(value, depth + 1);
 	if (typeof value === 'number') return fromText(String(value), depth + 1);
 	if (Array.isArray(value)) {
-		const entries: ReturnedHashcode[] = [];
-		for (const element of value) {
+		// A list has an entry per image sent, in order: an entry without a usable hashcode concerns
+		// its own image, and the others keep theirs.
+		return value.map((element): ReturnedEntry => {
 			const token = asToken(element);
-			const entry =
-				token !== undefined
-					? { hashcode: token }
-					: isRecord(element)
-						? fromRecord(element)
-						: undefined;
-			// One unreadable element makes the order of the others meaningless.
-			if (entry === undefined) return undefined;
-			entries.push(entry);
-		}
-		return entries;
+			if (token !== undefined) return { hashcode: token };
+			return (isRecord(element) ? fromRecord(element) : undefined) ?? unusable(element);
+		});
 	}
 	if (isRecord(value)) {
 		const list = pick(value, LIST_KEYS);
@@ -76,7 +87,7 @@ function fromJson(value: unknown, depth: number): ReturnedHashcode[] | undefined
 	return undefined;
 }
 
-function fromText(text: string, depth: number): ReturnedHashcode[] | undefined {
+function fromText(text: string, depth: number): ReturnedEntry[] | undefined {
 	const trimmed = text.trim();
 	if (trimmed === '') return [];
 	// JSON literals are answers (e.g. a success flag), never hashcodes.
@@ -99,10 +110,11 @@ function fromText(text: string, depth: number): ReturnedHashcode[] | undefined {
 }
 
 /**
- * The hashcodes of an upload answer in the order the service gave them, or undefined when the
- * body has no recognisable layout. Accepts the body as text or as already parsed JSON.
+ * The entries of an upload answer in the order the service gave them (an entry of a JSON list
+ * without a usable hashcode is marked unusable), or undefined when the body has no recognisable
+ * layout. Accepts the body as text or as already parsed JSON.
  */
-export function parseUploadAnswer(body: unknown): ReturnedHashcode[] | undefined {
+export function parseUploadAnswer(body: unknown): ReturnedEntry[] | undefined {
 	if (body === undefined || body === null) return [];
 	if (Buffer.isBuffer(body)) return fromText(body.toString('utf8'), 0);
 	return typeof body === 'string' ? fromText(body, 0) : fromJson(body, 0);

@@ -8,6 +8,7 @@ import {
 	MIN_LOOK_UP_AGAIN_DAYS,
 } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
+import { DEFAULT_MAX_PHOTO_MEGABYTES, DEFAULT_PHOTO_TIMEOUT_SECONDS } from './photos';
 import {
 	DEFAULT_IMAGES_PER_REQUEST,
 	DEFAULT_MAX_REQUEST_MEGABYTES,
@@ -30,9 +31,36 @@ const properties: INodeProperties[] = [
 				value: 'named',
 				description: 'Upload the binary fields named below',
 			},
+			{
+				name: 'Photo URL',
+				value: 'url',
+				description:
+					'Fetch the photo from its URL (one per item) only when it is not known or has changed, and upload it: unchanged photos are not downloaded',
+			},
 		],
 		default: 'named',
-		description: 'Which binary fields of each input item hold the images',
+		description: 'Where the images of each input item are',
+	},
+	{
+		displayName: 'Photo URL',
+		name: 'photoUrl',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. {{ $json.imageUrl }}',
+		description:
+			"The photo's http(s) URL at its host (a shop, a CDN). Fetched through n8n without the account's credential, at most Max Photo Size and Photo Timeout.",
+		displayOptions: { show: { imagesFrom: ['url'] } },
+	},
+	{
+		displayName: 'Photo Version',
+		name: 'photoVersion',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.imageUpdatedAt }}',
+		description:
+			"What the source says of the photo's version (e.g. an updatedAt), if it says anything: with Known Version equal to it the photo is not fetched. Empty: the host's ETag or Last-Modified is asked instead.",
+		displayOptions: { show: { imagesFrom: ['url'] } },
 	},
 	{
 		displayName: 'Input Binary Fields',
@@ -77,6 +105,33 @@ const properties: INodeProperties[] = [
 				description: 'Whether to remove the inside of the clipping path instead of keeping it',
 			},
 			{
+				displayName: 'Known Hashcode',
+				name: 'knownHashcode',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.knownHashcode }}',
+				description:
+					'The hashcode the service gave for the item\'s image in an earlier run, with Known MD5: an image of the item with that MD5 gets it without a request (known: "item"). Lets the workflow keep its own memory (e.g. in a Data Table), which outlives restarts without Redis.',
+			},
+			{
+				displayName: 'Known MD5',
+				name: 'knownMd5',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.knownMd5 }}',
+				description:
+					"The MD5 of the item's image when it got Known Hashcode (each output item gives md5 and hashcode to store)",
+			},
+			{
+				displayName: 'Known Version',
+				name: 'knownVersion',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.knownVersion }}',
+				description:
+					'With Photo URL: the version the photo had when it got Known Hashcode (the output\'s version). The same Photo Version, or the host answering "not modified", costs no download and no request.',
+			},
+			{
 				displayName: 'Look Up Again After (Days)',
 				name: 'lookUpAgainAfterDays',
 				type: 'number',
@@ -86,6 +141,15 @@ const properties: INodeProperties[] = [
 					'How long a known image is trusted (with Remember Known Images on). After that it is looked up (Skip Existing) or uploaded again, in case the service removed it.',
 			},
 			{
+				displayName: 'Max Photo Size (MB)',
+				name: 'maxPhotoMegabytes',
+				type: 'number',
+				typeOptions: { minValue: 0.001 },
+				default: DEFAULT_MAX_PHOTO_MEGABYTES,
+				description:
+					'With Photo URL: the largest photo fetched. A larger one fails its item, and the rest of it is not read.',
+			},
+			{
 				displayName: 'Max Request Size (MB)',
 				name: 'maxRequestMegabytes',
 				type: 'number',
@@ -93,6 +157,15 @@ const properties: INodeProperties[] = [
 				default: DEFAULT_MAX_REQUEST_MEGABYTES,
 				description:
 					'The most image data sent in one request. A request the service refuses as too large (413) is split and sent again, and the rest of the run sends smaller ones.',
+			},
+			{
+				displayName: 'Photo Timeout (Seconds)',
+				name: 'photoTimeoutSeconds',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: DEFAULT_PHOTO_TIMEOUT_SECONDS,
+				description:
+					'With Photo URL: the longest a photo may take to arrive. A slower one fails its item.',
 			},
 			{
 				displayName: 'Remember Known Images',

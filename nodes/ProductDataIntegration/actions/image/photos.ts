@@ -1,0 +1,185 @@
+import type { IExecuteFunctions, IHttpRequestOptions, IN8nHttpFullResponse } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { cleanServiceText, normalizeHeaders } from '../../../shared/transport';
+import type { BinaryImage } from './binaryImages';
+
+/*
+ * Photos the node fetches itself from the photo host (the shop, a CDN), given by URL: the host is
+ * not the service, so the request goes through n8n's plain request helper, as the transport does
+ * for error documents on another host (no credential, no customer header; n8n's SSRF protection
+ * applies where the instance turns it on), and neither spends nor waits for the account's rate
+ * limit. Its size and time are bounded (Max Photo Size, Photo Timeout). A photo is held in memory until its request to the service
+ * is sent (at most a request's worth, Max Request Size), never in n8n's binary store.
+ */
+
+/** A photo the host takes longer than this to send (headers and body) is not waited for. */
+export const DEFAULT_PHOTO_TIMEOUT_SECONDS = 60;
+export const DEFAULT_MAX_PHOTO_MEGABYTES = 25;
+
+/** How much of the host a photo may take. */
+export interface PhotoBounds {
+	maxBytes: number;
+	timeoutMs: number;
+}
+
+/** What an earlier run learnt of the photo at the host: `etag:<ETag>` or `last-modified:<date>`. */
+const ETAG = 'etag:';
+const LAST_MODIFIED = 'last-modified:';
+
+export type PhotoFetch =
+	/** The host says the photo has not changed since `knownVersion`. */
+	| { notModified: true }
+	/** The photo, measured, with its version (the given one, else the host's validator, else ''). */
+	| { image: BinaryImage };
+
+function photoError(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	url: string,
+	problem: string,
+	description?: string,
+): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The photo ${cleanServiceText(url, 200)} of item ${itemIndex} ${problem}`,
+		{ itemIndex, ...(description ? { description } : {}) },
+	);
+}
+
+/** The Photo URL of an item, checked before any request: an http(s) URL. */
+export function photoUrlOf(context: IExecuteFunctions, itemIndex: number, value: unknown): string {
+	const text = typeof value === 'string' ? value.trim() : '';
+	let url: URL | undefined;
+	try {
+		url = new URL(text);
+	} catch {
+		url = undefined;
+	}
+	if (url && (url.protocol === 'https:' || url.protocol === 'http:')) return url.href;
+	throw new NodeOperationError(
+		context.getNode(),
+		`The Photo URL of item ${itemIndex} is not an http(s) URL: ${JSON.stringify(cleanServiceText(String(value ?? ''), 200))}`,
+		{ itemIndex },
+	);
+}
+
+function fileNameOf(url: string): string {
+	const last = new URL(url).pathname.split('/').filter(Boolean).pop() ?? 'photo';
+	let name: string;
+	try {
+		name = decodeURIComponent(last);
+	} catch {
+		name = last;
+	}
+	return name.replace(/["\\\p{Cc}]/gu, '_') || 'photo';
+}
+
+const IMAGE_TYPE = /^image\/[A-Za-z0-9!#$&^_.+-]+$/;
+
+/**
+ * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
+ * run (ETag, Last-Modified): an unchanged photo then costs no download. At most `maxBytes` are read.
+ */
+export async function fetchPhoto(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	url: string,
+	version: string,
+	knownVersion: string,
+	{ maxBytes, timeoutMs }: PhotoBounds,
+): Promise<PhotoFetch> {
+	const headers: Record<string, string> = { accept: 'image/*' };
+	if (version === '' && knownVersion.startsWith(ETAG))
+		headers['if-none-match'] = knownVersion.slice(ETAG.length);
+	if (version === '' && knownVersion.startsWith(LAST_MODIFIED))
+		headers['if-modified-since'] = knownVersion.slice(LAST_MODIFIED.length);
+	const deadline = AbortSignal.timeout(timeoutMs);
+	const options: IHttpRequestOptions = {
+		method: 'GET',
+		url,
+		headers,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		encoding: 'stream',
+		json: false,
+		timeout: timeoutMs,
+		abortSignal: deadline,
+	};
+	let response: IN8nHttpFullResponse;
+	try {
+		response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
+	} catch (error) {
+		throw photoError(
+			context,
+			itemIndex,
+			url,
+			'could not be fetched',
+			deadline.aborted
+				? `No answer within ${timeoutMs / 1000} s (Photo Timeout).`
+				: cleanServiceText((error as Error).message ?? String(error)),
+		);
+	}
+	const body = response.body as AsyncIterable<Buffer | string> & { destroy?: () => void };
+	const answerHeaders = normalizeHeaders(response.headers);
+	if (response.statusCode === 304) {
+		body.destroy?.();
+		return { notModified: true };
+	}
+	if (response.statusCode < 200 || response.statusCode > 299) {
+		body.destroy?.();
+		throw photoError(context, itemIndex, url, `could not be fetched (HTTP ${response.statusCode})`);
+	}
+	const announced = Number(answerHeaders['content-length']);
+	const tooLarge = () =>
+		photoError(
+			context,
+			itemIndex,
+			url,
+			`is larger than Max Photo Size (${maxBytes} bytes)`,
+			'Nothing was uploaded. Raise Max Photo Size (MB) or make the photo smaller.',
+		);
+	if (Number.isFinite(announced) && announced > maxBytes) {
+		body.destroy?.();
+		throw tooLarge();
+	}
+	const chunks: Buffer[] = [];
+	let size = 0;
+	try {
+		for await (const chunk of body) {
+			const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+			size += bytes.length;
+			// Leaving the loop ends the stream: the rest is never read.
+			if (size > maxBytes) break;
+			chunks.push(bytes);
+		}
+	} catch (error) {
+		throw photoError(
+			context,
+			itemIndex,
+			url,
+			'could not be read to its end',
+			deadline.aborted
+				? `Not sent within ${timeoutMs / 1000} s (Photo Timeout).`
+				: cleanServiceText((error as Error).message ?? String(error)),
+		);
+	}
+	if (size > maxBytes) throw tooLarge();
+	if (size === 0) throw photoError(context, itemIndex, url, 'is empty');
+	const contentType = (answerHeaders['content-type'] ?? '').split(';')[0].trim();
+	const hostVersion = answerHeaders.etag
+		? `${ETAG}${answerHeaders.etag}`
+		: answerHeaders['last-modified']
+			? `${LAST_MODIFIED}${answerHeaders['last-modified']}`
+			: '';
+	return {
+		image: {
+			binaryProperty: '',
+			url,
+			version: version !== '' ? version : cleanServiceText(hostVersion, 200),
+			fileName: fileNameOf(url),
+			mimeType: IMAGE_TYPE.test(contentType) ? contentType : 'application/octet-stream',
+			data: Buffer.concat(chunks),
+		},
+	};
+}

@@ -1,0 +1,282 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
+import { listenLocal, type LocalServer } from '../helpers/server';
+
+jest.setTimeout(60_000);
+
+const node = new ProductDataIntegration();
+const { emulator, credentials } = useEmulator(FAST_BUCKET);
+
+function md5(data: Buffer): string {
+	return createHash('md5').update(data).digest('hex');
+}
+
+function jpeg(size = 2000): Buffer {
+	return Buffer.concat([Buffer.from('ffd8ffe0', 'hex'), randomBytes(size)]);
+}
+
+/** A photo host: photos by path, with an ETag; counts what it sends and keeps the request headers. */
+const photos = new Map<string, Buffer>();
+const received: IncomingHttpHeaders[] = [];
+let downloads = 0;
+let notModified = 0;
+let host: LocalServer;
+
+beforeAll(async () => {
+	host = await listenLocal((req, res) => {
+		received.push(req.headers);
+		// Never answered; answered with headers and the body's first bytes only.
+		if (req.url === '/p/hang.jpg') return;
+		if (req.url === '/p/trickle.jpg') {
+			res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': '5000' });
+			res.write(jpeg(100));
+			return;
+		}
+		const photo = photos.get(req.url ?? '');
+		if (!photo) {
+			res.writeHead(404).end();
+			return;
+		}
+		const etag = `"${md5(photo)}"`;
+		if (req.headers['if-none-match'] === etag) {
+			notModified++;
+			res.writeHead(304, { etag }).end();
+			return;
+		}
+		downloads++;
+		res.writeHead(200, { 'content-type': 'image/jpeg', etag }).end(photo);
+	});
+});
+
+afterAll(async () => await host.close());
+
+beforeEach(async () => {
+	photos.clear();
+	received.length = 0;
+	downloads = 0;
+	notModified = 0;
+	await runNode({
+		node,
+		parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} },
+		credentials: credentials(),
+	});
+	emulator.reset();
+});
+
+function byUrl(options: INodeParameters = {}, withVersion = true): INodeParameters {
+	return {
+		resource: 'image',
+		operation: 'upload',
+		imagesFrom: 'url',
+		photoUrl: '={{ $json.url }}',
+		photoVersion: withVersion ? '={{ $json.updatedAt }}' : '',
+		options: {
+			knownMd5: '={{ $json.knownMd5 ?? "" }}',
+			knownHashcode: '={{ $json.knownHashcode ?? "" }}',
+			knownVersion: '={{ $json.knownVersion ?? "" }}',
+			...options,
+		},
+	};
+}
+
+function posts(): number {
+	return emulator.stats().requests['POST /api/images'] ?? 0;
+}
+
+function hashcodeOf(data: Buffer): string | undefined {
+	return emulator.images().find((record) => record.md5 === md5(data))?.hashcode;
+}
+
+/** Items for products whose photos are at `paths`, each at version `updatedAt`. */
+function products(paths: string[], updatedAt = '2026-01-01'): INodeExecutionData[] {
+	return paths.map((path) => ({ json: { url: `${host.url}${path}`, updatedAt } }));
+}
+
+/** What a workflow stores of each output item and gives back the next night. */
+function remembered(
+	output: INodeExecutionData[],
+	input: INodeExecutionData[],
+): INodeExecutionData[] {
+	return output.map(({ json, pairedItem }) => ({
+		json: {
+			...input[(pairedItem as { item: number }).item].json,
+			knownMd5: json.md5,
+			knownHashcode: json.hashcode,
+			knownVersion: json.version,
+		},
+	}));
+}
+
+describe('Image Upload by Photo URL', () => {
+	it('fetches each photo once, shared ones too, without the credential, and uploads them in one request', async () => {
+		const files = [jpeg(), jpeg(), jpeg()];
+		files.forEach((data, n) => photos.set(`/p/${n}.jpg`, data));
+		const input = products(['/p/0.jpg', '/p/1.jpg', '/p/0.jpg', '/p/2.jpg']);
+
+		const result = await runNode({
+			node,
+			parameters: byUrl(),
+			items: input,
+			credentials: credentials(),
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(downloads).toBe(3);
+		expect(posts()).toBe(1);
+		expect(emulator.stats().images).toBe(3);
+		expect(
+			result.output[0].map(({ json, pairedItem }) => [
+				pairedItem,
+				json.url,
+				json.version,
+				json.md5,
+				json.hashcode,
+			]),
+		).toEqual(
+			[0, 1, 0, 2].map((n, item) => [
+				{ item },
+				`${host.url}/p/${n}.jpg`,
+				'2026-01-01',
+				md5(files[n]),
+				hashcodeOf(files[n]),
+			]),
+		);
+		expect(received.every((headers) => headers.authorization === undefined)).toBe(true);
+		expect(
+			received.every((headers) => !Object.keys(headers).some((name) => /customer/i.test(name))),
+		).toBe(true);
+	});
+
+	it('downloads and sends nothing for unchanged photos the workflow remembers, after the process forgot everything; only changed ones', async () => {
+		const files = [jpeg(), jpeg(), jpeg(), jpeg()];
+		files.forEach((data, n) => photos.set(`/p/${n}.jpg`, data));
+		const input = products(['/p/0.jpg', '/p/1.jpg', '/p/2.jpg', '/p/3.jpg']);
+		const first = await runNode({
+			node,
+			parameters: byUrl(),
+			items: input,
+			credentials: credentials(),
+		});
+		const stored = remembered(first.output[0], input);
+
+		// A restart without Redis: no known image in the process.
+		await runNode({
+			node,
+			parameters: { resource: 'image', operation: 'forgetKnownImages', options: {} },
+			credentials: credentials(),
+		});
+		emulator.reset();
+		downloads = 0;
+		const changed = jpeg();
+		photos.set('/p/2.jpg', changed);
+		stored[2].json.updatedAt = '2026-02-01';
+
+		const night = await runNode({
+			node,
+			parameters: byUrl(),
+			items: stored,
+			credentials: credentials(),
+		});
+
+		expect(night.error).toBeUndefined();
+		expect(downloads).toBe(1);
+		expect(posts()).toBe(1);
+		expect(emulator.stats().images).toBe(1);
+		expect(night.output[0].map(({ json }) => [json.known, json.version, json.hashcode])).toEqual([
+			['item', '2026-01-01', first.output[0][0].json.hashcode],
+			['item', '2026-01-01', first.output[0][1].json.hashcode],
+			[undefined, '2026-02-01', hashcodeOf(changed)],
+			['item', '2026-01-01', first.output[0][3].json.hashcode],
+		]);
+	});
+
+	it("asks the host with the photo's ETag when the source gives no version: a photo not modified is not downloaded", async () => {
+		const files = [jpeg(), jpeg()];
+		files.forEach((data, n) => photos.set(`/p/${n}.jpg`, data));
+		const input = products(['/p/0.jpg', '/p/1.jpg']);
+		const first = await runNode({
+			node,
+			parameters: byUrl({}, false),
+			items: input,
+			credentials: credentials(),
+		});
+		expect(first.output[0][0].json.version).toBe(`etag:"${md5(files[0])}"`);
+		const stored = remembered(first.output[0], input);
+
+		emulator.reset();
+		downloads = 0;
+		const night = await runNode({
+			node,
+			parameters: byUrl({}, false),
+			items: stored,
+			credentials: credentials(),
+		});
+
+		expect(night.error).toBeUndefined();
+		expect(notModified).toBe(2);
+		expect(downloads).toBe(0);
+		expect(Object.values(emulator.stats().requests).reduce((sum, n) => sum + n, 0)).toBe(0);
+		expect(night.output[0].map(({ json }) => [json.known, json.hashcode])).toEqual([
+			['item', first.output[0][0].json.hashcode],
+			['item', first.output[0][1].json.hashcode],
+		]);
+	});
+
+	it('fails alone an item whose photo is larger than Max Photo Size, is missing, or whose URL is not http(s)', async () => {
+		photos.set('/p/small.jpg', jpeg(1000));
+		photos.set('/p/large.jpg', jpeg(300_000));
+		const input = [
+			...products(['/p/small.jpg', '/p/large.jpg', '/p/missing.jpg']),
+			{ json: { url: 'file:///etc/passwd', updatedAt: '1' } },
+		];
+
+		const result = await runNode({
+			node,
+			parameters: byUrl({ maxPhotoMegabytes: 0.1 }),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0].map(({ json }) => json.error ?? json.hashcode)).toEqual([
+			expect.stringMatching(/^[0-9a-f]{32}$/),
+			`The photo ${host.url}/p/large.jpg of item 1 is larger than Max Photo Size (104857 bytes)`,
+			`The photo ${host.url}/p/missing.jpg of item 2 could not be fetched (HTTP 404)`,
+			'The Photo URL of item 3 is not an http(s) URL: "file:///etc/passwd"',
+		]);
+		expect(posts()).toBe(1);
+	});
+
+	it('fails alone an item whose photo does not arrive within Photo Timeout, headers or body', async () => {
+		photos.set('/p/fine.jpg', jpeg());
+		const started = Date.now();
+
+		const result = await runNode({
+			node,
+			parameters: byUrl({ photoTimeoutSeconds: 1 }),
+			items: products(['/p/hang.jpg', '/p/fine.jpg', '/p/trickle.jpg']),
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0].map(({ json }) => [json.error, json.errorDetails])).toEqual([
+			[
+				`The photo ${host.url}/p/hang.jpg of item 0 could not be fetched`,
+				'No answer within 1 s (Photo Timeout).',
+			],
+			[undefined, undefined],
+			[
+				`The photo ${host.url}/p/trickle.jpg of item 2 could not be read to its end`,
+				'Not sent within 1 s (Photo Timeout).',
+			],
+		]);
+		expect(Date.now() - started).toBeLessThan(10_000);
+		expect(posts()).toBe(1);
+	});
+});
