@@ -14,7 +14,13 @@ export { accountKey, effectiveCustomer, getServiceCredentials, holderOf } from '
 export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';
-export { cleanServiceText, normalizeHeaders, parseServiceJson, serviceMessage } from './responses';
+export {
+	cleanServiceText,
+	normalizeHeaders,
+	parseServiceJson,
+	readBytes,
+	serviceMessage,
+} from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export { listRequest, serviceRequest } from './request';

@@ -25,25 +25,25 @@ export interface AnswerText {
 }
 
 /**
- * Reads an answer body up to `limitBytes`: memory stays bounded whatever the service sends, and
- * the rest is not read (the connection is closed). A body handed over whole is cut the same way.
+ * Reads a body up to `limitBytes`: memory stays bounded whatever the other side sends, and the
+ * rest is not read (the connection is closed). A body handed over whole is cut the same way.
  */
-export async function readAnswer(body: unknown, limitBytes: number): Promise<AnswerText> {
-	if (body === undefined || body === null) return { text: '', truncated: false };
+export async function readBytes(
+	body: unknown,
+	limitBytes: number,
+): Promise<{ bytes: Buffer; truncated: boolean }> {
+	if (body === undefined || body === null) return { bytes: Buffer.alloc(0), truncated: false };
 	if (typeof body === 'string' || Buffer.isBuffer(body)) {
 		const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-		return {
-			text: bytes.subarray(0, limitBytes).toString('utf8'),
-			truncated: bytes.length > limitBytes,
-		};
+		return { bytes: bytes.subarray(0, limitBytes), truncated: bytes.length > limitBytes };
 	}
 	if (typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] !== 'function') {
-		return readAnswer(JSON.stringify(body), limitBytes);
+		return await readBytes(JSON.stringify(body), limitBytes);
 	}
 	const chunks: Buffer[] = [];
 	let size = 0;
 	let truncated = false;
-	// Leaving the loop early ends the stream: the rest of a long answer is never read.
+	// Leaving the loop early ends the stream: the rest of a long body is never read.
 	for await (const chunk of body as AsyncIterable<Buffer | string>) {
 		const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'utf8');
 		if (size + bytes.length > limitBytes) {
@@ -54,7 +54,13 @@ export async function readAnswer(body: unknown, limitBytes: number): Promise<Ans
 		chunks.push(bytes);
 		size += bytes.length;
 	}
-	return { text: Buffer.concat(chunks).toString('utf8'), truncated };
+	return { bytes: Buffer.concat(chunks), truncated };
+}
+
+/** An answer body as text, read as readBytes reads it. */
+export async function readAnswer(body: unknown, limitBytes: number): Promise<AnswerText> {
+	const { bytes, truncated } = await readBytes(body, limitBytes);
+	return { text: bytes.toString('utf8'), truncated };
 }
 
 /** "1 MiB", "32 MiB", "512 KiB": a limit in messages. */

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, IHttpRequestOptions, IN8nHttpFullResponse } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { cleanServiceText, normalizeHeaders } from '../../../shared/transport';
+import { cleanServiceText, normalizeHeaders, readBytes } from '../../../shared/transport';
 import type { BinaryImage } from './binaryImages';
 
 /*
@@ -143,16 +143,9 @@ export async function fetchPhoto(
 		body.destroy?.();
 		throw tooLarge();
 	}
-	const chunks: Buffer[] = [];
-	let size = 0;
+	let read: { bytes: Buffer; truncated: boolean };
 	try {
-		for await (const chunk of body) {
-			const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-			size += bytes.length;
-			// Leaving the loop ends the stream: the rest is never read.
-			if (size > maxBytes) break;
-			chunks.push(bytes);
-		}
+		read = await readBytes(body, maxBytes);
 	} catch (error) {
 		throw photoError(
 			context,
@@ -164,8 +157,8 @@ export async function fetchPhoto(
 				: cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
-	if (size > maxBytes) throw tooLarge();
-	if (size === 0) throw photoError(context, itemIndex, url, 'is empty');
+	if (read.truncated) throw tooLarge();
+	if (read.bytes.length === 0) throw photoError(context, itemIndex, url, 'is empty');
 	const contentType = (answerHeaders['content-type'] ?? '').split(';')[0].trim();
 	const hostVersion = answerHeaders.etag
 		? `${ETAG}${answerHeaders.etag}`
@@ -179,7 +172,7 @@ export async function fetchPhoto(
 			version: version !== '' ? version : cleanServiceText(hostVersion, 200),
 			fileName: fileNameOf(url),
 			mimeType: IMAGE_TYPE.test(contentType) ? contentType : 'application/octet-stream',
-			data: Buffer.concat(chunks),
+			data: read.bytes,
 		},
 	};
 }
