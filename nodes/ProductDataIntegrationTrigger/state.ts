@@ -255,7 +255,9 @@ export function takeListing(
 		const pending = state.pending.get(record.id);
 		if (pending) setErrorHint(pending, record);
 		// A session still followed is known, even when its day's ids have been pruned meanwhile.
-		if (known.has(record.id) || pending || (until !== undefined && receivedAt(record) <= until))
+		// A record without a readable time cannot be placed before the dropped ones: it is new.
+		const at = receivedAtMs(record);
+		if (known.has(record.id) || pending || (until !== undefined && at !== undefined && at <= until))
 			continue;
 		known.add(record.id);
 		seenThatDay.push(record.id);

@@ -251,6 +251,10 @@ describe('trigger state: bounds', () => {
 		expect(
 			reread && takeListing(reread, '2025-03-10', listing(20_001), now + 2 * MINUTE, false),
 		).toEqual([]);
+		// A new record without a readable time is not taken for one of the dropped ones.
+		expect(
+			takeListing(state, '2025-03-10', [record(sessionId(40_000), 'not a time')], now, false),
+		).toHaveLength(1);
 	});
 });
 

@@ -354,7 +354,8 @@ export async function perform<T>(
 		}
 
 		const { statusCode: status, headers, text, truncated } = result.answer;
-		account.answered(status);
+		// Only the service's own answer can show that it accepted the password.
+		if (exchange.elsewhere !== true) account.answered(status);
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
 		const refused = isRefusal(status, retryAfterMs);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
