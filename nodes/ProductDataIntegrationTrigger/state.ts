@@ -25,7 +25,7 @@ export const DAY_MS = 24 * 60 * MINUTE_MS;
 /** How long after the service's midnight the previous date is still listed. */
 const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;
 /** A session still unfinished this long after it was first seen is given up. */
-export const PENDING_MAX_AGE_MS = 7 * DAY_MS;
+const PENDING_MAX_AGE_MS = 7 * DAY_MS;
 /**
  * At most this many unfinished sessions are followed: new sessions beyond are not followed, so a
  * large listing never pushes out the sessions followed already. A followed session costs at most
@@ -42,7 +42,7 @@ const SEEN_MAX_PER_DAY = 5000;
 /** A session whose status check failed this many times in a row is given up. */
 export const FAILED_CHECKS_MAX = 20;
 /** A session that keeps processing is checked less often as it ages, but at least this often. */
-export const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
+const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 /** ... and at most every this fraction of its age, so long runs cost few tokens. */
 const RECHECK_AGE_FRACTION = 0.25;
 
