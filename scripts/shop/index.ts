@@ -124,7 +124,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
 	let url = '';
 
-	function productsPage(req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
+	function productsPage(res: ServerResponse, query: URLSearchParams): void {
 		count(`GET ${PRODUCTS_PATH}`);
 		const page = Number(query.get('page') ?? '1');
 		if (!Number.isInteger(page) || page < 1) {
@@ -195,7 +195,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 	const server = createServer((req, res) => {
 		const target = new URL(req.url ?? '/', 'http://shop.invalid');
 		if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
-			productsPage(req, res, target.searchParams);
+			productsPage(res, target.searchParams);
 		} else if (req.method === 'GET' && target.pathname.startsWith(PHOTOS_PATH)) {
 			photo(req, res, target.pathname.slice(PHOTOS_PATH.length));
 		} else {
