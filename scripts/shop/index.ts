@@ -28,6 +28,8 @@ export interface ShopOptions {
 	photoBytes?: number;
 	/** Products per page of the product API (default 500). */
 	pageSize?: number;
+	/** Photos still listed with their products but gone from the photo host (404), e.g. `P00003-2`. */
+	missingPhotos?: string[];
 	/** Port on 127.0.0.1; 0 (default) takes a free one. */
 	port?: number;
 }
@@ -48,7 +50,7 @@ export interface Shop {
 	url: string;
 	/** The first page of the product API. */
 	productsUrl: string;
-	options: Required<Omit<ShopOptions, 'port'>>;
+	options: Required<Omit<ShopOptions, 'port' | 'missingPhotos'>>;
 	stats(): ShopStats;
 	/** Clears the statistics; the photos keep their versions. */
 	resetStats(): void;
@@ -111,6 +113,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		photoBytes: positiveInteger('photoBytes', options.photoBytes ?? 20_000),
 		pageSize: Math.min(positiveInteger('pageSize', options.pageSize ?? 500), MAX_PAGE_SIZE),
 	};
+	const missing = new Set(options.missingPhotos ?? []);
 	const versions = new Map<string, number>();
 	const versionOf = (id: string) => versions.get(id) ?? 1;
 	let stats: ShopStats;
@@ -169,7 +172,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 			productIndex < 0 ||
 			productIndex >= resolved.products ||
 			photoIndex < 0 ||
-			photoIndex >= resolved.photosPerProduct
+			photoIndex >= resolved.photosPerProduct ||
+			missing.has(match[1])
 		) {
 			sendJson(res, 404, { message: 'No such photo' });
 			return;

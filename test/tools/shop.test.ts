@@ -97,4 +97,16 @@ describe('the fixture shop', () => {
 		expect((await get(`${shop.url}/elsewhere`)).status).toBe(404);
 		expect(shop.stats().requests).toEqual({ 'GET /photos/{photo}': 2, other: 1 });
 	});
+
+	test('a missing photo is still listed with its product, and its URL answers 404', async () => {
+		const gaps = await startShop({ products: 2, missingPhotos: ['P00002-1'] });
+		try {
+			const page = JSON.parse((await get(gaps.productsUrl)).body.toString('utf8')) as Page;
+			expect(page.products[1].photos[0].url).toBe(`${gaps.url}/photos/P00002-1.jpg`);
+			expect((await get(`${gaps.url}/photos/P00002-1.jpg`)).status).toBe(404);
+			expect((await get(`${gaps.url}/photos/P00002-2.jpg`)).status).toBe(200);
+		} finally {
+			await gaps.close();
+		}
+	});
 });
