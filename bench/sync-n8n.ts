@@ -21,7 +21,9 @@
  *
  * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
  * else the script builds and packs it itself. Installs n8n on its first run.
- * BENCH_PRODUCTS (10000), BENCH_PHOTO_BYTES (20000), BENCH_TIMEOUT_MINUTES (60, per night).
+ * BENCH_PRODUCTS (10000), BENCH_PHOTO_BYTES (20000), BENCH_TIMEOUT_MINUTES (60, per night),
+ * BENCH_LOOP_BATCH (products per round of the example's Loop Over Items; the example's 500 unless
+ * given: as many as BENCH_PRODUCTS is one execution without batches).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -73,6 +75,10 @@ const REAL_LEAK_SECONDS = 5;
 
 const WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync.json');
 const PRODUCTS_NODE = 'Get Products';
+const LOOP_NODE = '500 Products at a Time';
+/** Products per round of the example's loop: its own 500 unless BENCH_LOOP_BATCH says otherwise. */
+const LOOP_BATCH =
+	process.env.BENCH_LOOP_BATCH === undefined ? undefined : positiveInteger('BENCH_LOOP_BATCH', 500);
 
 const OWNER: Owner = {
 	email: 'bench@example.com',
@@ -84,16 +90,27 @@ const OWNER: Owner = {
 const MB = 1024 * 1024;
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
-/** The example as a user imports it, its product source pointed at the fixture shop. */
-function nightlySync(shop: Shop): WorkflowDefinition & { id: string } {
+/**
+ * The example as a user imports it, its product source pointed at the fixture shop, and its loop's
+ * batch set to LOOP_BATCH if given.
+ */
+function nightlySync(shop: Shop): {
+	workflow: WorkflowDefinition & { id: string };
+	loopBatch: number;
+} {
 	const workflow = JSON.parse(readFileSync(WORKFLOW_FILE, 'utf8')) as WorkflowDefinition & {
 		id: string;
 	};
 	const nodes = workflow.nodes as Array<{ name: string; parameters: Record<string, unknown> }>;
-	const source = nodes.find((node) => node.name === PRODUCTS_NODE);
-	if (!source) throw new Error(`${WORKFLOW_FILE} has no node "${PRODUCTS_NODE}"`);
-	source.parameters.url = shop.productsUrl;
-	return workflow;
+	const node = (name: string) => {
+		const found = nodes.find((candidate) => candidate.name === name);
+		if (!found) throw new Error(`${WORKFLOW_FILE} has no node "${name}"`);
+		return found;
+	};
+	node(PRODUCTS_NODE).parameters.url = shop.productsUrl;
+	const loop = node(LOOP_NODE).parameters;
+	if (LOOP_BATCH !== undefined) loop.batchSize = LOOP_BATCH;
+	return { workflow, loopBatch: Number(loop.batchSize) };
 }
 
 /** Bytes and files below a folder (0 when it does not exist). */
@@ -223,7 +240,7 @@ async function main(): Promise<void> {
 				leakIntervalSeconds: 0.001,
 			}),
 		]);
-		const workflow = nightlySync(shop);
+		const { workflow, loopBatch } = nightlySync(shop);
 		// n8n 2.x keeps binary data in .n8n/storage, or in .n8n/binaryData where an older n8n left it.
 		const legacyBinaryFolder = join(n8n.path, '.n8n', 'binaryData');
 		const binaryFolder = existsSync(legacyBinaryFolder)
@@ -294,6 +311,7 @@ async function main(): Promise<void> {
 					photos,
 					photoBytes: PHOTO_BYTES,
 					batchSize: IMAGES_PER_REQUEST,
+					loopBatch,
 					status: ran.status,
 					...(error ? { error: `${error.node ?? ''}: ${error.message}` } : {}),
 					seconds: Math.round(ran.seconds * 10) / 10,
