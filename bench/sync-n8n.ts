@@ -10,8 +10,10 @@
  * - The service: the emulator, in this process, with the service's bucket (50) leaking every 1 ms so
  *   that the nights take minutes, and the credential's Custom Rate Limit set to the same; images
  *   stay in it from one night to the next, as on the service.
- * - The shop: scripts/shop, in this process: the product API the workflow pages through and the photo
- *   host its HTTP Request downloads from.
+ * - The shop: scripts/shop, the product API the workflow pages through and the photo host its HTTP
+ *   Request downloads from, in a process of its own (`npm run shop`): thousands of downloads at once
+ *   take as many open files, which must not count against this process (its memory sampler reads
+ *   /proc) nor the emulator's. It stops when this process ends.
  *
  * Per night, one JSON line: wall time, peak memory of the n8n process tree (VmRSS of n8n and its
  * children summed every 50 ms, bench/n8n-memory.ts), requests per route at the emulator, downloads at
@@ -25,6 +27,7 @@
  * BENCH_LOOP_BATCH (products per round of the example's Loop Over Items; the example's 500 unless
  * given: as many as BENCH_PRODUCTS is one execution without batches).
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
 	existsSync,
@@ -39,6 +42,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { XMLParser } from 'fast-xml-parser';
+import { request } from 'undici';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { call } from '../scripts/emulator/client';
@@ -50,10 +54,16 @@ import {
 	packPackage,
 	PROJECT_ROOT,
 } from '../scripts/n8n/instance';
-import { sleep } from '../scripts/n8n/processes';
+import { killGroup, sleep, track, untrack } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
 import type { N8nServer, Owner, WorkflowDefinition } from '../scripts/n8n/server';
-import { photoBytes, photoId, productId, startShop, type Shop } from '../scripts/shop';
+import {
+	photoBytes,
+	photoId,
+	productId,
+	SHOP_CONTROL_PREFIX,
+	type ShopStats,
+} from '../scripts/shop';
 import { startSampler } from './n8n-memory';
 
 function positiveInteger(name: string, fallback: number): number {
@@ -94,7 +104,7 @@ const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
  * The example as a user imports it, its product source pointed at the fixture shop, and its loop's
  * batch set to LOOP_BATCH if given.
  */
-function nightlySync(shop: Shop): {
+function nightlySync(productsUrl: string): {
 	workflow: WorkflowDefinition & { id: string };
 	loopBatch: number;
 } {
@@ -107,10 +117,72 @@ function nightlySync(shop: Shop): {
 		if (!found) throw new Error(`${WORKFLOW_FILE} has no node "${name}"`);
 		return found;
 	};
-	node(PRODUCTS_NODE).parameters.url = shop.productsUrl;
+	node(PRODUCTS_NODE).parameters.url = productsUrl;
 	const loop = node(LOOP_NODE).parameters;
 	if (LOOP_BATCH !== undefined) loop.batchSize = LOOP_BATCH;
 	return { workflow, loopBatch: Number(loop.batchSize) };
+}
+
+interface ShopProcess {
+	productsUrl: string;
+	stats(): Promise<ShopStats>;
+	resetStats(): Promise<void>;
+	stop(): Promise<void>;
+}
+
+const SHOP_START_TIMEOUT_MS = 60_000;
+
+/** `npm run shop` on a free port, with this benchmark's catalogue; ready when resolved. */
+async function startShopProcess(folder: string): Promise<ShopProcess> {
+	const readyFile = join(folder, 'shop.json');
+	const child = spawn(
+		process.execPath,
+		['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'shop', 'cli.ts')],
+		{
+			cwd: PROJECT_ROOT,
+			env: {
+				...process.env,
+				SHOP_PORT: '0',
+				SHOP_PRODUCTS: String(PRODUCTS),
+				SHOP_PHOTO_BYTES: String(PHOTO_BYTES),
+				SHOP_READY_FILE: readyFile,
+			},
+			detached: true,
+			stdio: ['ignore', 'ignore', 'inherit'],
+		},
+	);
+	track(child);
+	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+	const deadline = Date.now() + SHOP_START_TIMEOUT_MS;
+	while (!existsSync(readyFile)) {
+		if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+			killGroup(child, 'SIGKILL');
+			throw new Error('The shop did not start');
+		}
+		await sleep(100);
+	}
+	const { url, productsUrl } = JSON.parse(readFileSync(readyFile, 'utf8')) as {
+		url: string;
+		productsUrl: string;
+	};
+	const control = async (method: 'GET' | 'POST', route: string): Promise<ShopStats> => {
+		const response = await request(`${url}${SHOP_CONTROL_PREFIX}${route}`, { method });
+		if (response.statusCode !== 200)
+			throw new Error(`The shop answered ${route} with ${response.statusCode}`);
+		return (await response.body.json()) as ShopStats;
+	};
+	return {
+		productsUrl,
+		stats: () => control('GET', 'stats'),
+		resetStats: async () => {
+			await control('POST', 'reset-stats');
+		},
+		stop: async () => {
+			killGroup(child, 'SIGTERM');
+			await exited;
+			untrack(child);
+		},
+	};
 }
 
 /** Bytes and files below a folder (0 when it does not exist). */
@@ -217,7 +289,7 @@ async function main(): Promise<void> {
 	const photos = PRODUCTS * PHOTOS_PER_PRODUCT;
 	const folder = realpathSync(mkdtempSync(join(tmpdir(), 'sync-n8n-')));
 	let emulator: Emulator | undefined;
-	let shop: Shop | undefined;
+	let shop: ShopProcess | undefined;
 	let server: N8nServer | undefined;
 	try {
 		const tarball = process.env.E2E_PACKAGE_TGZ ?? packPackage(join(folder, 'pack'));
@@ -228,11 +300,7 @@ async function main(): Promise<void> {
 			bucketCapacity: BUCKET_CAPACITY,
 			leakIntervalMs: 1,
 		});
-		shop = await startShop({
-			products: PRODUCTS,
-			photosPerProduct: PHOTOS_PER_PRODUCT,
-			photoBytes: PHOTO_BYTES,
-		});
+		shop = await startShopProcess(folder);
 		await n8n.importCredentials([
 			emulatorCredential(emulator.url, DEFAULT_ACCOUNT, {
 				customRateLimit: true,
@@ -240,7 +308,7 @@ async function main(): Promise<void> {
 				leakIntervalSeconds: 0.001,
 			}),
 		]);
-		const { workflow, loopBatch } = nightlySync(shop);
+		const { workflow, loopBatch } = nightlySync(shop.productsUrl);
 		// n8n 2.x keeps binary data in .n8n/storage, or in .n8n/binaryData where an older n8n left it.
 		const legacyBinaryFolder = join(n8n.path, '.n8n', 'binaryData');
 		const binaryFolder = existsSync(legacyBinaryFolder)
@@ -266,7 +334,7 @@ async function main(): Promise<void> {
 			const requestsBefore = emulator.stats().requests;
 			const binaryBefore = folderSize(binaryFolder);
 			const databaseBefore = databaseBytes();
-			shop.resetStats();
+			await shop.resetStats();
 			const stop = startSampler(/ n8n start /);
 			let ran: Awaited<ReturnType<typeof runNight>>;
 			try {
@@ -278,7 +346,7 @@ async function main(): Promise<void> {
 			const sampled = await stop();
 			const requests = subtract(emulator.stats().requests, requestsBefore);
 			const binaryAfter = folderSize(binaryFolder);
-			const shopStats = shop.stats();
+			const shopStats = await shop.stats();
 
 			const execution = await server.getExecution(ran.executionId);
 			const error = runError(execution.data);
@@ -345,7 +413,7 @@ async function main(): Promise<void> {
 		}
 	} finally {
 		await server?.stop();
-		await shop?.close();
+		await shop?.stop();
 		await emulator?.close();
 		rmSync(folder, { recursive: true, force: true });
 	}

@@ -3,8 +3,11 @@
  * reads its products, for the demo (`npm start` in another terminal). Ctrl+C or SIGTERM stops it, and
  * it stops by itself when the process that started it goes away.
  *
- * SHOP_PORT (8472; 0: a free port), SHOP_PRODUCTS (20), SHOP_PHOTO_BYTES (20000).
+ * SHOP_PORT (8472; 0: a free port), SHOP_PRODUCTS (20), SHOP_PHOTO_BYTES (20000); SHOP_READY_FILE:
+ * once it listens, a JSON file `{url, productsUrl}` is written there (whole, never half), for scripts.
  */
+import { renameSync, writeFileSync } from 'node:fs';
+
 import { startShop } from './index';
 
 const PARENT_CHECK_MS = 1000;
@@ -49,6 +52,14 @@ async function main(): Promise<void> {
 			'',
 		].join('\n'),
 	);
+	const readyFile = process.env.SHOP_READY_FILE;
+	if (readyFile) {
+		writeFileSync(
+			`${readyFile}.partial`,
+			JSON.stringify({ url: shop.url, productsUrl: shop.productsUrl }),
+		);
+		renameSync(`${readyFile}.partial`, readyFile);
+	}
 }
 
 main().catch((error: unknown) => {

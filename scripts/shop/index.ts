@@ -13,7 +13,8 @@
  * A photo's bytes depend only on its id and version, so every run of a benchmark sees the same
  * photos, and a changed photo has new bytes (a new md5). The photo host answers conditional requests
  * (If-None-Match, If-Modified-Since) with 304 while the photo is unchanged. It listens on 127.0.0.1
- * only and holds nothing on disk: closing it (or the process ending) is all there is to stop.
+ * only and holds nothing on disk: closing it (or the process ending) is all there is to stop. A
+ * process of its own (`npm run shop`, ./cli.ts) gives its statistics through its control routes.
  */
 import { createCipheriv, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -61,6 +62,8 @@ export interface Shop {
 
 export const PRODUCTS_PATH = '/api/products';
 export const PHOTOS_PATH = '/photos/';
+/** Not counted: `GET /__shop/stats` answers stats(), `POST /__shop/reset-stats` is resetStats(). */
+export const SHOP_CONTROL_PREFIX = '/__shop/';
 
 const MAX_PAGE_SIZE = 1000;
 // Photo versions are dated from here, one day per version: fixed, so Last-Modified is the same in
@@ -198,7 +201,12 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
 	const server = createServer((req, res) => {
 		const target = new URL(req.url ?? '/', 'http://shop.invalid');
-		if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
+		if (req.method === 'GET' && target.pathname === `${SHOP_CONTROL_PREFIX}stats`) {
+			sendJson(res, 200, stats);
+		} else if (req.method === 'POST' && target.pathname === `${SHOP_CONTROL_PREFIX}reset-stats`) {
+			resetStats();
+			sendJson(res, 200, stats);
+		} else if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
 			productsPage(res, target.searchParams);
 		} else if (req.method === 'GET' && target.pathname.startsWith(PHOTOS_PATH)) {
 			photo(req, res, target.pathname.slice(PHOTOS_PATH.length));

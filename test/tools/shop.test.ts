@@ -98,6 +98,26 @@ describe('the fixture shop', () => {
 		expect(shop.stats().requests).toEqual({ 'GET /photos/{photo}': 2, other: 1 });
 	});
 
+	test('its control routes give and clear the statistics, uncounted', async () => {
+		await get(`${shop.url}/photos/P00001-1.jpg`);
+		const stats = await get(`${shop.url}/__shop/stats`);
+		expect(JSON.parse(stats.body.toString('utf8'))).toEqual({
+			requests: { 'GET /photos/{photo}': 1 },
+			photosSent: 1,
+			notModified: 0,
+			photoBytesSent: 1000,
+		});
+		const reset = await request(`${shop.url}/__shop/reset-stats`, { method: 'POST' });
+		await reset.body.dump();
+		expect(reset.statusCode).toBe(200);
+		expect(shop.stats()).toEqual({
+			requests: {},
+			photosSent: 0,
+			notModified: 0,
+			photoBytesSent: 0,
+		});
+	});
+
 	test('a missing photo is still listed with its product, and its URL answers 404', async () => {
 		const gaps = await startShop({ products: 2, missingPhotos: ['P00002-1'] });
 		try {
