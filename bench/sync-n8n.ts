@@ -54,9 +54,9 @@ import {
 	packPackage,
 	PROJECT_ROOT,
 } from '../scripts/n8n/instance';
-import { killGroup, sleep, track, untrack } from '../scripts/n8n/processes';
+import { killGroup, sleep, tail, track, untrack } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
-import type { N8nServer, Owner, WorkflowDefinition } from '../scripts/n8n/server';
+import type { ExecutionSummary, N8nServer, Owner, WorkflowDefinition } from '../scripts/n8n/server';
 import {
 	photoBytes,
 	photoId,
@@ -223,9 +223,11 @@ async function runNight(
 	const executionId = await server.startRun(workflowId);
 	const deadline = Date.now() + NIGHT_TIMEOUT_MS;
 	for (;;) {
-		const execution = (await server.listExecutions({ workflowId })).find(
-			(entry) => entry.id === executionId,
-		);
+		// An n8n out of open files (EMFILE) refuses connections to its REST API too, for a while: the
+		// night goes on, so does the waiting.
+		const execution = (
+			await server.listExecutions({ workflowId }).catch(() => [] as ExecutionSummary[])
+		).find((entry) => entry.id === executionId);
 		if (execution && !['new', 'running', 'waiting'].includes(execution.status)) {
 			const ran =
 				execution.startedAt && execution.stoppedAt
@@ -411,6 +413,10 @@ async function main(): Promise<void> {
 			await server.stop();
 			server = undefined;
 		}
+	} catch (error) {
+		// What n8n said last is usually why the night failed.
+		if (server) process.stderr.write(`n8n's log ends with:\n${tail(server.log())}\n`);
+		throw error;
 	} finally {
 		await server?.stop();
 		await shop?.stop();
