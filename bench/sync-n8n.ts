@@ -55,7 +55,7 @@ import {
 	PROJECT_ROOT,
 } from '../scripts/n8n/instance';
 import { killGroup, sleep, tail, track, untrack } from '../scripts/n8n/processes';
-import { runError } from '../scripts/n8n/run-data';
+import { nodeItems, runError } from '../scripts/n8n/run-data';
 import type { ExecutionSummary, N8nServer, Owner, WorkflowDefinition } from '../scripts/n8n/server';
 import {
 	photoBytes,
@@ -86,6 +86,7 @@ const REAL_LEAK_SECONDS = 5;
 const WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync.json');
 const PRODUCTS_NODE = 'Get Products';
 const LOOP_NODE = '500 Products at a Time';
+const ALERT_NODES = ['Alert: Photos Not Uploaded', 'Alert: Needs Attention'];
 /** Products per round of the example's loop: its own 500 unless BENCH_LOOP_BATCH says otherwise. */
 const LOOP_BATCH =
 	process.env.BENCH_LOOP_BATCH === undefined ? undefined : positiveInteger('BENCH_LOOP_BATCH', 500);
@@ -403,8 +404,11 @@ async function main(): Promise<void> {
 					productsReceived: received.products,
 					productsWithAllHashcodes: received.productsWithAllHashcodes,
 					wrongHashcodes: received.wrongHashcodes,
-					alerts: ['Alert: Photos Not Uploaded', 'Alert: Needs Attention'].filter(
-						(name) => ranNodes[name] !== undefined,
+					alerts: Object.fromEntries(
+						ALERT_NODES.filter((name) => ranNodes[name] !== undefined).map((name) => {
+							const alerts = nodeItems(execution.data, name);
+							return [name, { items: alerts.length, first: alerts[0]?.alert }];
+						}),
 					),
 					targets,
 					met,
