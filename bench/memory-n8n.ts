@@ -37,7 +37,6 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { basic, call } from '../scripts/emulator/client';
@@ -47,123 +46,16 @@ import { nodeItems, parseExecuteOutput, type WorkflowRun } from '../scripts/n8n/
 import type { WorkflowDefinition } from '../scripts/n8n/server';
 import { actionNode, type ChainNode } from '../scripts/n8n/workflows';
 import { writeCatalogue } from './catalogue';
+import { startSampler, type Sampled } from './n8n-memory';
 
 const MB = 1024 * 1024;
 const LARGE_MB = Number(process.env.BENCH_UPLOAD_MB ?? 200);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const TINY_BYTES = 1024;
-const SAMPLE_MS = 50;
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 // From 65 s on, the Wait node parks the execution in the database instead of waiting in-process.
 if (!(SETTLE_SECONDS >= 0 && SETTLE_SECONDS < 65))
 	throw new Error('BENCH_SETTLE_SECONDS must be from 0 to 64');
-
-interface ProcessPeak {
-	pid: number;
-	command: string;
-	hwmKb: number;
-}
-
-interface Sampled {
-	peakKb: number;
-	samples: number;
-	maxProcesses: number;
-	processes: ProcessPeak[];
-	mainPid?: number;
-}
-
-// Plain JavaScript, run as the worker's source: no loader involved.
-const SAMPLER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { readdirSync, readFileSync } = require('node:fs');
-const { basename } = require('node:path');
-
-function read(path) {
-	try {
-		return readFileSync(path, 'utf8');
-	} catch {
-		return null; // The process has just ended.
-	}
-}
-
-function commandOf(pid) {
-	const args = (read('/proc/' + pid + '/cmdline') || '').split('\\0').filter(Boolean);
-	return args.map((arg) => (arg.startsWith('/') ? basename(arg) : arg)).join(' ');
-}
-
-// The n8n process (a child of this process running "n8n execute") and everything it started.
-function n8nTree(root) {
-	const children = new Map();
-	for (const name of readdirSync('/proc')) {
-		if (!/^\\d+$/.test(name)) continue;
-		const stat = read('/proc/' + name + '/stat');
-		if (stat === null) continue;
-		// The command name in parentheses may hold spaces: the fields after it are plain.
-		const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-		if (!children.has(ppid)) children.set(ppid, []);
-		children.get(ppid).push(Number(name));
-	}
-	const main = (children.get(root) || []).find((pid) => / n8n execute /.test(commandOf(pid) + ' '));
-	if (main === undefined) return { main: undefined, pids: [] };
-	const pids = [main];
-	for (let index = 0; index < pids.length; index++) pids.push(...(children.get(pids[index]) || []));
-	return { main, pids };
-}
-
-const peaks = new Map();
-let mainPid;
-let peakKb = 0;
-let samples = 0;
-let maxProcesses = 0;
-
-function sample() {
-	const { main, pids } = n8nTree(workerData.rootPid);
-	if (main !== undefined) mainPid = main;
-	let totalKb = 0;
-	let count = 0;
-	for (const pid of pids) {
-		const status = read('/proc/' + pid + '/status');
-		const rss = status && /^VmRSS:\\s+(\\d+) kB$/m.exec(status);
-		if (!rss) continue; // Gone, or a zombie.
-		totalKb += Number(rss[1]);
-		count++;
-		const hwmKb = Number((/^VmHWM:\\s+(\\d+) kB$/m.exec(status) || [0, 0])[1]);
-		const known = peaks.get(pid);
-		peaks.set(pid, { pid, command: commandOf(pid), hwmKb: Math.max(hwmKb, known ? known.hwmKb : 0) });
-	}
-	if (count === 0) return;
-	samples++;
-	peakKb = Math.max(peakKb, totalKb);
-	maxProcesses = Math.max(maxProcesses, count);
-}
-
-const timer = setInterval(sample, workerData.intervalMs);
-sample();
-parentPort.once('message', () => {
-	clearInterval(timer);
-	sample();
-	const processes = [...peaks.values()];
-	parentPort.postMessage({ peakKb, samples, maxProcesses, processes, mainPid });
-});
-`;
-
-/** Samples the memory of the n8n process tree until the returned function is called. */
-function startSampler(): () => Promise<Sampled> {
-	const worker = new Worker(SAMPLER_SOURCE, {
-		eval: true,
-		workerData: { rootPid: process.pid, intervalMs: SAMPLE_MS },
-	});
-	const result = new Promise<Sampled>((resolve, reject) => {
-		worker.once('message', (message: Sampled) => resolve(message));
-		worker.once('error', reject);
-	});
-	return async () => {
-		worker.postMessage('stop');
-		const sampled = await result;
-		await worker.terminate();
-		return sampled;
-	};
-}
 
 interface Measured {
 	run: WorkflowRun;
@@ -174,7 +66,7 @@ interface Measured {
 }
 
 async function measure(n8n: N8nFolder, workflowId: string): Promise<Measured> {
-	const stop = startSampler();
+	const stop = startSampler(/ n8n execute /);
 	const started = performance.now();
 	let run: WorkflowRun;
 	try {

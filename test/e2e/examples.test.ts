@@ -2,10 +2,12 @@
  * The workflows in examples/ as a user imports them, run against the emulator. The trigger example
  * (failed-upload-alert.json) is run by trigger.test.ts.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { call } from '../../scripts/emulator/client';
+import { photoBytes, startShop } from '../../scripts/shop';
 import {
 	EMULATOR_CREDENTIAL,
 	nodeItems,
@@ -57,6 +59,7 @@ describe('the example workflows', () => {
 				'failed-upload-alert.json',
 				'image-upload-skip-existing.json',
 				'image-upload-known-in-data-table.json',
+				'nightly-sync.json',
 			]),
 		);
 		for (const file of files) {
@@ -176,5 +179,68 @@ describe('the example workflows', () => {
 		);
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
+	});
+	test('nightly sync: pages the shop, uploads the photos batch by batch, sends the products with their hashcodes and holds back the one whose photo is gone', async () => {
+		const shop = await startShop({ products: 5, pageSize: 2, missingPhotos: ['P00003-2'] });
+		try {
+			const example = readExample('nightly-sync.json');
+			const nodes = (
+				example.nodes as Array<ExampleNode & { parameters: Record<string, unknown> }>
+			).map((node) =>
+				node.name === 'Get Products'
+					? { ...node, parameters: { ...node.parameters, url: shop.productsUrl } }
+					: // Batches of 2 products, so that the loop goes round three times.
+						node.name === '500 Products at a Time'
+						? { ...node, parameters: { ...node.parameters, batchSize: 2 } }
+						: node,
+			);
+			const run = await n8n.run({ ...example, id: undefined, nodes });
+
+			expect(nodeItems(run, 'Alert: Photos Not Uploaded')).toEqual([
+				{
+					alert: expect.stringMatching(
+						/^Product P00003 not sent tonight, a photo failed: http:\/\/127\.0\.0\.1:\d+\/photos\/P00003-2\.jpg: /,
+					),
+				},
+			]);
+			const [upload] = nodeItems(run, 'Upload Catalogue and Wait');
+			expect(upload).toMatchObject({ status: 'succeeded', validation: 'passed' });
+			expect(nodeItems(run, 'Catalogue Accepted')).toHaveLength(1);
+			expect(run.data.resultData.runData['Alert: Needs Attention']).toBeUndefined();
+
+			expect(shop.stats().requests).toEqual({
+				'GET /api/products': 3,
+				'GET /photos/{photo}': 10,
+			});
+			const { requests } = n8n.emulator.stats();
+			// One image request per batch: the photos of its products in one upload.
+			expect(requests['POST /api/images']).toBe(3);
+			expect(n8n.emulator.stats().images).toBe(9);
+
+			const hashcodeOf = new Map(n8n.emulator.images().map((image) => [image.md5, image.hashcode]));
+			const hashcode = (id: string) =>
+				hashcodeOf.get(
+					createHash('md5')
+						.update(photoBytes(id, 1, 20_000))
+						.digest('hex'),
+				);
+			const file = await call(n8n.emulator, 'GET', `/api/files/${String(upload.sessionId)}`);
+			const products = [...file.text.matchAll(/<Product>([\s\S]*?)<\/Product>/g)].map(
+				([, product]) => ({
+					id: /<Id>(.*?)<\/Id>/.exec(product)?.[1],
+					hashcodes: [...product.matchAll(/<ImageHashcode>(.*?)<\/ImageHashcode>/g)].map(
+						([, found]) => found,
+					),
+				}),
+			);
+			expect(products).toEqual(
+				['P00001', 'P00002', 'P00004', 'P00005'].map((id) => ({
+					id,
+					hashcodes: [hashcode(`${id}-1`), hashcode(`${id}-2`)],
+				})),
+			);
+		} finally {
+			await shop.close();
+		}
 	});
 });

@@ -1,0 +1,440 @@
+/**
+ * The whole nightly sync (examples/nightly-sync.json) in a real n8n, twice, with an n8n restart
+ * between the two nights: what a catalogue of N products with 2 photos each costs n8n and the
+ * service's request budget, the way n8n runs by default.
+ *
+ * - n8n: the pinned version, the packed package installed as a user installs it, `n8n start` with
+ *   n8n's default settings (regular mode, SQLite, binary data in the file system), through the driver
+ *   of a real n8n (scripts/n8n). The workflow runs from its Manual Trigger, as "Execute workflow" in
+ *   the editor does; the Schedule Trigger beside it would run the same nodes.
+ * - The service: the emulator, in this process, with the service's bucket (50) leaking every 1 ms so
+ *   that the nights take minutes, and the credential's Custom Rate Limit set to the same; images
+ *   stay in it from one night to the next, as on the service.
+ * - The shop: scripts/shop, the product API the workflow pages through and the photo host its HTTP
+ *   Request downloads from, in a process of its own (`npm run shop`): thousands of downloads at once
+ *   take as many open files, which must not count against this process (its memory sampler reads
+ *   /proc) nor the emulator's. It stops when this process ends.
+ *
+ * Per night, one JSON line: wall time, peak memory of the n8n process tree (VmRSS of n8n and its
+ * children summed every 50 ms, bench/n8n-memory.ts), requests per route at the emulator, downloads at
+ * the photo host, growth of n8n's binary-data folder and database, whether every product reached the
+ * service with its photos' hashcodes; beside them the targets of a sync whose known images outlive a
+ * restart and whose photos are fetched by URL only when they changed, and whether the night met them.
+ *
+ * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
+ * else the script builds and packs it itself. Installs n8n on its first run.
+ * BENCH_PRODUCTS (10000), BENCH_PHOTO_BYTES (20000), BENCH_TIMEOUT_MINUTES (60, per night),
+ * BENCH_LOOP_BATCH (products per round of the example's Loop Over Items; the example's 500 unless
+ * given: as many as BENCH_PRODUCTS is one execution without batches).
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+	existsSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { XMLParser } from 'fast-xml-parser';
+import { request } from 'undici';
+
+import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
+import { call } from '../scripts/emulator/client';
+import { emulatorCredential } from '../scripts/n8n/credential';
+import {
+	installN8n,
+	n8nVersion,
+	N8nFolder,
+	packPackage,
+	PROJECT_ROOT,
+} from '../scripts/n8n/instance';
+import { killGroup, sleep, tail, track, untrack } from '../scripts/n8n/processes';
+import { nodeItems, runError } from '../scripts/n8n/run-data';
+import type { ExecutionSummary, N8nServer, Owner, WorkflowDefinition } from '../scripts/n8n/server';
+import {
+	photoBytes,
+	photoId,
+	productId,
+	SHOP_CONTROL_PREFIX,
+	type ShopStats,
+} from '../scripts/shop';
+import { startSampler } from './n8n-memory';
+
+function positiveInteger(name: string, fallback: number): number {
+	const value = Number(process.env[name] ?? fallback);
+	if (!Number.isInteger(value) || value <= 0)
+		throw new Error(`${name} must be a positive integer, got "${process.env[name]}"`);
+	return value;
+}
+
+const PRODUCTS = positiveInteger('BENCH_PRODUCTS', 10_000);
+const PHOTOS_PER_PRODUCT = 2;
+const PHOTO_BYTES = positiveInteger('BENCH_PHOTO_BYTES', 20_000);
+const NIGHT_TIMEOUT_MS = positiveInteger('BENCH_TIMEOUT_MINUTES', 60) * 60_000;
+/** B: Image Upload's default Images Per Request, which the example keeps. */
+const IMAGES_PER_REQUEST = 50;
+const BUCKET_CAPACITY = 50;
+/** The service's real pace: one request more every 5 s once the bucket is full. */
+const REAL_LEAK_SECONDS = 5;
+
+const WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync.json');
+const PRODUCTS_NODE = 'Get Products';
+const LOOP_NODE = '500 Products at a Time';
+const ALERT_NODES = ['Alert: Photos Not Uploaded', 'Alert: Needs Attention'];
+/** Products per round of the example's loop: its own 500 unless BENCH_LOOP_BATCH says otherwise. */
+const LOOP_BATCH =
+	process.env.BENCH_LOOP_BATCH === undefined ? undefined : positiveInteger('BENCH_LOOP_BATCH', 500);
+
+const OWNER: Owner = {
+	email: 'bench@example.com',
+	firstName: 'Bench',
+	lastName: 'Owner',
+	password: 'Local-bench-password-1',
+};
+
+const MB = 1024 * 1024;
+const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
+
+/**
+ * The example as a user imports it, its product source pointed at the fixture shop, and its loop's
+ * batch set to LOOP_BATCH if given.
+ */
+function nightlySync(productsUrl: string): {
+	workflow: WorkflowDefinition & { id: string };
+	loopBatch: number;
+} {
+	const workflow = JSON.parse(readFileSync(WORKFLOW_FILE, 'utf8')) as WorkflowDefinition & {
+		id: string;
+	};
+	const nodes = workflow.nodes as Array<{ name: string; parameters: Record<string, unknown> }>;
+	const node = (name: string) => {
+		const found = nodes.find((candidate) => candidate.name === name);
+		if (!found) throw new Error(`${WORKFLOW_FILE} has no node "${name}"`);
+		return found;
+	};
+	node(PRODUCTS_NODE).parameters.url = productsUrl;
+	const loop = node(LOOP_NODE).parameters;
+	if (LOOP_BATCH !== undefined) loop.batchSize = LOOP_BATCH;
+	return { workflow, loopBatch: Number(loop.batchSize) };
+}
+
+interface ShopProcess {
+	productsUrl: string;
+	stats(): Promise<ShopStats>;
+	resetStats(): Promise<void>;
+	stop(): Promise<void>;
+}
+
+const SHOP_START_TIMEOUT_MS = 60_000;
+
+/** `npm run shop` on a free port, with this benchmark's catalogue; ready when resolved. */
+async function startShopProcess(folder: string): Promise<ShopProcess> {
+	const readyFile = join(folder, 'shop.json');
+	const child = spawn(
+		process.execPath,
+		['--import', 'tsx', join(PROJECT_ROOT, 'scripts', 'shop', 'cli.ts')],
+		{
+			cwd: PROJECT_ROOT,
+			env: {
+				...process.env,
+				SHOP_PORT: '0',
+				SHOP_PRODUCTS: String(PRODUCTS),
+				SHOP_PHOTO_BYTES: String(PHOTO_BYTES),
+				SHOP_READY_FILE: readyFile,
+			},
+			detached: true,
+			stdio: ['ignore', 'ignore', 'inherit'],
+		},
+	);
+	track(child);
+	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+	const deadline = Date.now() + SHOP_START_TIMEOUT_MS;
+	while (!existsSync(readyFile)) {
+		if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+			killGroup(child, 'SIGKILL');
+			throw new Error('The shop did not start');
+		}
+		await sleep(100);
+	}
+	const { url, productsUrl } = JSON.parse(readFileSync(readyFile, 'utf8')) as {
+		url: string;
+		productsUrl: string;
+	};
+	const control = async (method: 'GET' | 'POST', route: string): Promise<ShopStats> => {
+		const response = await request(`${url}${SHOP_CONTROL_PREFIX}${route}`, { method });
+		if (response.statusCode !== 200)
+			throw new Error(`The shop answered ${route} with ${response.statusCode}`);
+		return (await response.body.json()) as ShopStats;
+	};
+	return {
+		productsUrl,
+		stats: () => control('GET', 'stats'),
+		resetStats: async () => {
+			await control('POST', 'reset-stats');
+		},
+		stop: async () => {
+			killGroup(child, 'SIGTERM');
+			await exited;
+			untrack(child);
+		},
+	};
+}
+
+/** Bytes and files below a folder (0 when it does not exist). */
+function folderSize(path: string): { bytes: number; files: number } {
+	let bytes = 0;
+	let files = 0;
+	let entries: string[];
+	try {
+		entries = readdirSync(path, { recursive: true, encoding: 'utf8' });
+	} catch {
+		return { bytes, files };
+	}
+	for (const entry of entries) {
+		const stat = statSync(join(path, entry), { throwIfNoEntry: false });
+		if (stat?.isFile()) {
+			bytes += stat.size;
+			files++;
+		}
+	}
+	return { bytes, files };
+}
+
+function subtract(after: Record<string, number>, before: Record<string, number>) {
+	const delta: Record<string, number> = {};
+	for (const [route, count] of Object.entries(after)) {
+		const added = count - (before[route] ?? 0);
+		if (added > 0) delta[route] = added;
+	}
+	return delta;
+}
+
+/** Starts the workflow and waits for its end through the list of executions (no run data). */
+async function runNight(
+	server: N8nServer,
+	workflowId: string,
+): Promise<{ executionId: string; status: string; seconds: number }> {
+	const started = performance.now();
+	const executionId = await server.startRun(workflowId);
+	const deadline = Date.now() + NIGHT_TIMEOUT_MS;
+	for (;;) {
+		// An n8n out of open files (EMFILE) refuses connections to its REST API too, for a while: the
+		// night goes on, so does the waiting.
+		const execution = (
+			await server.listExecutions({ workflowId }).catch(() => [] as ExecutionSummary[])
+		).find((entry) => entry.id === executionId);
+		if (execution && !['new', 'running', 'waiting'].includes(execution.status)) {
+			const ran =
+				execution.startedAt && execution.stoppedAt
+					? (Date.parse(execution.stoppedAt) - Date.parse(execution.startedAt)) / 1000
+					: (performance.now() - started) / 1000;
+			return { executionId, status: execution.status, seconds: ran };
+		}
+		if (Date.now() > deadline)
+			throw new Error(`Execution ${executionId} did not finish within ${NIGHT_TIMEOUT_MS} ms`);
+		await sleep(500);
+	}
+}
+
+interface Received {
+	products: number;
+	productsWithAllHashcodes: number;
+	wrongHashcodes: number;
+}
+
+/**
+ * The catalogue the service received last: every product with the hashcodes the service gave its
+ * photos (by the md5 of the bytes the shop serves).
+ */
+async function checkCatalogue(emulator: Emulator): Promise<Received> {
+	const upload = emulator.uploads().at(-1);
+	if (!upload) return { products: 0, productsWithAllHashcodes: 0, wrongHashcodes: 0 };
+	const file = await call(emulator, 'GET', `/api/files/${upload.id}`);
+	const parsed = new XMLParser({
+		isArray: (name) => name === 'Product' || name === 'ImageHashcode',
+		parseTagValue: false,
+	}).parse(file.text) as {
+		Products: { Product?: Array<{ Id: string; Images?: { ImageHashcode?: string[] } }> };
+	};
+	const hashcodeOf = new Map(emulator.images().map((image) => [image.md5, image.hashcode]));
+	const products = parsed.Products.Product ?? [];
+	let productsWithAllHashcodes = 0;
+	let wrongHashcodes = 0;
+	for (const product of products) {
+		const index = Number(product.Id.slice(1)) - 1;
+		const received = product.Images?.ImageHashcode ?? [];
+		const expected = Array.from({ length: PHOTOS_PER_PRODUCT }, (_, photoIndex) => {
+			// Every photo keeps its first version from night to night.
+			const bytes = photoBytes(photoId(index, photoIndex), 1, PHOTO_BYTES);
+			const md5 = createHash('md5').update(bytes).digest('hex');
+			return hashcodeOf.get(md5);
+		});
+		const wrong = expected.filter((hashcode, position) => received[position] !== hashcode).length;
+		wrongHashcodes += wrong;
+		if (wrong === 0 && received.length === PHOTOS_PER_PRODUCT && product.Id === productId(index))
+			productsWithAllHashcodes++;
+	}
+	return { products: products.length, productsWithAllHashcodes, wrongHashcodes };
+}
+
+async function main(): Promise<void> {
+	if (Number(process.versions.node.split('.')[0]) < 24) {
+		throw new Error(
+			`n8n 2.x needs Node 24, this is Node ${process.versions.node}: run it with the toolchain of scripts/toolchain.sh`,
+		);
+	}
+	const photos = PRODUCTS * PHOTOS_PER_PRODUCT;
+	const folder = realpathSync(mkdtempSync(join(tmpdir(), 'sync-n8n-')));
+	let emulator: Emulator | undefined;
+	let shop: ShopProcess | undefined;
+	let server: N8nServer | undefined;
+	try {
+		const tarball = process.env.E2E_PACKAGE_TGZ ?? packPackage(join(folder, 'pack'));
+		const n8nBin = await installN8n();
+		const n8n = await N8nFolder.create(n8nBin, join(folder, 'n8n'), tarball);
+		emulator = await startEmulator({
+			processingMs: 0,
+			bucketCapacity: BUCKET_CAPACITY,
+			leakIntervalMs: 1,
+		});
+		shop = await startShopProcess(folder);
+		await n8n.importCredentials([
+			emulatorCredential(emulator.url, DEFAULT_ACCOUNT, {
+				customRateLimit: true,
+				bucketCapacity: BUCKET_CAPACITY,
+				leakIntervalSeconds: 0.001,
+			}),
+		]);
+		const { workflow, loopBatch } = nightlySync(shop.productsUrl);
+		// n8n 2.x keeps binary data in .n8n/storage, or in .n8n/binaryData where an older n8n left it.
+		const legacyBinaryFolder = join(n8n.path, '.n8n', 'binaryData');
+		const binaryFolder = existsSync(legacyBinaryFolder)
+			? legacyBinaryFolder
+			: join(n8n.path, '.n8n', 'storage');
+		// With its write-ahead log, which holds what was written since the last checkpoint.
+		const databaseBytes = () =>
+			['database.sqlite', 'database.sqlite-wal'].reduce(
+				(sum, name) =>
+					sum + (statSync(join(n8n.path, '.n8n', name), { throwIfNoEntry: false })?.size ?? 0),
+				0,
+			);
+
+		for (const night of ['first', 'resync-after-restart'] as const) {
+			server = await n8n.start();
+			await server.ensureOwner(OWNER);
+			if (night === 'first') await server.createWorkflow(workflow);
+			// n8n at rest, started and logged in: what the night adds is measured against it.
+			const idle = startSampler(/ n8n start /);
+			await sleep(2000);
+			const baseline = await idle();
+
+			const requestsBefore = emulator.stats().requests;
+			const binaryBefore = folderSize(binaryFolder);
+			const databaseBefore = databaseBytes();
+			await shop.resetStats();
+			const stop = startSampler(/ n8n start /);
+			let ran: Awaited<ReturnType<typeof runNight>>;
+			try {
+				ran = await runNight(server, workflow.id);
+			} catch (error) {
+				await stop();
+				throw error;
+			}
+			const sampled = await stop();
+			const requests = subtract(emulator.stats().requests, requestsBefore);
+			const binaryAfter = folderSize(binaryFolder);
+			const shopStats = await shop.stats();
+
+			const execution = await server.getExecution(ran.executionId);
+			const error = runError(execution.data);
+			const ranNodes = execution.data.resultData.runData;
+			const received = await checkCatalogue(emulator);
+
+			const imageRequests =
+				(requests['POST /api/images'] ?? 0) + (requests['GET /api/images'] ?? 0);
+			const totalRequests = Object.values(requests).reduce((sum, count) => sum + count, 0);
+			const binaryGrowth = binaryAfter.bytes - binaryBefore.bytes;
+			const targets =
+				night === 'first'
+					? { imageRequests: Math.ceil(photos / IMAGES_PER_REQUEST) + 10 }
+					: { requests: 10, photosDownloaded: 0, binaryDataGrowthMb: 0 };
+			const met =
+				night === 'first'
+					? { imageRequests: imageRequests <= targets.imageRequests! }
+					: {
+							requests: totalRequests <= 10,
+							photosDownloaded: shopStats.photosSent === 0,
+							// A few KB of n8n's own bookkeeping would not be the photos: under 1 MB counts as not growing.
+							binaryDataGrowthMb: binaryGrowth < MB,
+						};
+			const main = sampled.processes.find((entry) => entry.pid === sampled.mainPid);
+			process.stdout.write(
+				`${JSON.stringify({
+					night,
+					n8n: n8nVersion(n8nBin),
+					products: PRODUCTS,
+					photos,
+					photoBytes: PHOTO_BYTES,
+					batchSize: IMAGES_PER_REQUEST,
+					loopBatch,
+					status: ran.status,
+					...(error ? { error: `${error.node ?? ''}: ${error.message}` } : {}),
+					seconds: Math.round(ran.seconds * 10) / 10,
+					peak_rss_mb: mb(sampled.peakKb * 1024),
+					idle_rss_mb: mb(baseline.peakKb * 1024),
+					main_hwm_mb: mb((main?.hwmKb ?? 0) * 1024),
+					max_processes: sampled.maxProcesses,
+					requests,
+					totalRequests,
+					imageRequests,
+					bucketSeconds: Math.max(0, totalRequests - BUCKET_CAPACITY) * REAL_LEAK_SECONDS,
+					shopRequests: shopStats.requests,
+					photosDownloaded: shopStats.photosSent,
+					photosNotModified: shopStats.notModified,
+					downloadedMb: mb(shopStats.photoBytesSent),
+					binaryDataGrowthMb: mb(binaryGrowth),
+					binaryDataFiles: binaryAfter.files - binaryBefore.files,
+					databaseGrowthMb: mb(databaseBytes() - databaseBefore),
+					productsReceived: received.products,
+					productsWithAllHashcodes: received.productsWithAllHashcodes,
+					wrongHashcodes: received.wrongHashcodes,
+					alerts: Object.fromEntries(
+						ALERT_NODES.filter((name) => ranNodes[name] !== undefined).map((name) => {
+							const alerts = nodeItems(execution.data, name);
+							return [name, { items: alerts.length, first: alerts[0]?.alert }];
+						}),
+					),
+					targets,
+					met,
+				})}\n`,
+			);
+			await server.stop();
+			server = undefined;
+		}
+	} catch (error) {
+		// What n8n said last is usually why the night failed.
+		if (server) process.stderr.write(`n8n's log ends with:\n${tail(server.log())}\n`);
+		throw error;
+	} finally {
+		await server?.stop();
+		await shop?.stop();
+		await emulator?.close();
+		rmSync(folder, { recursive: true, force: true });
+	}
+}
+
+main().then(
+	() => process.exit(0),
+	(error: unknown) => {
+		process.stderr.write(
+			`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+		);
+		process.exit(1);
+	},
+);

@@ -1,0 +1,275 @@
+/**
+ * A tiny shop for the nightly-sync example and its benchmark: a product API (paged JSON, two photo
+ * URLs per product) and a photo host on the same loopback server, as a shop system and its media
+ * server would serve them.
+ *
+ *   const shop = await startShop({ products: 10_000 });
+ *   // GET  {shop.url}/api/products?page=1  -> { products, page, pageSize, total, next }
+ *   // GET  {shop.url}/photos/P00001-1.jpg  -> 20 KB of JPEG-like bytes, ETag, Last-Modified
+ *   shop.changePhotos(200);                 // the first 200 photos get a new version
+ *   shop.stats();                           // requests per route, photos sent, 304s
+ *   await shop.close();
+ *
+ * A photo's bytes depend only on its id and version, so every run of a benchmark sees the same
+ * photos, and a changed photo has new bytes (a new md5). The photo host answers conditional requests
+ * (If-None-Match, If-Modified-Since) with 304 while the photo is unchanged. It listens on 127.0.0.1
+ * only and holds nothing on disk: closing it (or the process ending) is all there is to stop. A
+ * process of its own (`npm run shop`, ./cli.ts) gives its statistics through its control routes.
+ */
+import { createCipheriv, createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ShopOptions {
+	/** Products in the catalogue (default 20). */
+	products?: number;
+	/** Photos per product (default 2). */
+	photosPerProduct?: number;
+	/** Size of every photo in bytes (default 20,000). */
+	photoBytes?: number;
+	/** Products per page of the product API (default 500). */
+	pageSize?: number;
+	/** Photos still listed with their products but gone from the photo host (404), e.g. `P00003-2`. */
+	missingPhotos?: string[];
+	/** Port on 127.0.0.1; 0 (default) takes a free one. */
+	port?: number;
+}
+
+export interface ShopStats {
+	/** Requests per route: `GET /api/products`, `GET /photos/{photo}`, `other`. */
+	requests: Record<string, number>;
+	/** Photo requests answered with the photo (200). */
+	photosSent: number;
+	/** Photo requests answered 304 Not Modified. */
+	notModified: number;
+	/** Bytes of photos sent. */
+	photoBytesSent: number;
+}
+
+export interface Shop {
+	/** e.g. `http://127.0.0.1:40123` (no trailing slash). */
+	url: string;
+	/** The first page of the product API. */
+	productsUrl: string;
+	options: Required<Omit<ShopOptions, 'port' | 'missingPhotos'>>;
+	stats(): ShopStats;
+	/** Clears the statistics; the photos keep their versions. */
+	resetStats(): void;
+	/** Gives the first `count` photos (in catalogue order) a new version; their ids. */
+	changePhotos(count: number): string[];
+	close(): Promise<void>;
+}
+
+export const PRODUCTS_PATH = '/api/products';
+export const PHOTOS_PATH = '/photos/';
+/** Not counted: `GET /__shop/stats` answers stats(), `POST /__shop/reset-stats` is resetStats(). */
+export const SHOP_CONTROL_PREFIX = '/__shop/';
+
+const MAX_PAGE_SIZE = 1000;
+// Photo versions are dated from here, one day per version: fixed, so Last-Modified is the same in
+// every run.
+const FIRST_VERSION_AT = Date.UTC(2026, 0, 1);
+const DAY_MS = 86_400_000;
+// SOI, then an APP0 segment announcing JFIF: what a JPEG starts with.
+const JPEG_HEADER = Buffer.from([
+	0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01,
+	0x00, 0x01, 0x00, 0x00,
+]);
+const JPEG_END = Buffer.from([0xff, 0xd9]);
+
+function positiveInteger(name: string, value: number): number {
+	if (!Number.isInteger(value) || value <= 0)
+		throw new RangeError(`${name} must be a positive integer, got ${value}`);
+	return value;
+}
+
+export function productId(index: number): string {
+	return `P${String(index + 1).padStart(5, '0')}`;
+}
+
+export function photoId(productIndex: number, photoIndex: number): string {
+	return `${productId(productIndex)}-${photoIndex + 1}`;
+}
+
+/**
+ * The bytes of a photo at a version: a JPEG header and end marker around a keystream keyed by id
+ * and version (AES-CTR: deterministic, and fast enough for 20,000 photos a night).
+ */
+export function photoBytes(id: string, version: number, size: number): Buffer {
+	if (size < JPEG_HEADER.length + JPEG_END.length)
+		throw new RangeError(`A photo needs at least ${JPEG_HEADER.length + JPEG_END.length} bytes`);
+	const key = createHash('md5').update(`${id}:${version}`).digest();
+	const body = createCipheriv('aes-128-ctr', key, Buffer.alloc(16)).update(Buffer.alloc(size));
+	JPEG_HEADER.copy(body, 0);
+	JPEG_END.copy(body, size - JPEG_END.length);
+	return body;
+}
+
+function versionDate(version: number): Date {
+	return new Date(FIRST_VERSION_AT + (version - 1) * DAY_MS);
+}
+
+export async function startShop(options: ShopOptions = {}): Promise<Shop> {
+	const resolved = {
+		products: positiveInteger('products', options.products ?? 20),
+		photosPerProduct: positiveInteger('photosPerProduct', options.photosPerProduct ?? 2),
+		photoBytes: positiveInteger('photoBytes', options.photoBytes ?? 20_000),
+		pageSize: Math.min(positiveInteger('pageSize', options.pageSize ?? 500), MAX_PAGE_SIZE),
+	};
+	const missing = new Set(options.missingPhotos ?? []);
+	const versions = new Map<string, number>();
+	const versionOf = (id: string) => versions.get(id) ?? 1;
+	let stats: ShopStats;
+	const resetStats = () => {
+		stats = { requests: {}, photosSent: 0, notModified: 0, photoBytesSent: 0 };
+	};
+	resetStats();
+	const count = (route: string) => {
+		stats.requests[route] = (stats.requests[route] ?? 0) + 1;
+	};
+
+	let url = '';
+
+	function productsPage(res: ServerResponse, query: URLSearchParams): void {
+		count(`GET ${PRODUCTS_PATH}`);
+		const page = Number(query.get('page') ?? '1');
+		if (!Number.isInteger(page) || page < 1) {
+			sendJson(res, 400, { message: 'page must be a whole number from 1' });
+			return;
+		}
+		const first = (page - 1) * resolved.pageSize;
+		const last = Math.min(first + resolved.pageSize, resolved.products);
+		const products = [];
+		for (let index = first; index < last; index++) {
+			const photos = Array.from({ length: resolved.photosPerProduct }, (_, photoIndex) => {
+				const id = photoId(index, photoIndex);
+				return {
+					url: `${url}${PHOTOS_PATH}${id}.jpg`,
+					updatedAt: versionDate(versionOf(id)).toISOString(),
+				};
+			});
+			products.push({
+				id: productId(index),
+				name: `Product ${index + 1}`,
+				price: Math.round(((index % 997) + 1) * 1.37 * 100) / 100,
+				stock: index % 50,
+				photos,
+			});
+		}
+		sendJson(res, 200, {
+			products,
+			page,
+			pageSize: resolved.pageSize,
+			total: resolved.products,
+			next: last < resolved.products ? `${url}${PRODUCTS_PATH}?page=${page + 1}` : null,
+		});
+	}
+
+	function photo(req: IncomingMessage, res: ServerResponse, file: string): void {
+		count(`GET ${PHOTOS_PATH}{photo}`);
+		const match = /^(P(\d{5})-(\d+))\.jpg$/.exec(file);
+		const productIndex = match ? Number(match[2]) - 1 : -1;
+		const photoIndex = match ? Number(match[3]) - 1 : -1;
+		if (
+			!match ||
+			productIndex < 0 ||
+			productIndex >= resolved.products ||
+			photoIndex < 0 ||
+			photoIndex >= resolved.photosPerProduct ||
+			missing.has(match[1])
+		) {
+			sendJson(res, 404, { message: 'No such photo' });
+			return;
+		}
+		const id = match[1];
+		const version = versionOf(id);
+		const etag = `"${id}-v${version}"`;
+		const modified = versionDate(version);
+		const headers = { etag, 'last-modified': modified.toUTCString() };
+		if (unchanged(req, etag, modified)) {
+			stats.notModified++;
+			res.writeHead(304, headers).end();
+			return;
+		}
+		const body = photoBytes(id, version, resolved.photoBytes);
+		stats.photosSent++;
+		stats.photoBytesSent += body.length;
+		res
+			.writeHead(200, { ...headers, 'content-type': 'image/jpeg', 'content-length': body.length })
+			.end(body);
+	}
+
+	const server = createServer((req, res) => {
+		const target = new URL(req.url ?? '/', 'http://shop.invalid');
+		if (req.method === 'GET' && target.pathname === `${SHOP_CONTROL_PREFIX}stats`) {
+			sendJson(res, 200, stats);
+		} else if (req.method === 'POST' && target.pathname === `${SHOP_CONTROL_PREFIX}reset-stats`) {
+			resetStats();
+			sendJson(res, 200, stats);
+		} else if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
+			productsPage(res, target.searchParams);
+		} else if (req.method === 'GET' && target.pathname.startsWith(PHOTOS_PATH)) {
+			photo(req, res, target.pathname.slice(PHOTOS_PATH.length));
+		} else {
+			count('other');
+			sendJson(res, 404, { message: 'Not found' });
+		}
+	});
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+	});
+	url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+	return {
+		url,
+		productsUrl: `${url}${PRODUCTS_PATH}`,
+		options: resolved,
+		stats: () => structuredClone(stats),
+		resetStats,
+		changePhotos(changed: number): string[] {
+			const ids: string[] = [];
+			for (let index = 0; index < resolved.products && ids.length < changed; index++) {
+				for (
+					let photoIndex = 0;
+					photoIndex < resolved.photosPerProduct && ids.length < changed;
+					photoIndex++
+				) {
+					const id = photoId(index, photoIndex);
+					versions.set(id, versionOf(id) + 1);
+					ids.push(id);
+				}
+			}
+			return ids;
+		},
+		close: () =>
+			new Promise<void>((resolve, reject) => {
+				server.close((error) => (error ? reject(error) : resolve()));
+				server.closeAllConnections();
+			}),
+	};
+}
+
+/** Whether a conditional request names the photo's current version (RFC 9110, 13.1.2 and 13.2.2). */
+function unchanged(req: IncomingMessage, etag: string, modified: Date): boolean {
+	const ifNoneMatch = req.headers['if-none-match'];
+	if (ifNoneMatch !== undefined) {
+		return ifNoneMatch
+			.split(',')
+			.map((tag) => tag.trim().replace(/^W\//, ''))
+			.some((tag) => tag === '*' || tag === etag);
+	}
+	const since = Date.parse(req.headers['if-modified-since'] ?? '');
+	// HTTP dates have whole seconds.
+	return Number.isFinite(since) && Math.floor(modified.getTime() / 1000) * 1000 <= since;
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+	const body = JSON.stringify(value);
+	res
+		.writeHead(status, {
+			'content-type': 'application/json; charset=utf-8',
+			'content-length': Buffer.byteLength(body),
+		})
+		.end(body);
+}

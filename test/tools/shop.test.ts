@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+
+import { request } from 'undici';
+
+import { startShop, type Shop } from '../../scripts/shop';
+
+interface Page {
+	products: Array<{ id: string; photos: Array<{ url: string; updatedAt: string }> }>;
+	page: number;
+	total: number;
+	next: string | null;
+}
+
+async function get(url: string, headers: Record<string, string> = {}) {
+	const response = await request(url, { headers });
+	const body = Buffer.from(await response.body.arrayBuffer());
+	return { status: response.statusCode, headers: response.headers, body };
+}
+
+const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+
+describe('the fixture shop', () => {
+	let shop: Shop;
+
+	beforeAll(async () => {
+		shop = await startShop({ products: 5, pageSize: 2, photoBytes: 1000 });
+	});
+
+	afterAll(async () => {
+		await shop?.close();
+	});
+
+	beforeEach(() => shop.resetStats());
+
+	test('listens on loopback only and pages the products, two photo URLs each', async () => {
+		expect(shop.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+		const pages: Page[] = [];
+		for (let next: string | null = shop.productsUrl; next !== null; ) {
+			const page = JSON.parse((await get(next)).body.toString('utf8')) as Page;
+			pages.push(page);
+			next = page.next;
+		}
+		expect(pages.map((page) => page.products.map((product) => product.id))).toEqual([
+			['P00001', 'P00002'],
+			['P00003', 'P00004'],
+			['P00005'],
+		]);
+		expect(pages[0].total).toBe(5);
+		expect(pages[0].products[0].photos).toEqual([
+			{ url: `${shop.url}/photos/P00001-1.jpg`, updatedAt: '2026-01-01T00:00:00.000Z' },
+			{ url: `${shop.url}/photos/P00001-2.jpg`, updatedAt: '2026-01-01T00:00:00.000Z' },
+		]);
+		expect(shop.stats().requests).toEqual({ 'GET /api/products': 3 });
+	});
+
+	test('a photo is the same bytes every time, JPEG-framed, with ETag and Last-Modified', async () => {
+		const first = await get(`${shop.url}/photos/P00002-1.jpg`);
+		const again = await get(`${shop.url}/photos/P00002-1.jpg`);
+		const other = await get(`${shop.url}/photos/P00002-2.jpg`);
+		expect(first.status).toBe(200);
+		expect(first.body).toHaveLength(1000);
+		expect([...first.body.subarray(0, 3)]).toEqual([0xff, 0xd8, 0xff]);
+		expect([...first.body.subarray(998)]).toEqual([0xff, 0xd9]);
+		expect(first.headers).toMatchObject({
+			'content-type': 'image/jpeg',
+			etag: '"P00002-1-v1"',
+			'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT',
+		});
+		expect(md5(again.body)).toBe(md5(first.body));
+		expect(md5(other.body)).not.toBe(md5(first.body));
+		expect(shop.stats()).toMatchObject({ photosSent: 3, notModified: 0, photoBytesSent: 3000 });
+	});
+
+	test('answers 304 to a conditional request while the photo is unchanged, the new photo once it changed', async () => {
+		const url = `${shop.url}/photos/P00001-1.jpg`;
+		const before = await get(url);
+		const etag = String(before.headers.etag);
+		const lastModified = String(before.headers['last-modified']);
+		expect((await get(url, { 'if-none-match': etag })).status).toBe(304);
+		expect((await get(url, { 'if-modified-since': lastModified })).status).toBe(304);
+		expect((await get(url, { 'if-none-match': '"P00001-1-v0"' })).status).toBe(200);
+
+		expect(shop.changePhotos(1)).toEqual(['P00001-1']);
+		const changed = await get(url, { 'if-none-match': etag });
+		expect(changed.status).toBe(200);
+		expect(changed.headers.etag).toBe('"P00001-1-v2"');
+		expect(md5(changed.body)).not.toBe(md5(before.body));
+		expect((await get(url, { 'if-modified-since': lastModified })).status).toBe(200);
+		const page = JSON.parse((await get(shop.productsUrl)).body.toString('utf8')) as Page;
+		expect(page.products[0].photos[0].updatedAt).toBe('2026-01-02T00:00:00.000Z');
+		expect(shop.stats()).toMatchObject({ photosSent: 4, notModified: 2 });
+	});
+
+	test('unknown photos and routes are 404', async () => {
+		expect((await get(`${shop.url}/photos/P00006-1.jpg`)).status).toBe(404);
+		expect((await get(`${shop.url}/photos/P00001-3.jpg`)).status).toBe(404);
+		expect((await get(`${shop.url}/elsewhere`)).status).toBe(404);
+		expect(shop.stats().requests).toEqual({ 'GET /photos/{photo}': 2, other: 1 });
+	});
+
+	test('its control routes give and clear the statistics, uncounted', async () => {
+		await get(`${shop.url}/photos/P00001-1.jpg`);
+		const stats = await get(`${shop.url}/__shop/stats`);
+		expect(JSON.parse(stats.body.toString('utf8'))).toEqual({
+			requests: { 'GET /photos/{photo}': 1 },
+			photosSent: 1,
+			notModified: 0,
+			photoBytesSent: 1000,
+		});
+		const reset = await request(`${shop.url}/__shop/reset-stats`, { method: 'POST' });
+		await reset.body.dump();
+		expect(reset.statusCode).toBe(200);
+		expect(shop.stats()).toEqual({
+			requests: {},
+			photosSent: 0,
+			notModified: 0,
+			photoBytesSent: 0,
+		});
+	});
+
+	test('a missing photo is still listed with its product, and its URL answers 404', async () => {
+		const gaps = await startShop({ products: 2, missingPhotos: ['P00002-1'] });
+		try {
+			const page = JSON.parse((await get(gaps.productsUrl)).body.toString('utf8')) as Page;
+			expect(page.products[1].photos[0].url).toBe(`${gaps.url}/photos/P00002-1.jpg`);
+			expect((await get(`${gaps.url}/photos/P00002-1.jpg`)).status).toBe(404);
+			expect((await get(`${gaps.url}/photos/P00002-2.jpg`)).status).toBe(200);
+		} finally {
+			await gaps.close();
+		}
+	});
+});
