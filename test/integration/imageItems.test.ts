@@ -4,7 +4,8 @@ import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { binaryItem, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
-import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
+import { listenLocal, type LocalServer } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
 jest.setTimeout(60_000);
@@ -432,5 +433,66 @@ describe('Known images the workflow brings (Known MD5, Known Hashcode)', () => {
 		});
 		expect(result.error?.message).toBe(message);
 		expect(posts()).toBe(0);
+	});
+});
+
+/** A stand-in service whose lookup of one image fails every try, for a failure in the middle of an item. */
+describe('An item whose lookup fails part way', () => {
+	let server: LocalServer;
+	let failingMd5 = '';
+	const uploadedParts: string[] = [];
+
+	beforeAll(async () => {
+		server = await listenLocal((req, res) => {
+			const chunks: Buffer[] = [];
+			req.on('data', (chunk: Buffer) => chunks.push(chunk));
+			req.on('end', () => {
+				const url = new URL(req.url ?? '/', server.url);
+				if (req.method === 'GET' && url.searchParams.get('md5') === failingMd5) {
+					res.writeHead(500, { 'content-type': 'text/plain' });
+					res.end('Internal error');
+				} else if (req.method === 'GET') {
+					res.writeHead(404, { 'content-type': 'text/plain' });
+					res.end('Not found');
+				} else {
+					const parts = Buffer.concat(chunks).toString('latin1').split('filename=').length - 1;
+					const hashcodes = Array.from({ length: parts }, () => `h${uploadedParts.push('part')}`);
+					res.writeHead(200, { 'content-type': 'application/json' });
+					res.end(JSON.stringify(hashcodes));
+				}
+			});
+		});
+	});
+
+	afterAll(async () => {
+		await server.close();
+	});
+
+	it('leaves no later item waiting for an image of the failed item: it is uploaded for that item', async () => {
+		const shared = jpeg();
+		const failing = jpeg();
+		failingMd5 = md5(failing);
+
+		const result = await runNode({
+			node,
+			parameters: upload({ skipExisting: true, rememberKnownImages: false }, 'data, back'),
+			items: [
+				await imageItem({ data: shared, back: failing }),
+				await imageItem({ data: shared, back: jpeg() }),
+			],
+			credentials: fastCredentials(server),
+			continueOnFail: true,
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(result.output[0]).toHaveLength(3);
+		expect(result.output[0][0].pairedItem).toEqual({ item: 0 });
+		expect(result.output[0][0].json.error).toEqual(expect.any(String));
+		// Both images of the second item reach the service, in one request.
+		expect(uploadedParts).toHaveLength(2);
+		expect(result.output[0].slice(1).map(({ json, pairedItem }) => [pairedItem, json])).toEqual([
+			[{ item: 1 }, expect.objectContaining({ md5: md5(shared), hashcode: 'h1', skipped: false })],
+			[{ item: 1 }, expect.objectContaining({ hashcode: 'h2', skipped: false })],
+		]);
 	});
 });
