@@ -135,6 +135,59 @@ describe('One bad image fails only its own item', () => {
 		);
 	});
 
+	it('narrows a refused request of 50 with at most 14 more requests when the request itself is at fault', async () => {
+		const input = await Promise.all(
+			Array.from({ length: 60 }, async () => await imageItem({ data: notAnImage() })),
+		);
+
+		const result = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0]).toHaveLength(60);
+		expect(result.output[0].every(({ json }) => typeof json.error === 'string')).toBe(true);
+		// 1 + 14 for the first request of 50, instead of 99 to refuse each image alone; the request of
+		// the last 10 is refused whole.
+		expect(posts()).toBe(16);
+		expect(emulator.stats().images).toBe(0);
+		const notNarrowed = result.output[0].find(({ json }) =>
+			String(json.errorDetails).includes('stopped'),
+		);
+		expect(notNarrowed?.json.error).toMatch(
+			/^The service refused the request holding the image in binary field "data" of item \d+ as invalid \(400\)$/,
+		);
+		expect(notNarrowed?.json.errorDetails).toMatch(
+			/The request is invalid\. Nothing was stored\. Narrowing the refused request of 50 images down stopped after 14 more requests/,
+		);
+	});
+
+	it('narrows a request of 50 down to its one bad image within the bound', async () => {
+		const files = Array.from({ length: 50 }, (_, n) => (n === 0 ? notAnImage() : jpeg()));
+		const input = await Promise.all(files.map(async (data) => await imageItem({ data })));
+
+		const result = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		// 50, then 25 + 25, 13 + 12, 7 + 6, 4 + 3, 2 + 2, 1 + 1: the deepest path there is.
+		expect(posts()).toBe(13);
+		expect(emulator.stats().images).toBe(49);
+		expect(result.output[0][0].json.error).toBe(
+			'The service refused the image in binary field "data" of item 0 as invalid (400)',
+		);
+		expect(result.output[0].slice(1).every(({ json }) => typeof json.hashcode === 'string')).toBe(
+			true,
+		);
+	});
+
 	it('fails only the item whose entry in the answer holds no usable hashcode; the next run sends only that one', async () => {
 		const files = Array.from({ length: 10 }, () => jpeg());
 		const input = await Promise.all(files.map(async (data) => await imageItem({ data })));
