@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import { getCustomerOverride } from '../../../shared/customer';
-import { HASHCODE } from '../../../shared/hashcode';
+import { HASHCODE, MD5 } from '../../../shared/hashcode';
 import { cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
@@ -47,8 +47,6 @@ interface UploadOptions {
 	maxPhotoMegabytes?: number;
 	photoTimeoutSeconds?: number;
 }
-
-const MD5 = /^[0-9a-f]{32}$/;
 
 /**
  * The image the item says the service has (Known MD5 and Known Hashcode), checked before any
