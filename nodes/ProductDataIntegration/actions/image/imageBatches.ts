@@ -52,7 +52,7 @@ function narrowingOf(refusedImages: number, serviceWords: string): Narrowing {
 }
 
 /** An image's result, or the error that fails its item. */
-export type ImageOutcome = { result: IDataObject } | { error: unknown };
+type ImageOutcome = { result: IDataObject } | { error: unknown };
 
 // Boundary line, Content-Disposition with the file name and Content-Type of one part, roughly:
 // counted so that many small images do not overshoot a byte limit by their headers.

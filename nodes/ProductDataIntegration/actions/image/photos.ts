@@ -27,7 +27,7 @@ export interface PhotoBounds {
 const ETAG = 'etag:';
 const LAST_MODIFIED = 'last-modified:';
 
-export type PhotoFetch =
+type PhotoFetch =
 	/** The host says the photo has not changed since `knownVersion`. */
 	| { notModified: true }
 	/** The photo, measured, with its version (the given one, else the host's validator, else ''). */
