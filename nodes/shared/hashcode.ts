@@ -9,3 +9,9 @@
  */
 export const HASHCODE =
 	/^(?=.{1,128}$)(?!(?:.*\/)?\.{1,2}(?:\/|$))[A-Za-z0-9][A-Za-z0-9._~:+/=-]*$/;
+
+/**
+ * The MD5 of an image file as the service keys images by it (Find, Skip Existing, Known MD5):
+ * 32 lower-case hex digits; a value the workflow gives is lower-cased first.
+ */
+export const MD5 = /^[0-9a-f]{32}$/;

@@ -4,7 +4,8 @@ import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { binaryItem, runNode, setBinaryDataMode } from '../../scripts/n8n/in-process';
-import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
+import { listenLocal, type LocalServer } from '../helpers/server';
 import { postControl } from '../helpers/service';
 
 jest.setTimeout(60_000);
@@ -131,6 +132,59 @@ describe('One bad image fails only its own item', () => {
 		expect(posts()).toBe(9);
 		expect(result.output[0][11].json.error).toBe(
 			'The service refused the request holding the image in binary field "data" of item 11 as invalid (400)',
+		);
+	});
+
+	it('narrows a refused request of 50 with at most 14 more requests when the request itself is at fault', async () => {
+		const input = await Promise.all(
+			Array.from({ length: 60 }, async () => await imageItem({ data: notAnImage() })),
+		);
+
+		const result = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0]).toHaveLength(60);
+		expect(result.output[0].every(({ json }) => typeof json.error === 'string')).toBe(true);
+		// 1 + 14 for the first request of 50, instead of 99 to refuse each image alone; the request of
+		// the last 10 is refused whole.
+		expect(posts()).toBe(16);
+		expect(emulator.stats().images).toBe(0);
+		const notNarrowed = result.output[0].find(({ json }) =>
+			String(json.errorDetails).includes('stopped'),
+		);
+		expect(notNarrowed?.json.error).toMatch(
+			/^The service refused the request holding the image in binary field "data" of item \d+ as invalid \(400\)$/,
+		);
+		expect(notNarrowed?.json.errorDetails).toMatch(
+			/The request is invalid\. Nothing was stored\. Narrowing the refused request of 50 images down stopped after 14 more requests/,
+		);
+	});
+
+	it('narrows a request of 50 down to its one bad image within the bound', async () => {
+		const files = Array.from({ length: 50 }, (_, n) => (n === 0 ? notAnImage() : jpeg()));
+		const input = await Promise.all(files.map(async (data) => await imageItem({ data })));
+
+		const result = await runNode({
+			node,
+			parameters: upload(),
+			items: input,
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		// 50, then 25 + 25, 13 + 12, 7 + 6, 4 + 3, 2 + 2, 1 + 1: the deepest path there is.
+		expect(posts()).toBe(13);
+		expect(emulator.stats().images).toBe(49);
+		expect(result.output[0][0].json.error).toBe(
+			'The service refused the image in binary field "data" of item 0 as invalid (400)',
+		);
+		expect(result.output[0].slice(1).every(({ json }) => typeof json.hashcode === 'string')).toBe(
+			true,
 		);
 	});
 
@@ -432,5 +486,66 @@ describe('Known images the workflow brings (Known MD5, Known Hashcode)', () => {
 		});
 		expect(result.error?.message).toBe(message);
 		expect(posts()).toBe(0);
+	});
+});
+
+/** A stand-in service whose lookup of one image fails every try, for a failure in the middle of an item. */
+describe('An item whose lookup fails part way', () => {
+	let server: LocalServer;
+	let failingMd5 = '';
+	const uploadedParts: string[] = [];
+
+	beforeAll(async () => {
+		server = await listenLocal((req, res) => {
+			const chunks: Buffer[] = [];
+			req.on('data', (chunk: Buffer) => chunks.push(chunk));
+			req.on('end', () => {
+				const url = new URL(req.url ?? '/', server.url);
+				if (req.method === 'GET' && url.searchParams.get('md5') === failingMd5) {
+					res.writeHead(500, { 'content-type': 'text/plain' });
+					res.end('Internal error');
+				} else if (req.method === 'GET') {
+					res.writeHead(404, { 'content-type': 'text/plain' });
+					res.end('Not found');
+				} else {
+					const parts = Buffer.concat(chunks).toString('latin1').split('filename=').length - 1;
+					const hashcodes = Array.from({ length: parts }, () => `h${uploadedParts.push('part')}`);
+					res.writeHead(200, { 'content-type': 'application/json' });
+					res.end(JSON.stringify(hashcodes));
+				}
+			});
+		});
+	});
+
+	afterAll(async () => {
+		await server.close();
+	});
+
+	it('leaves no later item waiting for an image of the failed item: it is uploaded for that item', async () => {
+		const shared = jpeg();
+		const failing = jpeg();
+		failingMd5 = md5(failing);
+
+		const result = await runNode({
+			node,
+			parameters: upload({ skipExisting: true, rememberKnownImages: false }, 'data, back'),
+			items: [
+				await imageItem({ data: shared, back: failing }),
+				await imageItem({ data: shared, back: jpeg() }),
+			],
+			credentials: fastCredentials(server),
+			continueOnFail: true,
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(result.output[0]).toHaveLength(3);
+		expect(result.output[0][0].pairedItem).toEqual({ item: 0 });
+		expect(result.output[0][0].json.error).toEqual(expect.any(String));
+		// Both images of the second item reach the service, in one request.
+		expect(uploadedParts).toHaveLength(2);
+		expect(result.output[0].slice(1).map(({ json, pairedItem }) => [pairedItem, json])).toEqual([
+			[{ item: 1 }, expect.objectContaining({ md5: md5(shared), hashcode: 'h1', skipped: false })],
+			[{ item: 1 }, expect.objectContaining({ hashcode: 'h2', skipped: false })],
+		]);
 	});
 });

@@ -23,6 +23,8 @@ function jpeg(size = 2000): Buffer {
 
 /** A photo host: photos by path, with an ETag; counts what it sends and keeps the request headers. */
 const photos = new Map<string, Buffer>();
+/** An ETag other than the photo's quoted MD5, by path. */
+const etags = new Map<string, string>();
 const received: IncomingHttpHeaders[] = [];
 let downloads = 0;
 let notModified = 0;
@@ -43,7 +45,7 @@ beforeAll(async () => {
 			res.writeHead(404).end();
 			return;
 		}
-		const etag = `"${md5(photo)}"`;
+		const etag = etags.get(req.url ?? '') ?? `"${md5(photo)}"`;
 		if (req.headers['if-none-match'] === etag) {
 			notModified++;
 			res.writeHead(304, { etag }).end();
@@ -58,6 +60,7 @@ afterAll(async () => await host.close());
 
 beforeEach(async () => {
 	photos.clear();
+	etags.clear();
 	received.length = 0;
 	downloads = 0;
 	notModified = 0;
@@ -226,6 +229,73 @@ describe('Image Upload by Photo URL', () => {
 			['item', first.output[0][0].json.hashcode],
 			['item', first.output[0][1].json.hashcode],
 		]);
+	});
+
+	it.each([
+		['a tab', '"a\tb"'],
+		['a Latin-1 letter', '"caf\u00e9"'],
+		['201 characters', `"${'a'.repeat(199)}"`],
+	])(
+		'keeps no version for an ETag holding %s: the next night fetches the photo plainly, and it costs no upload',
+		async (_, etag) => {
+			const photo = jpeg();
+			photos.set('/p/0.jpg', photo);
+			etags.set('/p/0.jpg', etag);
+			const input = products(['/p/0.jpg']);
+			const first = await runNode({
+				node,
+				parameters: byUrl({}, false),
+				items: input,
+				credentials: credentials(),
+			});
+			expect(first.output[0][0].json).toEqual(
+				expect.objectContaining({ version: '', md5: md5(photo), hashcode: hashcodeOf(photo) }),
+			);
+
+			emulator.reset();
+			received.length = 0;
+			const night = await runNode({
+				node,
+				parameters: byUrl({}, false),
+				items: remembered(first.output[0], input),
+				credentials: credentials(),
+			});
+
+			expect(night.error).toBeUndefined();
+			expect(received.map((headers) => headers['if-none-match'])).toEqual([undefined]);
+			expect(downloads).toBe(2);
+			expect(posts()).toBe(0);
+			expect(night.output[0][0].json).toEqual(
+				expect.objectContaining({ known: 'item', hashcode: first.output[0][0].json.hashcode }),
+			);
+		},
+	);
+
+	it('keeps an ETag of 200 plain characters as it came, and asks with it', async () => {
+		const photo = jpeg();
+		const etag = `W/"${'a'.repeat(194)} b"`;
+		photos.set('/p/0.jpg', photo);
+		etags.set('/p/0.jpg', etag);
+		const input = products(['/p/0.jpg']);
+		const first = await runNode({
+			node,
+			parameters: byUrl({}, false),
+			items: input,
+			credentials: credentials(),
+		});
+		expect(first.output[0][0].json.version).toBe(`etag:${etag}`);
+
+		received.length = 0;
+		const night = await runNode({
+			node,
+			parameters: byUrl({}, false),
+			items: remembered(first.output[0], input),
+			credentials: credentials(),
+		});
+
+		expect(received.map((headers) => headers['if-none-match'])).toEqual([etag]);
+		expect(notModified).toBe(1);
+		expect(night.output[0][0].json.known).toBe('item');
 	});
 
 	it('fails alone an item whose photo is larger than Max Photo Size, is missing, or whose URL is not http(s)', async () => {

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { MD5 } from '../../../shared/hashcode';
 import { lookUpImage, UNREADABLE_FIND_ANSWER, type ImageQuery } from './lookup';
 
 const properties: INodeProperties[] = [
@@ -71,8 +72,6 @@ export const description = updateDisplayOptions(
 	{ show: { resource: ['image'], operation: ['find'] } },
 	properties,
 );
-
-const MD5 = /^[0-9a-f]{32}$/;
 
 function readQuery(context: IExecuteFunctions, itemIndex: number): ImageQuery {
 	const searchBy = context.getNodeParameter('searchBy', itemIndex) as 'md5' | 'uri';

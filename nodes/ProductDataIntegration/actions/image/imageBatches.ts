@@ -19,8 +19,8 @@ export interface BatchLimits {
 	bytes: number;
 	/**
 	 * Whether a request refused as invalid (400) is narrowed down to the part at fault. Cleared when
-	 * a narrowing found every image refused alone: then the request itself is at fault (e.g. its
-	 * clipping path), and narrowing again would only spend requests.
+	 * a narrowing stored no image: then the request itself is likely at fault (e.g. its clipping
+	 * path), and narrowing again would only spend requests.
 	 */
 	narrowInvalid: boolean;
 }
@@ -32,8 +32,27 @@ export interface BatchTarget {
 	clippingPath: string;
 }
 
+/**
+ * What narrowing a refused request may still spend. Halving finds one bad image among n in at most
+ * 2 × ceil(log2 n) requests; when the request itself is at fault (its clipping path, a customer
+ * node it may not use) every half is refused too, and halving down to single images would cost
+ * 2n - 1 requests on every run. Two more allow for a 413 on the way.
+ */
+interface Narrowing {
+	refusedImages: number;
+	/** The most requests it may send. */
+	bound: number;
+	sent: number;
+	serviceWords: string;
+}
+
+function narrowingOf(refusedImages: number, serviceWords: string): Narrowing {
+	const bound = 2 * Math.ceil(Math.log2(refusedImages)) + 2;
+	return { refusedImages, bound, sent: 0, serviceWords };
+}
+
 /** An image's result, or the error that fails its item. */
-export type ImageOutcome = { result: IDataObject } | { error: unknown };
+type ImageOutcome = { result: IDataObject } | { error: unknown };
 
 // Boundary line, Content-Disposition with the file name and Content-Type of one part, roughly:
 // counted so that many small images do not overshoot a byte limit by their headers.
@@ -81,9 +100,9 @@ function chunk(images: PendingImage[], limits: BatchLimits): PendingImage[][] {
  * a request refused as too large (413) is split in two and each half sent again, and later
  * requests of the run stay below what was refused. A request refused as invalid (400) is split
  * the same way, since the service refuses a whole request for one part it cannot read and names
- * none: the good parts are stored, the bad one fails its item alone. Any other failure of a request
- * fails all its images alike (an upload whose answer was lost may or may not have stored any of
- * them). Outcomes are in the order of `images`.
+ * none: the good parts are stored, the bad one fails its item alone, within a bound of requests
+ * (see Narrowing). Any other failure of a request fails all its images alike (an upload whose
+ * answer was lost may or may not have stored any of them). Outcomes are in the order of `images`.
  */
 export async function uploadInBatches(
 	context: IExecuteFunctions,
@@ -91,7 +110,7 @@ export async function uploadInBatches(
 	target: BatchTarget,
 	limits: BatchLimits,
 ): Promise<ImageOutcome[]> {
-	return await uploadChunks(context, images, target, limits, false);
+	return await uploadChunks(context, images, target, limits, undefined);
 }
 
 async function uploadChunks(
@@ -99,7 +118,7 @@ async function uploadChunks(
 	images: PendingImage[],
 	target: BatchTarget,
 	limits: BatchLimits,
-	narrowing: boolean,
+	narrowing: Narrowing | undefined,
 ): Promise<ImageOutcome[]> {
 	const outcomes: ImageOutcome[] = [];
 	for (const batch of chunk(images, limits)) {
@@ -114,8 +133,13 @@ async function uploadBatch(
 	batch: PendingImage[],
 	target: BatchTarget,
 	limits: BatchLimits,
-	narrowing: boolean,
+	narrowing: Narrowing | undefined,
 ): Promise<ImageOutcome[]> {
+	if (narrowing) {
+		if (narrowing.sent === narrowing.bound)
+			return batch.map((pending) => ({ error: notNarrowedError(context, pending, narrowing) }));
+		narrowing.sent++;
+	}
 	let answer: PostAnswer;
 	try {
 		answer = await postImages(context, batch, target);
@@ -132,7 +156,13 @@ async function uploadBatch(
 		return await uploadHalves(context, batch, target, limits, narrowing);
 	}
 	if (answer.refused === 400 && batch.length > 1 && limits.narrowInvalid) {
-		const outcomes = await uploadHalves(context, batch, target, limits, true);
+		const outcomes = await uploadHalves(
+			context,
+			batch,
+			target,
+			limits,
+			narrowing ?? narrowingOf(batch.length, answer.message),
+		);
 		if (!narrowing && outcomes.every((outcome) => 'error' in outcome)) limits.narrowInvalid = false;
 		return outcomes;
 	}
@@ -149,7 +179,7 @@ async function uploadHalves(
 	batch: PendingImage[],
 	target: BatchTarget,
 	limits: BatchLimits,
-	narrowing: boolean,
+	narrowing: Narrowing | undefined,
 ): Promise<ImageOutcome[]> {
 	const half = Math.ceil(batch.length / 2);
 	return [
@@ -189,6 +219,21 @@ function invalidError(
 			description: alone
 				? `The service says: ${serviceWords} Nothing was stored. The file (${image.mimeType}, ${image.bytes} bytes) is likely not an image the service reads.`
 				: `The service says: ${serviceWords} Nothing was stored. Images sent alone were refused alike earlier in this run, so the request itself (e.g. its clipping path) is likely at fault.`,
+		},
+	);
+}
+
+function notNarrowedError(
+	context: IExecuteFunctions,
+	{ itemIndex, image }: PendingImage,
+	{ refusedImages, bound, serviceWords }: Narrowing,
+): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The service refused the request holding the image in ${imageName(image)} of item ${itemIndex} as invalid (400)`,
+		{
+			itemIndex,
+			description: `The service says: ${serviceWords} Nothing was stored. Narrowing the refused request of ${refusedImages} images down stopped after ${bound} more requests, its bound, before reaching this image: the request itself (e.g. its clipping path) is likely at fault, or several of its images are.`,
 		},
 	);
 }

@@ -5,7 +5,7 @@ import { parseFindAnswer } from './responses';
 
 export type ImageQuery = { md5: string } | { uri: string };
 
-export type LookupResult =
+type LookupResult =
 	| { found: false }
 	| { found: true; hashcode: string }
 	/** The service knows the image, but its answer holds no hashcode this node can read. */

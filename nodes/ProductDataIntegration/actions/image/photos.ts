@@ -27,7 +27,7 @@ export interface PhotoBounds {
 const ETAG = 'etag:';
 const LAST_MODIFIED = 'last-modified:';
 
-export type PhotoFetch =
+type PhotoFetch =
 	/** The host says the photo has not changed since `knownVersion`. */
 	| { notModified: true }
 	/** The photo, measured, with its version (the given one, else the host's validator, else ''). */
@@ -76,6 +76,13 @@ function fileNameOf(url: string): string {
 }
 
 const IMAGE_TYPE = /^image\/[A-Za-z0-9!#$&^_.+-]+$/;
+
+/**
+ * A validator kept only as the host sent it: given back in If-None-Match or If-Modified-Since it
+ * must match byte for byte and be a header value n8n can send. An altered copy would never match
+ * (the photo downloaded every night) or be refused as a header (the item failing).
+ */
+const PLAIN_VALIDATOR = /^[\x20-\x7e]{1,200}$/;
 
 /**
  * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
@@ -160,16 +167,15 @@ export async function fetchPhoto(
 	if (read.truncated) throw tooLarge();
 	if (read.bytes.length === 0) throw photoError(context, itemIndex, url, 'is empty');
 	const contentType = (answerHeaders['content-type'] ?? '').split(';')[0].trim();
-	const hostVersion = answerHeaders.etag
-		? `${ETAG}${answerHeaders.etag}`
-		: answerHeaders['last-modified']
-			? `${LAST_MODIFIED}${answerHeaders['last-modified']}`
-			: '';
+	const [kind, validator] = answerHeaders.etag
+		? [ETAG, answerHeaders.etag]
+		: [LAST_MODIFIED, answerHeaders['last-modified'] ?? ''];
+	const hostVersion = PLAIN_VALIDATOR.test(validator) ? `${kind}${validator}` : '';
 	return {
 		image: {
 			binaryProperty: '',
 			url,
-			version: version !== '' ? version : cleanServiceText(hostVersion, 200),
+			version: version !== '' ? version : hostVersion,
 			fileName: fileNameOf(url),
 			mimeType: IMAGE_TYPE.test(contentType) ? contentType : 'application/octet-stream',
 			data: read.bytes,

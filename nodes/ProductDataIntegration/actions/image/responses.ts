@@ -8,19 +8,19 @@ import { HASHCODE } from '../../../shared/hashcode';
 import { cleanServiceText, parseServiceJson } from '../../../shared/transport';
 
 /** One hashcode the upload answer names, with the md5 the service reports for it when it does. */
-export interface ReturnedHashcode {
+interface ReturnedHashcode {
 	hashcode: string;
 	md5?: string;
 }
 
 /** An entry of a list answer that holds no usable hashcode: what it holds instead, short and on one line. */
-export interface UnusableEntry {
+interface UnusableEntry {
 	hashcode?: undefined;
 	md5?: undefined;
 	unusable: string;
 }
 
-export type ReturnedEntry = ReturnedHashcode | UnusableEntry;
+type ReturnedEntry = ReturnedHashcode | UnusableEntry;
 
 const HASHCODE_KEYS = ['hashcode', 'hashCode', 'HashCode', 'Hashcode', 'hash', 'Hash', 'id', 'Id'];
 const LIST_KEYS = ['hashcodes', 'hashCodes', 'HashCodes', 'images', 'Images', 'files', 'Files'];

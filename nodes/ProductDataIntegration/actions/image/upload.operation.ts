@@ -59,7 +59,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.imageUpdatedAt }}',
 		description:
-			"What the source says of the photo's version (e.g. an updatedAt), if it says anything: with Known Version equal to it the photo is not fetched. Empty: the host's ETag or Last-Modified is asked instead.",
+			"What the source says of the photo's version (e.g. an updatedAt), if it says anything: with Known Version equal to it, and Known MD5 and Known Hashcode given, the photo is not fetched. Empty: the host's ETag or Last-Modified is asked instead.",
 		displayOptions: { show: { imagesFrom: ['url'] } },
 	},
 	{
@@ -129,7 +129,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'e.g. {{ $json.knownVersion }}',
 				description:
-					'With Photo URL: the version the photo had when it got Known Hashcode (the output\'s version). The same Photo Version, or the host answering "not modified", costs no download and no request.',
+					'With Photo URL: the version the photo had when it got Known Hashcode (the output\'s version). Given with Known MD5 and Known Hashcode, the same Photo Version, or the host answering "not modified", costs no download and no request; without them the photo is downloaded.',
 			},
 			{
 				displayName: 'Look Up Again After (Days)',

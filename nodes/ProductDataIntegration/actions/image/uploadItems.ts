@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import { getCustomerOverride } from '../../../shared/customer';
-import { HASHCODE } from '../../../shared/hashcode';
+import { HASHCODE, MD5 } from '../../../shared/hashcode';
 import { cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
@@ -47,8 +47,6 @@ interface UploadOptions {
 	maxPhotoMegabytes?: number;
 	photoTimeoutSeconds?: number;
 }
-
-const MD5 = /^[0-9a-f]{32}$/;
 
 /**
  * The image the item says the service has (Known MD5 and Known Hashcode), checked before any
@@ -340,7 +338,7 @@ class UploadRun {
 			const { image, position } = place;
 			const key = sameImage(place);
 			const answered = this.answered.get(key);
-			const sending = this.sending.get(key);
+			const sending = this.sending.get(key) ?? toSend.find((waiting) => waiting.sameImage === key);
 			const hashcode = recalled.get(image.md5 as string);
 			if (givenKnown !== undefined && givenKnown.md5 === image.md5) {
 				slot.results[position] = {
@@ -367,9 +365,7 @@ class UploadRun {
 			} else if (options.skipExisting === true && (await this.findExisting(place, target))) {
 				this.answered.set(key, slot.results[position]);
 			} else {
-				const waiting: Waiting = { ...place, sameImage: key, followers: [] };
-				this.sending.set(key, waiting);
-				toSend.push(waiting);
+				toSend.push({ ...place, sameImage: key, followers: [] });
 			}
 		}
 		// A photo answered without a request is let go at once; one sent, once its request is.
@@ -399,6 +395,9 @@ class UploadRun {
 		const batchLimits = this.limits as BatchLimits;
 		this.waiting.push(...toSend);
 		this.waitingBytes += bytes;
+		// Claimed only once queued: an item that fails before (a lookup, an earlier request) leaves no
+		// later item waiting for an image that no one sends.
+		for (const waiting of toSend) this.sending.set(waiting.sameImage, waiting);
 		if (this.waiting.length >= batchLimits.images || this.waitingBytes >= batchLimits.bytes)
 			await this.flush();
 	}
