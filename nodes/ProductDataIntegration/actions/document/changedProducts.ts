@@ -29,7 +29,7 @@ export const changedProductsFields: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to leave out every product whose content the service has confirmed (its session finished without errors). Waits for completion itself. Only for formats in which a document is a set of product updates, never for one that replaces the whole catalogue.',
+			'Whether to leave out every product whose content the service has confirmed (its session finished without errors). Waits for completion itself. A run remembers only its own products: a manual test run with a few sample items makes the next run send all the others again (Validate Only changes nothing). Only for formats in which a document is a set of product updates, never for one that replaces the whole catalogue.',
 	},
 	{
 		displayName: 'Product Field',
@@ -47,7 +47,7 @@ export const changedProductsFields: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to run every check and consult the memory but send nothing: outputs what a real run would send, the requests it would spend and how long the rate limit would take',
+			'Whether to run every check and consult the memory but send nothing and leave the memory as it is: outputs what a real run would send, the requests it would spend and how long the rate limit would take',
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 	{
