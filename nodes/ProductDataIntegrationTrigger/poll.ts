@@ -26,7 +26,15 @@ export async function pollUploads(
 	);
 	return await runAlone(
 		context,
-		deadlineMs,
+		{
+			whenBusy: 'skip',
+			skipped: 'Skipping a poll: the previous poll of this trigger is still running',
+			deadline: {
+				ms: deadlineMs,
+				stuck:
+					'The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
+			},
+		},
 		async () =>
 			await withPollDeadline(
 				context,

@@ -1,39 +1,65 @@
-import type { IPollFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, IPollFunctions } from 'n8n-workflow';
 
-// Polls of one trigger can overlap when one takes longer than the poll interval (e.g. while the
-// rate limit holds its requests back); two polls working on the same state would emit twice. A poll
-// ends at its deadline; one still marked running well past it (a wait that did not end with it) no
-// longer holds the next polls back.
+// One run at a time per node (workflow and node) in this process: runs that overlap (a poll that
+// takes longer than the poll interval, a schedule that fires while the previous run still waits)
+// would work on the same state at once. Other processes (queue mode's workers) are not seen.
 const running = new Map<string, { until: number }>();
 
-/** How long past its deadline a poll may still hold the next ones back. */
-const STUCK_POLL_MARGIN_MS = 60_000;
+/** How long past its deadline a run may still hold the next ones back. */
+const STUCK_RUN_MARGIN_MS = 60_000;
 
-/**
- * Runs one poll of this trigger unless its previous poll is still running (then null: this poll is
- * skipped). `deadlineMs` is how long the poll may run.
- */
+interface Alone {
+	/**
+	 * How long a run may take: one still marked running well past it (a wait that did not end with
+	 * it) no longer holds the next runs back, and the log says `stuck`. Without it, a run holds
+	 * them back until it ends.
+	 */
+	deadline?: { ms: number; stuck: string };
+}
+
+/** While another run goes on, this one does not happen (null), and the debug log says `skipped`. */
+export interface SkipWhenBusy extends Alone {
+	whenBusy: 'skip';
+	skipped: string;
+}
+
+/** While another run goes on, this one fails with `refusal()`. */
+export interface RefuseWhenBusy extends Alone {
+	whenBusy: 'refuse';
+	refusal: () => Error;
+}
+
 export async function runAlone<T>(
-	context: IPollFunctions,
-	deadlineMs: number,
-	poll: () => Promise<T>,
+	context: IExecuteFunctions | IPollFunctions,
+	options: SkipWhenBusy,
+	run: () => Promise<T>,
+): Promise<T | null>;
+export async function runAlone<T>(
+	context: IExecuteFunctions | IPollFunctions,
+	options: RefuseWhenBusy,
+	run: () => Promise<T>,
+): Promise<T>;
+export async function runAlone<T>(
+	context: IExecuteFunctions | IPollFunctions,
+	options: SkipWhenBusy | RefuseWhenBusy,
+	run: () => Promise<T>,
 ): Promise<T | null> {
 	const key = `${context.getWorkflow().id ?? ''}\n${context.getNode().id || context.getNode().name}`;
 	const previous = running.get(key);
 	if (previous && previous.until > Date.now()) {
-		context.logger.debug('Skipping a poll: the previous poll of this trigger is still running');
+		if (options.whenBusy === 'refuse') throw options.refusal();
+		context.logger.debug(options.skipped);
 		return null;
 	}
-	if (previous)
-		context.logger.warn(
-			'The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
-		);
-	const mark = { until: Date.now() + deadlineMs + STUCK_POLL_MARGIN_MS };
+	if (previous && options.deadline) context.logger.warn(options.deadline.stuck);
+	const mark = {
+		until: options.deadline ? Date.now() + options.deadline.ms + STUCK_RUN_MARGIN_MS : Infinity,
+	};
 	running.set(key, mark);
 	try {
-		return await poll();
+		return await run();
 	} finally {
-		// A later poll may have taken over from this one: its mark stays.
+		// A later run may have taken over from this one: its mark stays.
 		if (running.get(key) === mark) running.delete(key);
 	}
 }

@@ -2,6 +2,8 @@ import { createHash } from 'crypto';
 import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { runAlone } from '../../../shared/runAlone';
+
 /**
  * Only Changed Products: which product, as it is now, the service has confirmed, kept in n8n's
  * deduplication store (its database: durable across restarts, shared by every process of the
@@ -38,9 +40,6 @@ const STORE_OPTIONS: ICheckProcessedOptions = {
 	maxEntries: 2 * MAX_PRODUCTS_PER_RUN + 1,
 };
 
-/** The node runs of this process using their node's memory now, by workflow and node. */
-const nodesInUse = new Set<string>();
-
 /**
  * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory.
  * n8n's store lets concurrent writers overwrite each other, and a run that read another run's check
@@ -51,23 +50,22 @@ export async function aloneInMemory<T>(
 	context: IExecuteFunctions,
 	run: () => Promise<T>,
 ): Promise<T> {
-	const key = `${context.getWorkflow().id ?? ''}\n${context.getNode().id}`;
-	if (nodesInUse.has(key)) {
-		throw new NodeOperationError(
-			context.getNode(),
-			'Another run of this node is still syncing its changed products',
-			{
-				description:
-					'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
-			},
-		);
-	}
-	nodesInUse.add(key);
-	try {
-		return await run();
-	} finally {
-		nodesInUse.delete(key);
-	}
+	return await runAlone(
+		context,
+		{
+			whenBusy: 'refuse',
+			refusal: () =>
+				new NodeOperationError(
+					context.getNode(),
+					'Another run of this node is still syncing its changed products',
+					{
+						description:
+							'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
+					},
+				),
+		},
+		run,
+	);
 }
 
 function digest(...parts: string[]): string {
