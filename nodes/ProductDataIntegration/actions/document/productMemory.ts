@@ -74,20 +74,11 @@ function digest(...parts: string[]): string {
 
 /** One product of a run as the memory knows it. */
 export interface ProductEntry {
-	/** Where the product goes: the keyed account digest with the customer node and the route. */
+	/** Where the product goes: customerScope of its customer node and the route. */
 	destination: string;
 	product: string;
 	/** A digest of what is sent for the product. */
 	content: string;
-}
-
-/** Where a product goes, as the memory knows it: the account's holder (holderKey), customer node and route. */
-export function destinationDigest(
-	accountDigest: string,
-	customer: string,
-	endpoint: string,
-): string {
-	return digest(accountDigest, customer, endpoint);
 }
 
 function confirmedValue(entry: ProductEntry): string {

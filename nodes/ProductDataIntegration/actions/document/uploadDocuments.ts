@@ -36,7 +36,6 @@ import {
 	type RememberedUpload,
 } from './uploadMemory';
 import {
-	accountDigestOf,
 	bucketSecondsFor,
 	changedProductsSettings,
 	itemContent,
@@ -417,14 +416,10 @@ async function uploadChangedProducts(
 
 	const entries: Entries = new Map();
 	const checked: Array<[number, ProductEntry]> = [];
-	const accountDigest = contents.size > 0 ? await accountDigestOf(context) : '';
 	for (const [itemIndex, content] of contents) {
 		try {
 			const product = products.get(itemIndex) as string;
-			checked.push([
-				itemIndex,
-				await productEntry(context, accountDigest, itemIndex, endpoint, product, content),
-			]);
+			checked.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
 		} catch (error) {
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
