@@ -105,7 +105,6 @@ function listUploaded(slots: Slot[]): string {
 		: 'No document of this run was uploaded.';
 }
 
-/** A failure that stops the node: its description says which documents did reach the service. */
 /** An error that ends the run also lists the sessions already uploaded, so none is lost. */
 function listingUploaded(slots: Slot[]): (error: { description?: string | null }) => void {
 	return (error) => {
