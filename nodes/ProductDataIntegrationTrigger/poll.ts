@@ -1,5 +1,6 @@
 import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
+import { runAlone } from '../shared/runAlone';
 import type { SessionOutcome } from '../shared/sessions';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import { cancelSignal, withPollDeadline } from '../shared/transport';
@@ -7,7 +8,6 @@ import { getServiceTimeZone } from '../shared/uploads';
 import type { TriggerSettings } from './events';
 import { finishedItem, matches, outcomeOptions, receivedItem } from './events';
 import { Listings } from './listings';
-import { runAlone } from './overlap';
 import { PollState } from './pollState';
 import { pollDeadlineMs } from './pollTimes';
 import { sampleEvent } from './sampleEvent';
@@ -26,7 +26,15 @@ export async function pollUploads(
 	);
 	return await runAlone(
 		context,
-		deadlineMs,
+		{
+			whenBusy: 'skip',
+			skipped: 'Skipping a poll: the previous poll of this trigger is still running',
+			deadline: {
+				ms: deadlineMs,
+				stuck:
+					'The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
+			},
+		},
 		async () =>
 			await withPollDeadline(
 				context,

@@ -150,7 +150,8 @@ function previousState(
 
 /**
  * Identifies the account and customer node the stored ids belong to: when either changes, the
- * trigger starts afresh instead of taking another node's uploads for new ones.
+ * trigger starts afresh instead of taking another node's uploads for new ones. Not customerScope:
+ * the stored scope must stay as it is, or every active trigger would start afresh once.
  */
 async function scopeOf(
 	context: IPollFunctions,

@@ -79,6 +79,8 @@ describe('Document Upload: Only Changed Products', () => {
 		nodeId = randomUUID();
 	});
 
+	afterEach(() => deduplicator.stopFailing());
+
 	it('sends every product first, then nothing when nothing changed, then only what changed', async () => {
 		const first = await run(asItems(catalogue(20)));
 		expect(first.error).toBeUndefined();
@@ -256,9 +258,9 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(emulator.stats().rejected401).toBeGreaterThan(0);
 		emulator.reset();
 
-		// What the others' checks left behind makes the owner send everything again, never less.
+		// Neither the other holders' checks nor the refused run changed the owner's memory.
 		await run(asItems(catalogue(4)));
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
+		expect(requests()).toBe(0);
 	});
 
 	it('Send All Products sends every product once, then remembers again', async () => {
@@ -460,5 +462,58 @@ describe('Document Upload: Only Changed Products', () => {
 			]);
 			expect(await skusUploaded()).toEqual(['7', 'A']);
 		});
+	});
+
+	it('a store that fails after the check leaves nothing unconfirmed counted as synced', async () => {
+		await run(asItems(catalogue(4)));
+		emulator.reset();
+		const changed = catalogue(4);
+		changed[1].price = 30;
+		changed[3].price = 30;
+
+		// The check of the confirmed contents succeeds; the look-up of failed sessions after it fails.
+		deduplicator.failCalls('checkProcessedAndRecord', { after: 1 });
+		const broken = await run(asItems(changed));
+		expect(broken.error?.message).toMatch(/deduplication store failed/);
+		expect(requests()).toBe(0);
+
+		await run(asItems(changed));
+		expect(await skusUploaded()).toEqual(['P-1', 'P-3']);
+	});
+
+	it('a check interrupted before the memory is put back makes the next run send everything, never less', async () => {
+		await run(asItems(catalogue(4)));
+		emulator.reset();
+		const changed = catalogue(4);
+		changed[2].price = 30;
+
+		// Every write after the first check fails, as when the process dies there.
+		deduplicator.failCalls('checkProcessedAndRecord', { after: 1, times: Infinity });
+		deduplicator.failCalls('removeProcessed', { times: Infinity });
+		deduplicator.failCalls('clearAllProcessedItems', { times: Infinity });
+		const broken = await run(asItems(changed));
+		expect(broken.error).toBeDefined();
+		expect(requests()).toBe(0);
+		deduplicator.stopFailing();
+
+		await run(asItems(changed));
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
+		await run(asItems(changed));
+		expect(requests()).toBe(0);
+	});
+
+	it('Validate Only leaves the memory as it found it: a check of a few products forgets none of the others', async () => {
+		await run(asItems(catalogue(10)));
+		emulator.reset();
+		const sizes = deduplicator.sizes();
+
+		const sample = catalogue(3);
+		sample[0].price = 50;
+		const validated = await run(asItems(sample), buildFromItems({ validateOnly: true }));
+		expect(validated.output[0][0].json.run).toMatchObject({ wouldSend: 1, unchanged: 2 });
+		expect(deduplicator.sizes()).toEqual(sizes);
+
+		await run(asItems(catalogue(10)));
+		expect(requests()).toBe(0);
 	});
 });

@@ -1,9 +1,8 @@
-import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { KnownImages } from './knownImages';
 import { sharedKnownImages } from './home';
-import { effectiveCustomer, holderOf, type CustomerOverride } from '../transport';
+import { customerScope, type CustomerOverride } from '../transport';
 
 export type { KnownImages } from './knownImages';
 
@@ -12,20 +11,6 @@ export const PROCESS_MAX_ENTRIES = 100_000;
 
 /** Entries looked at for expiry per write, oldest written first. */
 const PRUNED_PER_WRITE = 1000;
-
-/**
- * Names the customer node of whoever holds the credential's password (see holderOf) by a digest:
- * never the account's name, nor the customer id; another password names another memory.
- */
-function knownImagesScope(
-	credentials: ICredentialDataDecryptedObject,
-	customer: CustomerOverride | undefined,
-): string {
-	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
-	return createHash('sha256')
-		.update(`${holderOf(credentials)}\n${customerIdType}:${customerId}`)
-		.digest('hex');
-}
 
 // Process memory: one map for every scope, in insertion order, so the oldest entries go first.
 const processEntries = new Map<string, { hashcode: string; expiresAt: number }>();
@@ -101,7 +86,7 @@ export class KnownImagesWithFallback implements KnownImages {
 		ageMs: number,
 		private readonly unavailable: (reason: string) => void,
 	) {
-		const scope = knownImagesScope(credentials, customer);
+		const scope = customerScope(credentials, customer);
 		this.local = new ProcessKnownImages(scope, ageMs);
 		this.redis = sharedKnownImages?.(credentials, scope, ageMs);
 	}

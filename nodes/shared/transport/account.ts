@@ -86,6 +86,22 @@ export function holderOf(credentials: ICredentialDataDecryptedObject): string {
 }
 
 /**
+ * Names one customer node of whoever holds the credential's password (see holderOf), followed by
+ * `more` (e.g. a route), by a digest: never the account's name nor the customer id, and another
+ * password names another scope. What the nodes keep per customer node is keyed by it.
+ */
+export function customerScope(
+	credentials: ICredentialDataDecryptedObject,
+	customer: CustomerOverride | undefined,
+	...more: string[]
+): string {
+	const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
+	return createHash('sha256')
+		.update([holderOf(credentials), `${customerIdType}:${customerId}`, ...more].join('\n'))
+		.digest('hex');
+}
+
+/**
  * Whether an answer shows the service accepted the password: any answer but a refused login
  * (401, 403), a refusal for the rate limit (429, which a service may give before it checks the
  * login) or a server's failure (5xx, which a proxy may give for any request).

@@ -10,7 +10,13 @@ export type {
 	ServiceResponse,
 } from './types';
 export { checkBaseUrl } from './baseUrl';
-export { accountKey, effectiveCustomer, getServiceCredentials, holderOf } from './account';
+export {
+	accountKey,
+	customerScope,
+	effectiveCustomer,
+	getServiceCredentials,
+	holderOf,
+} from './account';
 export { CREDENTIAL_NAME } from './edition';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';

@@ -103,13 +103,42 @@ class ProcessDeduplicator implements IDataDeduplicator {
 	}
 }
 
+type StoreCall = keyof IDataDeduplicator;
+
 /** The store the harness gives n8n-core: this process's rows, or the backend handed to use(). */
 export class HarnessDeduplicator implements IDataDeduplicator {
 	private readonly own = new ProcessDeduplicator();
 	private backend: IDataDeduplicator = this.own;
+	private failures: Array<{ call: StoreCall; after: number; times: number }> = [];
 
 	use(backend: IDataDeduplicator): void {
 		this.backend = backend;
+	}
+
+	/**
+	 * Makes calls to `call` fail as a database that errs would: after `after` more calls of it that
+	 * succeed, the next `times` (Infinity: until stopFailing) throw without touching the rows.
+	 */
+	failCalls(
+		call: StoreCall,
+		{ after = 0, times = 1 }: { after?: number; times?: number } = {},
+	): void {
+		this.failures.push({ call, after, times });
+	}
+
+	stopFailing(): void {
+		this.failures = [];
+	}
+
+	private maybeFail(call: StoreCall): void {
+		for (const failure of this.failures.filter((entry) => entry.call === call)) {
+			if (failure.after > 0) {
+				failure.after--;
+			} else if (failure.times > 0) {
+				failure.times--;
+				throw new Error(`The deduplication store failed (${call})`);
+			}
+		}
 	}
 
 	/** Every row's number of entries in this process, by 'workflow id|context'. */
@@ -120,22 +149,26 @@ export class HarnessDeduplicator implements IDataDeduplicator {
 	async checkProcessedAndRecord(
 		...args: Parameters<IDataDeduplicator['checkProcessedAndRecord']>
 	): Promise<IDeduplicationOutput> {
+		this.maybeFail('checkProcessedAndRecord');
 		return await this.backend.checkProcessedAndRecord(...args);
 	}
 
 	async removeProcessed(...args: Parameters<IDataDeduplicator['removeProcessed']>): Promise<void> {
+		this.maybeFail('removeProcessed');
 		await this.backend.removeProcessed(...args);
 	}
 
 	async clearAllProcessedItems(
 		...args: Parameters<IDataDeduplicator['clearAllProcessedItems']>
 	): Promise<void> {
+		this.maybeFail('clearAllProcessedItems');
 		await this.backend.clearAllProcessedItems(...args);
 	}
 
 	async getProcessedDataCount(
 		...args: Parameters<IDataDeduplicator['getProcessedDataCount']>
 	): Promise<number> {
+		this.maybeFail('getProcessedDataCount');
 		return await this.backend.getProcessedDataCount(...args);
 	}
 }

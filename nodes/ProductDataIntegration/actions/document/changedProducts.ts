@@ -8,18 +8,8 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getCustomerOverride } from '../../../shared/customer';
-import {
-	bucketTerms,
-	effectiveCustomer,
-	getServiceCredentials,
-	holderOf,
-} from '../../../shared/transport';
-import {
-	destinationDigest,
-	MAX_PRODUCTS_PER_RUN,
-	type ProductEntry,
-	type Recalled,
-} from './productMemory';
+import { bucketTerms, customerScope, getServiceCredentials } from '../../../shared/transport';
+import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './productMemory';
 
 /** The fields of Only Changed Products, shown with every XML source. */
 export const changedProductsFields: INodeProperties[] = [
@@ -29,7 +19,7 @@ export const changedProductsFields: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to leave out every product whose content the service has confirmed (its session finished without errors). Waits for completion itself. Only for formats in which a document is a set of product updates, never for one that replaces the whole catalogue.',
+			'Whether to leave out every product whose content the service has confirmed (its session finished without errors). Waits for completion itself. A run remembers only its own products: a manual test run with a few sample items makes the next run send all the others again (Validate Only changes nothing). Only for formats in which a document is a set of product updates, never for one that replaces the whole catalogue.',
 	},
 	{
 		displayName: 'Product Field',
@@ -47,7 +37,7 @@ export const changedProductsFields: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			'Whether to run every check and consult the memory but send nothing: outputs what a real run would send, the requests it would spend and how long the rate limit would take',
+			'Whether to run every check and consult the memory but send nothing and leave the memory as it is: outputs what a real run would send, the requests it would spend and how long the rate limit would take',
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 	{
@@ -144,30 +134,20 @@ export function readProducts(
 	});
 }
 
-/** Whoever holds the password of the node run's account (one credential per node run). */
-export async function accountDigestOf(context: IExecuteFunctions): Promise<string> {
-	return holderOf(await getServiceCredentials(context, 0));
-}
-
 /**
  * The memory's entry of one item: its product, where it goes (the account, the item's customer node
  * and the route), and a digest of what is sent for it (`content`).
  */
 export async function productEntry(
 	context: IExecuteFunctions,
-	accountDigest: string,
 	itemIndex: number,
 	endpoint: string,
 	product: string,
 	content: string,
 ): Promise<ProductEntry> {
 	const credentials = await getServiceCredentials(context, itemIndex);
-	const { customerIdType, customerId } = effectiveCustomer(
-		credentials,
-		getCustomerOverride(context, itemIndex),
-	);
 	return {
-		destination: destinationDigest(accountDigest, `${customerIdType}:${customerId}`, endpoint),
+		destination: customerScope(credentials, getCustomerOverride(context, itemIndex), endpoint),
 		product,
 		content,
 	};

@@ -36,7 +36,6 @@ import {
 	type RememberedUpload,
 } from './uploadMemory';
 import {
-	accountDigestOf,
 	bucketSecondsFor,
 	changedProductsSettings,
 	itemContent,
@@ -106,7 +105,6 @@ function listUploaded(slots: Slot[]): string {
 		: 'No document of this run was uploaded.';
 }
 
-/** A failure that stops the node: its description says which documents did reach the service. */
 /** An error that ends the run also lists the sessions already uploaded, so none is lost. */
 function listingUploaded(slots: Slot[]): (error: { description?: string | null }) => void {
 	return (error) => {
@@ -417,14 +415,10 @@ async function uploadChangedProducts(
 
 	const entries: Entries = new Map();
 	const checked: Array<[number, ProductEntry]> = [];
-	const accountDigest = contents.size > 0 ? await accountDigestOf(context) : '';
 	for (const [itemIndex, content] of contents) {
 		try {
 			const product = products.get(itemIndex) as string;
-			checked.push([
-				itemIndex,
-				await productEntry(context, accountDigest, itemIndex, endpoint, product, content),
-			]);
+			checked.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
 		} catch (error) {
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
