@@ -17,6 +17,9 @@ import { listenLocal, type LocalServer } from '../helpers/server';
  * lists tens of thousands of uploads a day, or thousands of new ones in one poll.
  */
 
+// Polls that list up to 80,000 uploads: seconds of work each on a busy machine.
+jest.setTimeout(120_000);
+
 const trigger = new ProductDataIntegrationTrigger();
 const RECEIVED: INodeParameters = { events: ['uploadReceived'] };
 const FINISHED: INodeParameters = { events: ['uploadFinished'], status: 'any' };
