@@ -13,16 +13,17 @@
  *   stay in it from one night to the next, as on the service.
  * - The workflow's memory of photos: the example's data table, created through n8n's REST API as a
  *   user creates it in the editor, before the first night.
- * - The shop: scripts/shop, the product API the workflow pages through and the photo host its HTTP
- *   Upload fetches from, in a process of its own (`npm run shop`): thousands of downloads at once
- *   take as many open files, which must not count against this process (its memory sampler reads
- *   /proc) nor the emulator's. It stops when this process ends.
+ * - The shop: scripts/shop, the product API the workflow pages through and the photo host its Image
+ *   Upload fetches from, in a process of its own (`npm run shop`): its open files must not count
+ *   against this process (its memory sampler reads /proc) nor the emulator's. It stops when this
+ *   process ends; its change-photos control route changes photos before night 3.
  *
- * Per night, one JSON line: wall time, peak memory of the n8n process tree (VmRSS of n8n and its
- * children summed every 50 ms, bench/n8n-memory.ts), requests per route at the emulator, downloads at
- * the photo host, growth of n8n's binary-data folder and database, whether every product reached the
- * service with its photos' hashcodes; beside them the targets of a sync whose known images outlive a
- * restart and whose photos are fetched by URL only when they changed, and whether the night met them.
+ * Per night, one JSON line: wall time (in all and per node), peak memory of the n8n process tree
+ * (VmRSS of n8n and its children summed every 50 ms, bench/n8n-memory.ts), requests per route at the
+ * emulator, downloads at the photo host, growth of n8n's binary-data folder and database, the products
+ * the night sent and whether each had its photos' hashcodes; beside them the night's targets (known
+ * images that outlive a restart, photos fetched by URL only when they changed, only changed products
+ * sent), and whether the night met them.
  *
  * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
  * else the script builds and packs it itself. Installs n8n on its first run.
