@@ -1,7 +1,8 @@
 /**
- * The whole nightly sync (examples/nightly-sync.json) in a real n8n, twice, with an n8n restart
- * between the two nights: what a catalogue of N products with 2 photos each costs n8n and the
- * service's request budget, the way n8n runs by default.
+ * The whole nightly sync (examples/nightly-sync.json) in a real n8n, three nights, with an n8n
+ * restart before each: what a catalogue of N products with 2 photos each costs n8n and the
+ * service's request budget, the way n8n runs by default. Night 1 is the first sync, night 2 a
+ * re-sync with nothing changed, night 3 a re-sync after the shop changed BENCH_CHANGED_PHOTOS photos.
  *
  * - n8n: the pinned version, the packed package installed as a user installs it, `n8n start` with
  *   n8n's default settings (regular mode, SQLite, binary data in the file system), through the driver
@@ -10,22 +11,24 @@
  * - The service: the emulator, in this process, with the service's bucket (50) leaking every 1 ms so
  *   that the nights take minutes, and the credential's Custom Rate Limit set to the same; images
  *   stay in it from one night to the next, as on the service.
- * - The shop: scripts/shop, the product API the workflow pages through and the photo host its HTTP
- *   Request downloads from, in a process of its own (`npm run shop`): thousands of downloads at once
- *   take as many open files, which must not count against this process (its memory sampler reads
- *   /proc) nor the emulator's. It stops when this process ends.
+ * - The workflow's memory of photos: the example's data table, created through n8n's REST API as a
+ *   user creates it in the editor, before the first night.
+ * - The shop: scripts/shop, the product API the workflow pages through and the photo host its Image
+ *   Upload fetches from, in a process of its own (`npm run shop`): its open files must not count
+ *   against this process (its memory sampler reads /proc) nor the emulator's. It stops when this
+ *   process ends; its change-photos control route changes photos before night 3.
  *
- * Per night, one JSON line: wall time, peak memory of the n8n process tree (VmRSS of n8n and its
- * children summed every 50 ms, bench/n8n-memory.ts), requests per route at the emulator, downloads at
- * the photo host, growth of n8n's binary-data folder and database, whether every product reached the
- * service with its photos' hashcodes; beside them the targets of a sync whose known images outlive a
- * restart and whose photos are fetched by URL only when they changed, and whether the night met them.
+ * Per night, one JSON line: wall time (in all and per node), peak memory of the n8n process tree
+ * (VmRSS of n8n and its children summed every 50 ms, bench/n8n-memory.ts), requests per route at the
+ * emulator, downloads at the photo host, growth of n8n's binary-data folder and database, the products
+ * the night sent and whether each had its photos' hashcodes; beside them the night's targets (known
+ * images that outlive a restart, photos fetched by URL only when they changed, only changed products
+ * sent), and whether the night met them.
  *
  * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
  * else the script builds and packs it itself. Installs n8n on its first run.
  * BENCH_PRODUCTS (10000), BENCH_PHOTO_BYTES (20000), BENCH_TIMEOUT_MINUTES (60, per night),
- * BENCH_LOOP_BATCH (products per round of the example's Loop Over Items; the example's 500 unless
- * given: as many as BENCH_PRODUCTS is one execution without batches).
+ * BENCH_CHANGED_PHOTOS (1 % of the photos, at least 1; the photos changed before night 3).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -83,13 +86,16 @@ const BUCKET_CAPACITY = 50;
 /** The service's real pace: one request more every 5 s once the bucket is full. */
 const REAL_LEAK_SECONDS = 5;
 
+const CHANGED_PHOTOS = positiveInteger(
+	'BENCH_CHANGED_PHOTOS',
+	Math.max(1, Math.floor((PRODUCTS * PHOTOS_PER_PRODUCT) / 100)),
+);
+
 const WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync.json');
 const PRODUCTS_NODE = 'Get Products';
-const LOOP_NODE = '500 Products at a Time';
+const KNOWN_PHOTOS_NODE = 'Known Photos';
+const UPLOAD_NODE = 'Upload Changed Products';
 const ALERT_NODES = ['Alert: Photos Not Uploaded', 'Alert: Needs Attention'];
-/** Products per round of the example's loop: its own 500 unless BENCH_LOOP_BATCH says otherwise. */
-const LOOP_BATCH =
-	process.env.BENCH_LOOP_BATCH === undefined ? undefined : positiveInteger('BENCH_LOOP_BATCH', 500);
 
 const OWNER: Owner = {
 	email: 'bench@example.com',
@@ -102,12 +108,12 @@ const MB = 1024 * 1024;
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
 /**
- * The example as a user imports it, its product source pointed at the fixture shop, and its loop's
- * batch set to LOOP_BATCH if given.
+ * The example as a user imports it, its product source pointed at the fixture shop; with the name of
+ * the data table it keeps its photos in.
  */
 function nightlySync(productsUrl: string): {
 	workflow: WorkflowDefinition & { id: string };
-	loopBatch: number;
+	dataTable: string;
 } {
 	const workflow = JSON.parse(readFileSync(WORKFLOW_FILE, 'utf8')) as WorkflowDefinition & {
 		id: string;
@@ -119,15 +125,31 @@ function nightlySync(productsUrl: string): {
 		return found;
 	};
 	node(PRODUCTS_NODE).parameters.url = productsUrl;
-	const loop = node(LOOP_NODE).parameters;
-	if (LOOP_BATCH !== undefined) loop.batchSize = LOOP_BATCH;
-	return { workflow, loopBatch: Number(loop.batchSize) };
+	const { value } = node(KNOWN_PHOTOS_NODE).parameters.dataTableId as { value: string };
+	return { workflow, dataTable: value };
+}
+
+/** The data table the example keeps its photos in, as a user creates it in the editor. */
+async function createPhotoTable(server: N8nServer, name: string): Promise<void> {
+	const { data: project } = await server.request<{ data: { id: string } }>(
+		'GET',
+		'/rest/projects/personal',
+	);
+	await server.request('POST', `/rest/projects/${project.id}/data-tables`, {
+		name,
+		columns: ['url', 'version', 'md5', 'hashcode'].map((column) => ({
+			name: column,
+			type: 'string',
+		})),
+	});
 }
 
 interface ShopProcess {
 	productsUrl: string;
 	stats(): Promise<ShopStats>;
 	resetStats(): Promise<void>;
+	/** Gives the first `count` photos a new version; their ids. */
+	changePhotos(count: number): Promise<string[]>;
 	stop(): Promise<void>;
 }
 
@@ -166,18 +188,20 @@ async function startShopProcess(folder: string): Promise<ShopProcess> {
 		url: string;
 		productsUrl: string;
 	};
-	const control = async (method: 'GET' | 'POST', route: string): Promise<ShopStats> => {
+	const control = async <T>(method: 'GET' | 'POST', route: string): Promise<T> => {
 		const response = await request(`${url}${SHOP_CONTROL_PREFIX}${route}`, { method });
 		if (response.statusCode !== 200)
 			throw new Error(`The shop answered ${route} with ${response.statusCode}`);
-		return (await response.body.json()) as ShopStats;
+		return (await response.body.json()) as T;
 	};
 	return {
 		productsUrl,
-		stats: () => control('GET', 'stats'),
+		stats: () => control<ShopStats>('GET', 'stats'),
 		resetStats: async () => {
 			await control('POST', 'reset-stats');
 		},
+		changePhotos: async (count) =>
+			(await control<{ changed: string[] }>('POST', `change-photos?count=${count}`)).changed,
 		stop: async () => {
 			killGroup(child, 'SIGTERM');
 			await exited;
@@ -242,6 +266,15 @@ async function runNight(
 	}
 }
 
+/** What a night is to meet; only the figures that apply to it. */
+interface Targets {
+	imageRequests?: number;
+	requests?: number;
+	photosDownloaded?: number;
+	binaryDataGrowthMb?: number;
+	productsReceived: number;
+}
+
 interface Received {
 	products: number;
 	productsWithAllHashcodes: number;
@@ -249,13 +282,35 @@ interface Received {
 }
 
 /**
- * The catalogue the service received last: every product with the hashcodes the service gave its
- * photos (by the md5 of the bytes the shop serves).
+ * The products the service received in the night's documents (those after the first
+ * `uploadsBefore`), each with the hashcodes the service gave its photos at their current version
+ * (by the md5 of the bytes the shop serves).
  */
-async function checkCatalogue(emulator: Emulator): Promise<Received> {
-	const upload = emulator.uploads().at(-1);
-	if (!upload) return { products: 0, productsWithAllHashcodes: 0, wrongHashcodes: 0 };
-	const file = await call(emulator, 'GET', `/api/files/${upload.id}`);
+async function checkCatalogue(
+	emulator: Emulator,
+	uploadsBefore: number,
+	versionOf: (photo: string) => number,
+): Promise<Received> {
+	const received: Received = { products: 0, productsWithAllHashcodes: 0, wrongHashcodes: 0 };
+	for (const upload of emulator.uploads().slice(uploadsBefore)) {
+		const { products, productsWithAllHashcodes, wrongHashcodes } = await checkDocument(
+			emulator,
+			upload.id,
+			versionOf,
+		);
+		received.products += products;
+		received.productsWithAllHashcodes += productsWithAllHashcodes;
+		received.wrongHashcodes += wrongHashcodes;
+	}
+	return received;
+}
+
+async function checkDocument(
+	emulator: Emulator,
+	sessionId: string,
+	versionOf: (photo: string) => number,
+): Promise<Received> {
+	const file = await call(emulator, 'GET', `/api/files/${sessionId}`);
 	const parsed = new XMLParser({
 		isArray: (name) => name === 'Product' || name === 'ImageHashcode',
 		parseTagValue: false,
@@ -270,8 +325,8 @@ async function checkCatalogue(emulator: Emulator): Promise<Received> {
 		const index = Number(product.Id.slice(1)) - 1;
 		const received = product.Images?.ImageHashcode ?? [];
 		const expected = Array.from({ length: PHOTOS_PER_PRODUCT }, (_, photoIndex) => {
-			// Every photo keeps its first version from night to night.
-			const bytes = photoBytes(photoId(index, photoIndex), 1, PHOTO_BYTES);
+			const photo = photoId(index, photoIndex);
+			const bytes = photoBytes(photo, versionOf(photo), PHOTO_BYTES);
 			const md5 = createHash('md5').update(bytes).digest('hex');
 			return hashcodeOf.get(md5);
 		});
@@ -311,7 +366,9 @@ async function main(): Promise<void> {
 				leakIntervalSeconds: 0.001,
 			}),
 		]);
-		const { workflow, loopBatch } = nightlySync(shop.productsUrl);
+		const { workflow, dataTable } = nightlySync(shop.productsUrl);
+		const versions = new Map<string, number>();
+		const versionOf = (photo: string) => versions.get(photo) ?? 1;
 		// n8n 2.x keeps binary data in .n8n/storage, or in .n8n/binaryData where an older n8n left it.
 		const legacyBinaryFolder = join(n8n.path, '.n8n', 'binaryData');
 		const binaryFolder = existsSync(legacyBinaryFolder)
@@ -325,16 +382,24 @@ async function main(): Promise<void> {
 				0,
 			);
 
-		for (const night of ['first', 'resync-after-restart'] as const) {
+		for (const night of ['first', 'resync-after-restart', 'changed-after-restart'] as const) {
 			server = await n8n.start();
 			await server.ensureOwner(OWNER);
-			if (night === 'first') await server.createWorkflow(workflow);
+			if (night === 'first') {
+				await createPhotoTable(server, dataTable);
+				await server.createWorkflow(workflow);
+			}
+			const changedPhotos =
+				night === 'changed-after-restart' ? await shop.changePhotos(CHANGED_PHOTOS) : [];
+			for (const photo of changedPhotos) versions.set(photo, versionOf(photo) + 1);
+			const changedProducts = new Set(changedPhotos.map((photo) => photo.split('-')[0])).size;
 			// n8n at rest, started and logged in: what the night adds is measured against it.
 			const idle = startSampler(/ n8n start /);
 			await sleep(2000);
 			const baseline = await idle();
 
 			const requestsBefore = emulator.stats().requests;
+			const uploadsBefore = emulator.uploads().length;
 			const binaryBefore = folderSize(binaryFolder);
 			const databaseBefore = databaseBytes();
 			await shop.resetStats();
@@ -354,25 +419,44 @@ async function main(): Promise<void> {
 			const execution = await server.getExecution(ran.executionId);
 			const error = runError(execution.data);
 			const ranNodes = execution.data.resultData.runData;
-			const received = await checkCatalogue(emulator);
+			const received = await checkCatalogue(emulator, uploadsBefore, versionOf);
+			const uploadRun = ranNodes[UPLOAD_NODE]
+				? (nodeItems(execution.data, UPLOAD_NODE)[0]?.run as Record<string, unknown> | undefined)
+				: undefined;
 
 			const imageRequests =
 				(requests['POST /api/images'] ?? 0) + (requests['GET /api/images'] ?? 0);
 			const totalRequests = Object.values(requests).reduce((sum, count) => sum + count, 0);
 			const binaryGrowth = binaryAfter.bytes - binaryBefore.bytes;
-			const targets =
+			const notGrowing = binaryGrowth < MB;
+			const targets: Targets =
 				night === 'first'
-					? { imageRequests: Math.ceil(photos / IMAGES_PER_REQUEST) + 10 }
-					: { requests: 10, photosDownloaded: 0, binaryDataGrowthMb: 0 };
-			const met =
-				night === 'first'
-					? { imageRequests: imageRequests <= targets.imageRequests! }
-					: {
-							requests: totalRequests <= 10,
-							photosDownloaded: shopStats.photosSent === 0,
-							// A few KB of n8n's own bookkeeping would not be the photos: under 1 MB counts as not growing.
-							binaryDataGrowthMb: binaryGrowth < MB,
-						};
+					? {
+							imageRequests: Math.ceil(photos / IMAGES_PER_REQUEST) + 10,
+							productsReceived: PRODUCTS,
+						}
+					: night === 'resync-after-restart'
+						? { requests: 10, photosDownloaded: 0, binaryDataGrowthMb: 0, productsReceived: 0 }
+						: {
+								requests: Math.ceil(changedPhotos.length / IMAGES_PER_REQUEST) + 5,
+								photosDownloaded: changedPhotos.length,
+								binaryDataGrowthMb: 0,
+								productsReceived: changedProducts,
+							};
+			const met = {
+				...(targets.imageRequests !== undefined
+					? { imageRequests: imageRequests <= targets.imageRequests }
+					: {}),
+				...(targets.requests !== undefined ? { requests: totalRequests <= targets.requests } : {}),
+				...(targets.photosDownloaded !== undefined
+					? { photosDownloaded: shopStats.photosSent <= targets.photosDownloaded }
+					: {}),
+				// A few KB of n8n's own bookkeeping would not be the photos: under 1 MB counts as not growing.
+				...(targets.binaryDataGrowthMb !== undefined ? { binaryDataGrowthMb: notGrowing } : {}),
+				productsReceived:
+					received.products === targets.productsReceived &&
+					received.productsWithAllHashcodes === received.products,
+			};
 			const main = sampled.processes.find((entry) => entry.pid === sampled.mainPid);
 			process.stdout.write(
 				`${JSON.stringify({
@@ -382,7 +466,7 @@ async function main(): Promise<void> {
 					photos,
 					photoBytes: PHOTO_BYTES,
 					batchSize: IMAGES_PER_REQUEST,
-					loopBatch,
+					changedPhotos: changedPhotos.length,
 					status: ran.status,
 					...(error ? { error: `${error.node ?? ''}: ${error.message}` } : {}),
 					seconds: Math.round(ran.seconds * 10) / 10,
@@ -402,8 +486,15 @@ async function main(): Promise<void> {
 					binaryDataFiles: binaryAfter.files - binaryBefore.files,
 					databaseGrowthMb: mb(databaseBytes() - databaseBefore),
 					productsReceived: received.products,
+					uploadRun,
 					productsWithAllHashcodes: received.productsWithAllHashcodes,
 					wrongHashcodes: received.wrongHashcodes,
+					nodeSeconds: Object.fromEntries(
+						Object.entries(ranNodes).map(([name, runs]) => [
+							name,
+							Math.round(runs.reduce((sum, run) => sum + (run.executionTime ?? 0), 0) / 100) / 10,
+						]),
+					),
 					alerts: Object.fromEntries(
 						ALERT_NODES.filter((name) => ranNodes[name] !== undefined).map((name) => {
 							const alerts = nodeItems(execution.data, name);

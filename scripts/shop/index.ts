@@ -62,7 +62,11 @@ export interface Shop {
 
 export const PRODUCTS_PATH = '/api/products';
 export const PHOTOS_PATH = '/photos/';
-/** Not counted: `GET /__shop/stats` answers stats(), `POST /__shop/reset-stats` is resetStats(). */
+/**
+ * Not counted: `GET /__shop/stats` answers stats(), `POST /__shop/reset-stats` is resetStats(),
+ * `POST /__shop/change-photos?count=N` is changePhotos(N) (answers `{ changed: ids }`), for a shop in
+ * a process of its own.
+ */
 export const SHOP_CONTROL_PREFIX = '/__shop/';
 
 const MAX_PAGE_SIZE = 1000;
@@ -199,6 +203,22 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 			.end(body);
 	}
 
+	function changePhotos(changed: number): string[] {
+		const ids: string[] = [];
+		for (let index = 0; index < resolved.products && ids.length < changed; index++) {
+			for (
+				let photoIndex = 0;
+				photoIndex < resolved.photosPerProduct && ids.length < changed;
+				photoIndex++
+			) {
+				const id = photoId(index, photoIndex);
+				versions.set(id, versionOf(id) + 1);
+				ids.push(id);
+			}
+		}
+		return ids;
+	}
+
 	const server = createServer((req, res) => {
 		const target = new URL(req.url ?? '/', 'http://shop.invalid');
 		if (req.method === 'GET' && target.pathname === `${SHOP_CONTROL_PREFIX}stats`) {
@@ -206,6 +226,13 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		} else if (req.method === 'POST' && target.pathname === `${SHOP_CONTROL_PREFIX}reset-stats`) {
 			resetStats();
 			sendJson(res, 200, stats);
+		} else if (req.method === 'POST' && target.pathname === `${SHOP_CONTROL_PREFIX}change-photos`) {
+			const count = Number(target.searchParams.get('count'));
+			if (!Number.isInteger(count) || count < 1) {
+				sendJson(res, 400, { message: 'count must be a whole number from 1' });
+				return;
+			}
+			sendJson(res, 200, { changed: changePhotos(count) });
 		} else if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
 			productsPage(res, target.searchParams);
 		} else if (req.method === 'GET' && target.pathname.startsWith(PHOTOS_PATH)) {
@@ -227,21 +254,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		options: resolved,
 		stats: () => structuredClone(stats),
 		resetStats,
-		changePhotos(changed: number): string[] {
-			const ids: string[] = [];
-			for (let index = 0; index < resolved.products && ids.length < changed; index++) {
-				for (
-					let photoIndex = 0;
-					photoIndex < resolved.photosPerProduct && ids.length < changed;
-					photoIndex++
-				) {
-					const id = photoId(index, photoIndex);
-					versions.set(id, versionOf(id) + 1);
-					ids.push(id);
-				}
-			}
-			return ids;
-		},
+		changePhotos,
 		close: () =>
 			new Promise<void>((resolve, reject) => {
 				server.close((error) => (error ? reject(error) : resolve()));

@@ -180,65 +180,155 @@ describe('the example workflows', () => {
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
 	});
-	test('nightly sync: pages the shop, uploads the photos batch by batch, sends the products with their hashcodes and holds back the one whose photo is gone', async () => {
+	test('nightly sync: takes the photos by URL and remembers them in its data table, sends only changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product', async () => {
 		const shop = await startShop({ products: 5, pageSize: 2, missingPhotos: ['P00003-2'] });
 		try {
 			const example = readExample('nightly-sync.json');
-			const nodes = (
-				example.nodes as Array<ExampleNode & { parameters: Record<string, unknown> }>
-			).map((node) =>
+			const exampleNodes = example.nodes as Array<
+				ExampleNode & { parameters: Record<string, unknown> }
+			>;
+			const knownPhotos = exampleNodes.find((node) => node.name === 'Known Photos');
+			const { value: table } = knownPhotos?.parameters.dataTableId as { value: string };
+			const { data: project } = await n8n.server.request<{ data: { id: string } }>(
+				'GET',
+				'/rest/projects/personal',
+			);
+			await n8n.server.request('POST', `/rest/projects/${project.id}/data-tables`, {
+				name: table,
+				columns: ['url', 'version', 'md5', 'hashcode'].map((name) => ({ name, type: 'string' })),
+			});
+			const nodes = exampleNodes.map((node) =>
 				node.name === 'Get Products'
 					? { ...node, parameters: { ...node.parameters, url: shop.productsUrl } }
-					: // Batches of 2 products, so that the loop goes round three times.
-						node.name === '500 Products at a Time'
-						? { ...node, parameters: { ...node.parameters, batchSize: 2 } }
-						: node,
+					: node,
 			);
-			const run = await n8n.run({ ...example, id: undefined, nodes });
-
-			expect(nodeItems(run, 'Alert: Photos Not Uploaded')).toEqual([
-				{
-					alert: expect.stringMatching(
-						/^Product P00003 not sent tonight, a photo failed: http:\/\/127\.0\.0\.1:\d+\/photos\/P00003-2\.jpg: /,
-					),
-				},
-			]);
-			const [upload] = nodeItems(run, 'Upload Catalogue and Wait');
-			expect(upload).toMatchObject({ status: 'succeeded', validation: 'passed' });
-			expect(nodeItems(run, 'Catalogue Accepted')).toHaveLength(1);
-			expect(run.data.resultData.runData['Alert: Needs Attention']).toBeUndefined();
-
-			expect(shop.stats().requests).toEqual({
-				'GET /api/products': 3,
-				'GET /photos/{photo}': 10,
-			});
-			const { requests } = n8n.emulator.stats();
-			// One image request per batch: the photos of its products in one upload.
-			expect(requests['POST /api/images']).toBe(3);
-			expect(n8n.emulator.stats().images).toBe(9);
-
-			const hashcodeOf = new Map(n8n.emulator.images().map((image) => [image.md5, image.hashcode]));
-			const hashcode = (id: string) =>
-				hashcodeOf.get(
+			// One workflow for all runs: what Only Changed Products remembers is the workflow's node's.
+			const id = await n8n.importWorkflow({ ...example, id: undefined, nodes });
+			const photoAlert = {
+				alert: expect.stringMatching(
+					/^Product P00003 not sent tonight, a photo failed: http:\/\/127\.0\.0\.1:\d+\/photos\/P00003-2\.jpg: /,
+				),
+			};
+			const hashcodeOf = () =>
+				new Map(n8n.emulator.images().map((image) => [image.md5, image.hashcode]));
+			const hashcode = (photo: string, version = 1) =>
+				hashcodeOf().get(
 					createHash('md5')
-						.update(photoBytes(id, 1, 20_000))
+						.update(photoBytes(photo, version, 20_000))
 						.digest('hex'),
 				);
-			const file = await call(n8n.emulator, 'GET', `/api/files/${String(upload.sessionId)}`);
-			const products = [...file.text.matchAll(/<Product>([\s\S]*?)<\/Product>/g)].map(
-				([, product]) => ({
+			const productsIn = async (sessionId: unknown) => {
+				const file = await call(n8n.emulator, 'GET', `/api/files/${String(sessionId)}`);
+				return [...file.text.matchAll(/<Product>([\s\S]*?)<\/Product>/g)].map(([, product]) => ({
 					id: /<Id>(.*?)<\/Id>/.exec(product)?.[1],
 					hashcodes: [...product.matchAll(/<ImageHashcode>(.*?)<\/ImageHashcode>/g)].map(
 						([, found]) => found,
 					),
-				}),
-			);
-			expect(products).toEqual(
-				['P00001', 'P00002', 'P00004', 'P00005'].map((id) => ({
-					id,
-					hashcodes: [hashcode(`${id}-1`), hashcode(`${id}-2`)],
+				}));
+			};
+
+			const first = await n8n.executeWorkflow(id);
+			expect(nodeItems(first, 'Alert: Photos Not Uploaded')).toEqual([photoAlert]);
+			const [firstUpload] = nodeItems(first, 'Upload Changed Products');
+			expect(firstUpload).toMatchObject({
+				product: 'P00001',
+				sent: true,
+				reason: 'changed',
+				status: 'succeeded',
+				confirmed: true,
+				run: { products: 4, sent: 4, unchanged: 0, sessions: 1, sessionsConfirmed: 1 },
+			});
+			expect(nodeItems(first, 'Catalogue Accepted')).toEqual([
+				{ summary: 'Catalogue synced: 4 changed products sent and confirmed, 0 unchanged' },
+			]);
+			expect(first.data.resultData.runData['Alert: Needs Attention']).toBeUndefined();
+			expect(shop.stats()).toMatchObject({
+				requests: { 'GET /api/products': 3, 'GET /photos/{photo}': 10 },
+				photosSent: 9,
+			});
+			// All nine photos in one image request, then the document, and its status until it is done.
+			expect(n8n.emulator.stats().requests).toEqual({
+				'POST /api/images': 1,
+				'PUT /api/xml': 1,
+				'GET /api/status/{id}/result': expect.any(Number),
+			});
+			expect(n8n.emulator.stats().images).toBe(9);
+			expect(nodeItems(first, 'Remember New Photos')).toHaveLength(9);
+			expect(first.data.resultData.runData['Remember Changed Photos']).toBeUndefined();
+			expect(await productsIn(firstUpload.sessionId)).toEqual(
+				['P00001', 'P00002', 'P00004', 'P00005'].map((product) => ({
+					id: product,
+					hashcodes: [hashcode(`${product}-1`), hashcode(`${product}-2`)],
 				})),
 			);
+			const firstPhotos = nodeItems(first, 'Upload Photo');
+
+			// Nothing changed at the shop.
+			shop.resetStats();
+			const requestsBefore = n8n.emulator.stats().requests;
+			const second = await n8n.executeWorkflow(id);
+			// Only the photo that is gone is asked for again; no photo is downloaded.
+			expect(shop.stats()).toMatchObject({
+				requests: { 'GET /api/products': 3, 'GET /photos/{photo}': 1 },
+				photosSent: 0,
+			});
+			expect(n8n.emulator.stats().requests).toEqual(requestsBefore);
+			const secondPhotos = nodeItems(second, 'Upload Photo');
+			expect(secondPhotos.filter((photo) => photo.known === 'item')).toHaveLength(9);
+			expect(secondPhotos.map((photo) => photo.hashcode)).toEqual(
+				firstPhotos.map((photo) => photo.hashcode),
+			);
+			expect(second.data.resultData.runData['New or Changed Photos']).toBeDefined();
+			expect(second.data.resultData.runData['Remember New Photos']).toBeUndefined();
+			expect(second.data.resultData.runData['Remember Changed Photos']).toBeUndefined();
+			expect(nodeItems(second, 'Upload Changed Products')).toEqual(
+				['P00001', 'P00002', 'P00004', 'P00005'].map((product, index) => ({
+					product,
+					sent: false,
+					reason: 'unchanged',
+					...(index === 0
+						? {
+								run: expect.objectContaining({ products: 4, sent: 0, unchanged: 4, sessions: 0 }),
+							}
+						: {}),
+				})),
+			);
+			expect(nodeItems(second, 'Catalogue Accepted')).toEqual([
+				{
+					summary:
+						'Nothing to send: the service has confirmed all 4 products as they are now. No request was made.',
+				},
+			]);
+			expect(nodeItems(second, 'Alert: Photos Not Uploaded')).toEqual([photoAlert]);
+
+			// One photo changed at the shop: its download, its upload and its product only.
+			expect(shop.changePhotos(1)).toEqual(['P00001-1']);
+			shop.resetStats();
+			const third = await n8n.executeWorkflow(id);
+			expect(shop.stats()).toMatchObject({ photosSent: 1 });
+			const { requests } = n8n.emulator.stats();
+			expect([requests['POST /api/images'], requests['PUT /api/xml']]).toEqual([
+				requestsBefore['POST /api/images'] + 1,
+				requestsBefore['PUT /api/xml'] + 1,
+			]);
+			expect(third.data.resultData.runData['Remember New Photos']).toBeUndefined();
+			expect(nodeItems(third, 'Remember Changed Photos')).toEqual([
+				expect.objectContaining({
+					url: `${shop.url}/photos/P00001-1.jpg`,
+					version: '2026-01-02T00:00:00.000Z',
+					hashcode: hashcode('P00001-1', 2),
+				}),
+			]);
+			const [thirdUpload] = nodeItems(third, 'Upload Changed Products');
+			expect(thirdUpload).toMatchObject({
+				product: 'P00001',
+				sent: true,
+				confirmed: true,
+				run: { products: 4, sent: 1, unchanged: 3 },
+			});
+			expect(await productsIn(thirdUpload.sessionId)).toEqual([
+				{ id: 'P00001', hashcodes: [hashcode('P00001-1', 2), secondPhotos[1].hashcode] },
+			]);
 		} finally {
 			await shop.close();
 		}

@@ -129,4 +129,37 @@ describe('the fixture shop', () => {
 			await gaps.close();
 		}
 	});
+	test('its change-photos control route gives photos a new version, uncounted; a count that is not a whole number from 1 is refused', async () => {
+		const changing = await startShop({ products: 2, photoBytes: 1000 });
+		try {
+			const before = (await get(`${changing.url}/photos/P00001-2.jpg`)).body;
+			changing.resetStats();
+			const changed = await request(`${changing.url}/__shop/change-photos?count=2`, {
+				method: 'POST',
+			});
+			expect(changed.statusCode).toBe(200);
+			expect(await changed.body.json()).toEqual({ changed: ['P00001-1', 'P00001-2'] });
+			for (const count of ['0', '1.5', 'x']) {
+				const refused = await request(`${changing.url}/__shop/change-photos?count=${count}`, {
+					method: 'POST',
+				});
+				await refused.body.dump();
+				expect(refused.statusCode).toBe(400);
+			}
+			const page = JSON.parse((await get(changing.productsUrl)).body.toString('utf8')) as Page;
+			expect(
+				page.products.map((product) => product.photos.map((photo) => photo.updatedAt)),
+			).toEqual([
+				['2026-01-02T00:00:00.000Z', '2026-01-02T00:00:00.000Z'],
+				['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'],
+			]);
+			expect((await get(`${changing.url}/photos/P00001-2.jpg`)).body).not.toEqual(before);
+			expect(changing.stats().requests).toEqual({
+				'GET /api/products': 1,
+				'GET /photos/{photo}': 1,
+			});
+		} finally {
+			await changing.close();
+		}
+	});
 });
