@@ -1,5 +1,4 @@
 import type {
-	IDataObject,
 	IExecuteFunctions,
 	ILoadOptionsFunctions,
 	INodeListSearchResult,
@@ -80,15 +79,15 @@ export function getCustomerOverride(
 ): CustomerOverride | undefined {
 	// A trigger has no input items: its parameters are read without an item index.
 	const isTrigger = !('getInputData' in context);
-	const options = (
-		isTrigger
-			? context.getNodeParameter('options', {})
-			: context.getNodeParameter('options', itemIndex, {})
-	) as IDataObject;
+	// Only the option itself: reading the whole collection would evaluate every other option's
+	// expression again, for every item.
+	const customer = isTrigger
+		? context.getNodeParameter('options.customer', null)
+		: context.getNodeParameter('options.customer', itemIndex, null);
 	const locator: CustomerLocator =
-		typeof options.customer === 'object' && options.customer !== null
-			? (options.customer as CustomerLocator)
-			: { mode: 'serviceId', value: options.customer };
+		typeof customer === 'object' && customer !== null
+			? (customer as CustomerLocator)
+			: { mode: 'serviceId', value: customer as CustomerLocator['value'] };
 	const customerId = String(locator.value ?? '').trim();
 	if (customerId === '') return undefined;
 	const customerIdType = locator.mode === 'externalId' ? 'ExternalID' : 'ServiceID';
