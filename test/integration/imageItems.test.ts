@@ -41,6 +41,21 @@ function upload(options: INodeParameters = {}, binaryProperties = 'data'): INode
 	return { resource: 'image', operation: 'upload', imagesFrom: 'named', binaryProperties, options };
 }
 
+/** Image Upload of `items` with `options`, a failing item beside the others (Continue On Fail). */
+async function uploadEach(
+	items: INodeExecutionData[],
+	options: INodeParameters = {},
+	binaryProperties = 'data',
+) {
+	return await runNode({
+		node,
+		parameters: upload(options, binaryProperties),
+		items,
+		credentials: credentials(),
+		continueOnFail: true,
+	});
+}
+
 function posts(): number {
 	return emulator.stats().requests['POST /api/images'] ?? 0;
 }
@@ -80,13 +95,7 @@ describe('One bad image fails only its own item', () => {
 		const files = Array.from({ length: 8 }, (_, n) => (n === 5 ? notAnImage() : jpeg()));
 		const input = await Promise.all(files.map(async (data) => await imageItem({ data })));
 
-		const result = await runNode({
-			node,
-			parameters: upload(),
-			items: input,
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const result = await uploadEach(input);
 
 		expect(result.error).toBeUndefined();
 		// 8 refused; 0-3 stored, 4-7 refused; 4-5 refused, 6-7 stored; 4 stored, 5 refused alone.
@@ -101,13 +110,7 @@ describe('One bad image fails only its own item', () => {
 		expect(result.output[0][5].json.errorDetails).toMatch(/The request is invalid\./);
 
 		emulator.reset();
-		const again = await runNode({
-			node,
-			parameters: upload(),
-			items: input,
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const again = await uploadEach(input);
 		// Only the bad file is sent again, alone.
 		expect(posts()).toBe(1);
 		expect(again.output[0].filter(({ json }) => json.known === true)).toHaveLength(7);
@@ -118,13 +121,7 @@ describe('One bad image fails only its own item', () => {
 			Array.from({ length: 12 }, async () => await imageItem({ data: notAnImage() })),
 		);
 
-		const result = await runNode({
-			node,
-			parameters: upload({ imagesPerRequest: 4 }),
-			items: input,
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const result = await uploadEach(input, { imagesPerRequest: 4 });
 
 		expect(result.output[0]).toHaveLength(12);
 		expect(result.output[0].every(({ json }) => typeof json.error === 'string')).toBe(true);
@@ -140,13 +137,7 @@ describe('One bad image fails only its own item', () => {
 			Array.from({ length: 60 }, async () => await imageItem({ data: notAnImage() })),
 		);
 
-		const result = await runNode({
-			node,
-			parameters: upload(),
-			items: input,
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const result = await uploadEach(input);
 
 		expect(result.output[0]).toHaveLength(60);
 		expect(result.output[0].every(({ json }) => typeof json.error === 'string')).toBe(true);
@@ -169,13 +160,7 @@ describe('One bad image fails only its own item', () => {
 		const files = Array.from({ length: 50 }, (_, n) => (n === 0 ? notAnImage() : jpeg()));
 		const input = await Promise.all(files.map(async (data) => await imageItem({ data })));
 
-		const result = await runNode({
-			node,
-			parameters: upload(),
-			items: input,
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const result = await uploadEach(input);
 
 		// 50, then 25 + 25, 13 + 12, 7 + 6, 4 + 3, 2 + 2, 1 + 1: the deepest path there is.
 		expect(posts()).toBe(13);
@@ -199,13 +184,7 @@ describe('One bad image fails only its own item', () => {
 			value: '<html><body>Stored</body></html>',
 		});
 
-		const result = await runNode({
-			node,
-			parameters: upload(),
-			items: input,
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const result = await uploadEach(input);
 
 		expect(posts()).toBe(1);
 		expect(result.output[0].map(({ json }) => json.hashcode)).toEqual(
@@ -240,13 +219,7 @@ describe('One bad image fails only its own item', () => {
 			id: 'filesystem-v2:workflows/none/executions/none/binary_data/missing',
 		};
 
-		const result = await runNode({
-			node,
-			parameters: upload({}, 'data, back'),
-			items: [good[0], broken, good[1]],
-			credentials: credentials(),
-			continueOnFail: true,
-		});
+		const result = await uploadEach([good[0], broken, good[1]], {}, 'data, back');
 
 		expect(result.output[0][2]).toEqual({
 			json: expect.objectContaining({
