@@ -2,8 +2,8 @@ import type { INodeProperties } from 'n8n-workflow';
 
 /*
  * The credential's fields for where the bucket of its account lives, in the full edition
- * (nodes/shared/transport/bucketHome.ts reads them). The verified edition (n8n Cloud) is built
- * with ./rateLimitSharing.verified.ts in its place.
+ * (./bucketHome.ts reads them). The verified edition (n8n Cloud) is built with
+ * ./rateLimitSharingFields.verified.ts in its place.
  */
 
 /** Rate Limit Sharing and the Redis server it may name. */
