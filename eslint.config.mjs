@@ -17,9 +17,6 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const PACKAGE_CODE = ['nodes/**/*.ts', 'credentials/**/*.ts'];
-// The credential's Rate Limit Sharing fields, which differ by edition, live with the other edition
-// modules: they are the credential's code, linted as such.
-const CREDENTIAL_FIELDS = 'nodes/shared/edition/rateLimitSharingFields*.ts';
 
 export default tseslint.config(
 	globalIgnores([
@@ -64,7 +61,7 @@ export default tseslint.config(
 		},
 	},
 	{
-		files: ['credentials/**/*.ts', CREDENTIAL_FIELDS],
+		files: ['credentials/**/*.ts'],
 		rules: {
 			...n8nNodesBase.configs.credentials.rules,
 			// The rule expects a slug of n8n's own docs; a community package links its own README.
@@ -73,7 +70,6 @@ export default tseslint.config(
 	},
 	{
 		files: ['nodes/**/*.ts'],
-		ignores: [CREDENTIAL_FIELDS],
 		rules: {
 			...n8nNodesBase.configs.nodes.rules,
 			// These older rules want the literal 'main'; n8n's community-package rules want

@@ -183,9 +183,11 @@ describe('imports', () => {
 			return layerOf(file) === 'edition' ? file.replace(/\.ts$/, '.verified.ts') : file;
 		});
 		const fullOnly = [...full].filter((file) => !verified.has(file));
-		expect(fullOnly.filter((file) => !['edition', 'fullEdition'].includes(layerOf(file)))).toEqual(
-			[],
-		);
+		// The credential's Redis fields stay with the credential: n8n's gate lints nodes/ by the rules
+		// for node parameters, which refuse one of their option names.
+		expect(fullOnly.filter((file) => !['edition', 'fullEdition'].includes(layerOf(file)))).toEqual([
+			'credentials/rateLimitSharing.ts',
+		]);
 		// Without the full edition's own code in the first place, the check above would see nothing.
 		expect(fullOnly).toEqual(expect.arrayContaining(['nodes/shared/fullEdition/bucketStore.ts']));
 	});
