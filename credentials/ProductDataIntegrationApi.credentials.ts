@@ -6,13 +6,13 @@ import type {
 } from 'n8n-workflow';
 
 import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
-import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/transport/edition';
+import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/edition/credentialType';
 import {
 	BUCKET_CAPACITY_FIELD,
 	LEAK_INTERVAL_FIELD,
 	REQUEST_TIMEOUT_FIELD,
 } from '../nodes/shared/transport/settings';
-import { sharingProperties } from './rateLimitSharing';
+import { sharingProperties } from '../nodes/shared/edition/rateLimitSharingFields';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL =

@@ -28,7 +28,7 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'ioredis',
-		files: ['nodes/shared/redis/redisBucket.ts'],
+		files: ['nodes/shared/fullEdition/bucketStore.ts'],
 		why:
 			'In queue mode several n8n processes send for one account: the bucket they share must live outside each ' +
 			'process, and n8n gives nodes no Redis connection of its own. ioredis is the client n8n itself uses.',
@@ -36,7 +36,7 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-globals',
 		name: 'process',
-		files: ['nodes/shared/redis/sharing.ts'],
+		files: ['nodes/shared/fullEdition/sharing.ts'],
 		why:
 			'Rate Limit Sharing "Automatic" shares the bucket through the Redis of n8n\'s own queue mode, so it reads ' +
 			"n8n's settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment, and the command n8n was started with " +
@@ -45,7 +45,7 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'form-data',
-		files: ['nodes/ProductDataIntegration/actions/image/multipart.ts'],
+		files: ['nodes/shared/fullEdition/streamedMultipart.ts'],
 		why:
 			"Image upload sends the images of many items in one multipart request, each streamed from n8n's binary store, " +
 			'never held whole; n8n-workflow has no multipart encoder and its HTTP layer streams form-data bodies.',
@@ -53,7 +53,7 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-imports',
 		name: 'stream',
-		files: ['nodes/ProductDataIntegration/actions/image/multipart.ts'],
+		files: ['nodes/shared/fullEdition/streamedMultipart.ts'],
 		why:
 			"The multipart body needs each stored image as a Readable that opens n8n's binary stream only when sent and " +
 			'hashes it on the way; without it every image of an item would be read into memory first.',

@@ -1,8 +1,8 @@
 // The verified edition, for n8n Cloud: the same source as the full edition without the full
-// edition's own folder (nodes/shared/redis/: the bucket and the known images in Redis, where n8n's
-// rules for verified packages allow no Redis client), with each edition module `<name>.ts` replaced
-// by its twin `<name>.verified.ts`, and only what the package's entry points reach (so the streamed
-// multipart body's dependencies are not in it either).
+// edition's own folder (nodes/shared/fullEdition/: the bucket and the known images in Redis, the
+// multipart body streamed with form-data, which n8n's rules for verified packages forbid), with each
+// edition module `<name>.ts` (all in nodes/shared/edition/) replaced by its twin `<name>.verified.ts`,
+// and only what the package's entry points reach.
 //
 // Its package lives in verified/: package.json, eslint.config.mjs, nodes/, credentials/ and icons/
 // are generated there and committed, because n8n's scanner lints the source of a published package
@@ -42,7 +42,7 @@ const CLOUD_ESLINT_CONFIG =
 	"import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n";
 const SUFFIX = '.verified.ts';
 /** The full edition's own code: the verified edition is built from the tree without it. */
-export const FULL_EDITION_ONLY = 'nodes/shared/redis';
+export const FULL_EDITION_ONLY = 'nodes/shared/fullEdition';
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 export const VERIFIED_NAME = `${manifest.name}-verified`;

@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import * as fullIdentity from '../../nodes/shared/transport/edition';
-import * as verifiedIdentity from '../../nodes/shared/transport/edition.verified';
+import * as fullIdentity from '../../nodes/shared/edition/credentialType';
+import * as verifiedIdentity from '../../nodes/shared/edition/credentialType.verified';
 import { packPackage, PROJECT_ROOT } from './instance';
 
 export type Edition = 'full' | 'verified';

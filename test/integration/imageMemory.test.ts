@@ -4,8 +4,8 @@ import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { ProcessKnownImages } from '../../nodes/shared/knownImages/memory';
-import { RedisKnownImages } from '../../nodes/shared/redis/knownImages';
-import { closeStores, storeFor } from '../../nodes/shared/redis/sharedRegistry';
+import { RedisKnownImages } from '../../nodes/shared/fullEdition/knownImages';
+import { closeStores, storeFor } from '../../nodes/shared/fullEdition/sharedRegistry';
 import {
 	binaryItem,
 	NODE_NAME,

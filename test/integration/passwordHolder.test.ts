@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { closeStores } from '../../nodes/shared/redis/sharedRegistry';
+import { closeStores } from '../../nodes/shared/fullEdition/sharedRegistry';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
 import { startRedis, type RedisServer } from '../../scripts/redis';

@@ -6,7 +6,7 @@ import {
 	SharedBucketUnavailableError,
 	sharedBucketKey,
 	type RedisConnection,
-} from '../../nodes/shared/redis/redisBucket';
+} from '../../nodes/shared/fullEdition/bucketStore';
 import { LimiterCancelledError } from '../../nodes/shared/throttle';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';

@@ -12,7 +12,7 @@ import {
 	SharedBucketUnavailableError,
 	sharedBucketKey,
 	type RedisConnection,
-} from '../../nodes/shared/redis/redisBucket';
+} from '../../nodes/shared/fullEdition/bucketStore';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import {

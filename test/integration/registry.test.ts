@@ -1,8 +1,8 @@
 /** The process's limiters and Redis connections: nothing kept for accounts and Redis logins no longer used. */
 import { sleep } from 'n8n-workflow';
 
-import type { RedisConnection } from '../../nodes/shared/redis/redisBucket';
-import { limiterFor, storeFor } from '../../nodes/shared/redis/sharedRegistry';
+import type { RedisConnection } from '../../nodes/shared/fullEdition/bucketStore';
+import { limiterFor, storeFor } from '../../nodes/shared/fullEdition/sharedRegistry';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 

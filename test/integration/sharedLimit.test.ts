@@ -8,9 +8,9 @@ import {
 	type AcquireOptions,
 	type LimiterGrant,
 } from '../../nodes/shared/throttle';
-import { SharedBucketStore } from '../../nodes/shared/redis/redisBucket';
-import { storeFor } from '../../nodes/shared/redis/sharedRegistry';
-import { SharedLimiter } from '../../nodes/shared/redis/sharedLimiter';
+import { SharedBucketStore } from '../../nodes/shared/fullEdition/bucketStore';
+import { storeFor } from '../../nodes/shared/fullEdition/sharedRegistry';
+import { SharedLimiter } from '../../nodes/shared/fullEdition/sharedLimiter';
 import { accountKey } from '../../nodes/shared/transport/account';
 import { startEmulator, type Emulator } from '../../scripts/emulator';
 import { clearLoggedLines, getLoggedLines, NODE_NAME, runNode } from '../../scripts/n8n/in-process';

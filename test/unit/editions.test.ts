@@ -11,20 +11,17 @@ import { Readable } from 'node:stream';
 import { sleep } from 'n8n-workflow';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import * as fullSharing from '../../credentials/rateLimitSharing';
-import * as verifiedSharing from '../../credentials/rateLimitSharing.verified';
-import * as fullMultipart from '../../nodes/ProductDataIntegration/actions/image/multipart';
-import * as verifiedMultipart from '../../nodes/ProductDataIntegration/actions/image/multipart.verified';
-import type {
-	FilePart,
-	MultipartUpload,
-} from '../../nodes/ProductDataIntegration/actions/image/multipartParts';
-import * as fullKnownImagesHome from '../../nodes/shared/knownImages/home';
-import * as verifiedKnownImagesHome from '../../nodes/shared/knownImages/home.verified';
-import * as fullBucketHome from '../../nodes/shared/transport/bucketHome';
-import * as verifiedBucketHome from '../../nodes/shared/transport/bucketHome.verified';
-import * as fullEdition from '../../nodes/shared/transport/edition';
-import * as verifiedEdition from '../../nodes/shared/transport/edition.verified';
+import * as fullSharing from '../../nodes/shared/edition/rateLimitSharingFields';
+import * as verifiedSharing from '../../nodes/shared/edition/rateLimitSharingFields.verified';
+import * as fullMultipart from '../../nodes/shared/edition/multipartBody';
+import * as verifiedMultipart from '../../nodes/shared/edition/multipartBody.verified';
+import type { FilePart, MultipartUpload } from '../../nodes/shared/multipartParts';
+import * as fullKnownImagesHome from '../../nodes/shared/edition/knownImagesHome';
+import * as verifiedKnownImagesHome from '../../nodes/shared/edition/knownImagesHome.verified';
+import * as fullBucketHome from '../../nodes/shared/edition/bucketHome';
+import * as verifiedBucketHome from '../../nodes/shared/edition/bucketHome.verified';
+import * as fullEdition from '../../nodes/shared/edition/credentialType';
+import * as verifiedEdition from '../../nodes/shared/edition/credentialType.verified';
 import { multipartBoundary, parseMultipart } from '../../scripts/emulator/multipart';
 
 const ROOT = join(__dirname, '..', '..');
@@ -41,11 +38,11 @@ describe('every twin', () => {
 	it('is found where the verified build looks for them', () => {
 		expect(twins).toEqual(
 			expect.arrayContaining([
-				'credentials/rateLimitSharing.verified.ts',
-				'nodes/ProductDataIntegration/actions/image/multipart.verified.ts',
-				'nodes/shared/knownImages/home.verified.ts',
-				'nodes/shared/transport/bucketHome.verified.ts',
-				'nodes/shared/transport/edition.verified.ts',
+				'nodes/shared/edition/bucketHome.verified.ts',
+				'nodes/shared/edition/credentialType.verified.ts',
+				'nodes/shared/edition/knownImagesHome.verified.ts',
+				'nodes/shared/edition/multipartBody.verified.ts',
+				'nodes/shared/edition/rateLimitSharingFields.verified.ts',
 			]),
 		);
 	});

@@ -1,11 +1,8 @@
 import { createHash } from 'node:crypto';
 
-import { encodeMultipart as fullEncoder } from '../../nodes/ProductDataIntegration/actions/image/multipart';
-import {
-	digestOf,
-	encodeMultipart,
-} from '../../nodes/ProductDataIntegration/actions/image/multipart.verified';
-import type { FilePart } from '../../nodes/ProductDataIntegration/actions/image/multipartParts';
+import { encodeMultipart as fullEncoder } from '../../nodes/shared/edition/multipartBody';
+import { digestOf, encodeMultipart } from '../../nodes/shared/edition/multipartBody.verified';
+import type { FilePart } from '../../nodes/shared/multipartParts';
 import { multipartBoundary, parseMultipart } from '../../scripts/emulator/multipart';
 
 /** A part whose bytes are `data`, counting how often they are read. */

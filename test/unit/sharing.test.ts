@@ -1,4 +1,4 @@
-import { sharingDecision, sharingFor } from '../../nodes/shared/redis/sharing';
+import { sharingDecision, sharingFor } from '../../nodes/shared/fullEdition/sharing';
 
 const QUEUE = { EXECUTIONS_MODE: 'queue' };
 

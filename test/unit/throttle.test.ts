@@ -9,7 +9,7 @@ import {
 	type BucketTerms,
 	type Sleep,
 } from '../../nodes/shared/throttle';
-import { limiterFor } from '../../nodes/shared/redis/sharedRegistry';
+import { limiterFor } from '../../nodes/shared/fullEdition/sharedRegistry';
 import { proveHolder } from '../../nodes/shared/throttle/registry';
 import { accountKey } from '../../nodes/shared/transport';
 import { holderKey } from '../../nodes/shared/transport/account';

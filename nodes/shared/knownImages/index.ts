@@ -1,6 +1,6 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
-import { SHARING_ADVICE } from './home';
+import { SHARING_ADVICE } from '../edition/knownImagesHome';
 import { KnownImagesWithFallback, type KnownImages } from './memory';
 import { getServiceCredentials, type CustomerOverride } from '../transport';
 import { hintOncePerRun } from '../transport/runCache';

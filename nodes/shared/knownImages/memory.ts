@@ -1,7 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { KnownImages } from './knownImages';
-import { sharedKnownImages } from './home';
+import { sharedKnownImages } from '../edition/knownImagesHome';
 import { customerScope, type CustomerOverride } from '../transport';
 
 export type { KnownImages } from './knownImages';

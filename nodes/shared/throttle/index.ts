@@ -9,7 +9,7 @@ export {
 	type ScheduleHandOver,
 } from './limiter';
 export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
-// The bucket shared through Redis lives in the full edition's own folder (../redis/): what is
+// The bucket shared through Redis lives in the full edition's own folder (../fullEdition/): what is
 // exported here is all either edition meters with in a process.
 export {
 	MAX_ACCOUNTS,

@@ -75,7 +75,7 @@ export interface RateLimiter {
 /**
  * A limiter that can take over a schedule: in the full edition, the process's own limiter goes on
  * from the one last seen in the bucket shared in Redis when Redis goes away (see
- * ../redis/sharedLimiter.ts); the verified edition has no such hand-over.
+ * ../fullEdition/sharedLimiter.ts); the verified edition has no such hand-over.
  */
 export interface ScheduleHandOver {
 	/**

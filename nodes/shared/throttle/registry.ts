@@ -4,7 +4,7 @@ import { DEFAULT_TERMS, type BucketTerms } from './limiter';
 import type { Sleep } from './time';
 
 // The limiters of this process, in both editions. The full edition's bucket shared between
-// processes (../redis/sharedRegistry.ts) builds on them; the verified edition has them alone.
+// processes (../fullEdition/sharedRegistry.ts) builds on them; the verified edition has them alone.
 
 /**
  * How many accounts this process keeps limiters for: the ones handed out least recently go

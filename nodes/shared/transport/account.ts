@@ -3,9 +3,9 @@ import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from '
 
 import { MAX_ACCOUNTS, proveHolder, touch, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
-import { accountLimiter } from './bucketHome';
+import { accountLimiter } from '../edition/bucketHome';
 import { oncePerNodeRun } from './context';
-import { CREDENTIAL_NAME } from './edition';
+import { CREDENTIAL_NAME } from '../edition/credentialType';
 import { bucketTerms, requestTimeoutMs } from './settings';
 import type { CustomerOverride, ServiceContext } from './types';
 

@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import type { Account } from './account';
-import { CREDENTIAL_NAME } from './edition';
+import { CREDENTIAL_NAME } from '../edition/credentialType';
 import { errorCode, errorMessage } from './errors';
 import {
 	DEFAULT_ANSWER_LIMIT_BYTES,

@@ -17,7 +17,7 @@ export {
 	getServiceCredentials,
 	holderOf,
 } from './account';
-export { CREDENTIAL_NAME } from './edition';
+export { CREDENTIAL_NAME } from '../edition/credentialType';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';
 export {

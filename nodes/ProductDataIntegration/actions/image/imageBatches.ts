@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { serviceMessage, serviceRequest, type CustomerOverride } from '../../../shared/transport';
 import { imageName, imagePart, type BinaryImage } from './binaryImages';
-import { encodeMultipart } from './multipart';
+import { encodeMultipart } from '../../../shared/edition/multipartBody';
 import { parseUploadAnswer } from './responses';
 
 /** An image waiting for its upload, with the input item it belongs to. */

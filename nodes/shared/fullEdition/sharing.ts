@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { RedisConnection } from './redisBucket';
+import type { RedisConnection } from './bucketStore';
 import type { SharingDecision } from './sharedRegistry';
 import { isLoopbackHost } from '../transport/loopback';
 

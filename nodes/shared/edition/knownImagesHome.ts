@@ -1,13 +1,13 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { RedisKnownImages } from '../redis/knownImages';
-import { sharingFor } from '../redis/sharing';
-import type { SharedKnownImages } from './knownImages';
+import { RedisKnownImages } from '../fullEdition/knownImages';
+import { sharingFor } from '../fullEdition/sharing';
+import type { SharedKnownImages } from '../knownImages/knownImages';
 
 /*
  * Where the known images can be shared, for the full edition: the Redis the account shares its
  * rate limit through (queue mode, or Rate Limit Sharing set to Redis). The verified edition (n8n
- * Cloud) is built with ./home.verified.ts in its place: nowhere, so this process only.
+ * Cloud) is built with ./knownImagesHome.verified.ts in its place: nowhere, so this process only.
  */
 
 /** What a run remembering its known images in the process only is told it could do instead. */

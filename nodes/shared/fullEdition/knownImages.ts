@@ -1,6 +1,6 @@
 import { HASHCODE } from '../hashcode';
 import type { KnownImages } from '../knownImages/knownImages';
-import type { RedisConnection, SharedBucketStore } from './redisBucket';
+import type { RedisConnection, SharedBucketStore } from './bucketStore';
 import { storeFor } from './sharedRegistry';
 
 /*

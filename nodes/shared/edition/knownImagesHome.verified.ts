@@ -1,8 +1,8 @@
-import type { SharedKnownImages } from './knownImages';
+import type { SharedKnownImages } from '../knownImages/knownImages';
 
 /*
  * Where the known images can be shared, for the verified edition (n8n Cloud), built in place of
- * ./home.ts: nowhere, since n8n's rules for verified packages allow no Redis client.
+ * ./knownImagesHome.ts: nowhere, since n8n's rules for verified packages allow no Redis client.
  * They are kept in this process, and the node's output says so.
  */
 

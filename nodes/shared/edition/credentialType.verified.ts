@@ -1,5 +1,5 @@
 /*
- * What the verified edition's credential declares of itself, built in place of ./edition.ts. Its
+ * What the verified edition's credential declares of itself, built in place of ./credentialType.ts. Its
  * own type name keeps it apart from the full edition's credential when both packages are
  * installed (n8n would otherwise keep one definition for both).
  */

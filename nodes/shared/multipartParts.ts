@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { RequestBody } from '../../../shared/transport';
+import type { RequestBody } from './transport';
 
 /** One file of a multipart/form-data body: its part's header fields and how to read its bytes. */
 export interface FilePart {

@@ -1,8 +1,8 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { RateLimiter, Sleep, TermsDeclaration } from '../throttle';
-import { limiterFor } from '../redis/sharedRegistry';
-import { sharingFor } from '../redis/sharing';
+import { limiterFor } from '../fullEdition/sharedRegistry';
+import { sharingFor } from '../fullEdition/sharing';
 
 /*
  * Where an account's bucket can live, for the full edition: in this process, or in Redis shared by

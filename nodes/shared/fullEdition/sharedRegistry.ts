@@ -1,5 +1,5 @@
 import type { RateLimiter } from '../throttle/limiter';
-import { connectionId, SharedBucketStore, type RedisConnection } from './redisBucket';
+import { connectionId, SharedBucketStore, type RedisConnection } from './bucketStore';
 import {
 	MAX_ACCOUNTS,
 	processLimiterFor,

@@ -5,10 +5,10 @@ import {
 	type FilePart,
 	type MultipartUpload,
 	type PartDigest,
-} from './multipartParts';
+} from '../multipartParts';
 
 /*
- * Multipart bodies for the verified edition (n8n Cloud), built in place of ./multipart.ts: n8n's
+ * Multipart bodies for the verified edition (n8n Cloud), built in place of ./multipartBody.ts: n8n's
  * rules for verified packages allow neither `stream` nor a runtime dependency such as form-data, so
  * the body is one Buffer, encoded here as RFC 7578 describes. It holds every part of the request
  * in memory while the request is sent: the parts' bytes plus their headers, and while it is

@@ -1,5 +1,5 @@
 /**
- * The Lua scripts that move an account's bucket in Redis (see redisBucket.ts), and the checks of
+ * The Lua scripts that move an account's bucket in Redis (see sharedBucket.ts), and the checks of
  * what they return: a reply is used only when it has the shape and range the script gives, since
  * whatever answers on the Redis port (another program, a proxy, a server with other scripts under
  * the same digest) could send anything, and a reply read blindly either fails every request or

@@ -7,14 +7,12 @@ import {
 	type FilePart,
 	type MultipartUpload,
 	type PartDigest,
-} from './multipartParts';
+} from '../multipartParts';
 
 /*
- * Multipart bodies for the full edition: parts held in n8n's binary store are streamed from it as
- * the request is sent and hashed on the way, never held whole; a part in the item's data is read
- * when the body reaches it. The verified edition (n8n Cloud, which allows neither `stream` nor
- * runtime dependencies) is built with ./multipart.verified.ts in its place: the same exports, the
- * body built in memory.
+ * The full edition's multipart bodies (../edition/multipartBody.ts): parts held in n8n's binary
+ * store are streamed from it as the request is sent and hashed on the way, never held whole; a part
+ * in the item's data is read when the body reaches it.
  */
 
 /** A body of `parts` for each attempt; each part is opened only when the body reaches it. */

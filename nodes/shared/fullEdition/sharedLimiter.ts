@@ -1,4 +1,5 @@
-import { SharedBucketUnavailableError, type SharedBucket } from './redisBucket';
+import { SharedBucketUnavailableError } from './bucketStore';
+import type { SharedBucket } from './sharedBucket';
 import type {
 	AcquireOptions,
 	BucketTerms,
