@@ -7,12 +7,15 @@
  *   // GET  {shop.url}/api/products?page=1  -> { products, page, pageSize, total, next }
  *   // GET  {shop.url}/photos/P00001-1.jpg  -> 20 KB of JPEG-like bytes, ETag, Last-Modified
  *   shop.changePhotos(200);                 // the first 200 photos get a new version
- *   shop.stats();                           // requests per route, photos sent, 304s
+ *   shop.stats();                           // requests per route, photos sent, 304s, photos in flight
  *   await shop.close();
  *
  * A photo's bytes depend only on its id and version, so every run of a benchmark sees the same
  * photos, and a changed photo has new bytes (a new md5). The photo host answers conditional requests
- * (If-None-Match, If-Modified-Since) with 304 while the photo is unchanged. It listens on 127.0.0.1
+ * (If-None-Match, If-Modified-Since) with 304 while the photo is unchanged. A latency setting holds
+ * every answer of the photo host (and, apart, of the product API) that long before its headers, as a
+ * shop or CDN across a real network does; the statistics then say how many photo requests the host
+ * held side by side, which is what a client fetching photos in parallel saves. It listens on 127.0.0.1
  * only and holds nothing on disk: closing it (or the process ending) is all there is to stop. A
  * process of its own (`npm run shop`, ./cli.ts) gives its statistics through its control routes.
  */
@@ -31,6 +34,15 @@ export interface ShopOptions {
 	pageSize?: number;
 	/** Photos still listed with their products but gone from the photo host (404), e.g. `P00003-2`. */
 	missingPhotos?: string[];
+	/**
+	 * Whether the product API gives each photo's version (`updatedAt`, default true). Without it, the
+	 * host's ETag and Last-Modified are all a client has to tell a changed photo: conditional requests.
+	 */
+	photoVersions?: boolean;
+	/** Milliseconds every answer of the photo host waits before its headers (default 0). */
+	photoLatencyMs?: number;
+	/** Milliseconds every answer of the product API waits before its headers (default 0). */
+	apiLatencyMs?: number;
 	/** Port on 127.0.0.1; 0 (default) takes a free one. */
 	port?: number;
 }
@@ -44,6 +56,17 @@ export interface ShopStats {
 	notModified: number;
 	/** Bytes of photos sent. */
 	photoBytesSent: number;
+	/** Photo requests being answered now (arrived, their answer not yet ended). */
+	photosInFlight: number;
+	/** The most photo requests the host was answering at one time. */
+	photosInFlightPeak: number;
+	/** Milliseconds during which at least one photo request was in flight: what a client waited. */
+	photoBusyMs: number;
+	/**
+	 * Milliseconds of all photo requests added up, each from its arrival to the end of its answer;
+	 * over photoBusyMs, the mean number in flight while the host was busy.
+	 */
+	photoRequestMs: number;
 }
 
 export interface Shop {
@@ -70,6 +93,7 @@ export const PHOTOS_PATH = '/photos/';
 export const SHOP_CONTROL_PREFIX = '/__shop/';
 
 const MAX_PAGE_SIZE = 1000;
+const PHOTO_ROUTE = `GET ${PHOTOS_PATH}{photo}`;
 // Photo versions are dated from here, one day per version: fixed, so Last-Modified is the same in
 // every run.
 const FIRST_VERSION_AT = Date.UTC(2026, 0, 1);
@@ -84,6 +108,12 @@ const JPEG_END = Buffer.from([0xff, 0xd9]);
 function positiveInteger(name: string, value: number): number {
 	if (!Number.isInteger(value) || value <= 0)
 		throw new RangeError(`${name} must be a positive integer, got ${value}`);
+	return value;
+}
+
+function milliseconds(name: string, value: number): number {
+	if (!Number.isInteger(value) || value < 0)
+		throw new RangeError(`${name} must be a whole number of milliseconds from 0, got ${value}`);
 	return value;
 }
 
@@ -119,15 +149,20 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		photosPerProduct: positiveInteger('photosPerProduct', options.photosPerProduct ?? 2),
 		photoBytes: positiveInteger('photoBytes', options.photoBytes ?? 20_000),
 		pageSize: Math.min(positiveInteger('pageSize', options.pageSize ?? 500), MAX_PAGE_SIZE),
+		photoVersions: options.photoVersions ?? true,
+		photoLatencyMs: milliseconds('photoLatencyMs', options.photoLatencyMs ?? 0),
+		apiLatencyMs: milliseconds('apiLatencyMs', options.apiLatencyMs ?? 0),
 	};
 	const missing = new Set(options.missingPhotos ?? []);
 	const versions = new Map<string, number>();
 	const versionOf = (id: string) => versions.get(id) ?? 1;
-	let stats: ShopStats;
+	let stats = noStats(0);
+	// When the photo host last went from idle to busy (or the statistics were cleared while busy).
+	let busySince = 0;
 	const resetStats = () => {
-		stats = { requests: {}, photosSent: 0, notModified: 0, photoBytesSent: 0 };
+		stats = noStats(stats.photosInFlight);
+		busySince = performance.now();
 	};
-	resetStats();
 	const count = (route: string) => {
 		stats.requests[route] = (stats.requests[route] ?? 0) + 1;
 	};
@@ -135,7 +170,6 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 	let url = '';
 
 	function productsPage(res: ServerResponse, query: URLSearchParams): void {
-		count(`GET ${PRODUCTS_PATH}`);
 		const page = Number(query.get('page') ?? '1');
 		if (!Number.isInteger(page) || page < 1) {
 			sendJson(res, 400, { message: 'page must be a whole number from 1' });
@@ -147,10 +181,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		for (let index = first; index < last; index++) {
 			const photos = Array.from({ length: resolved.photosPerProduct }, (_, photoIndex) => {
 				const id = photoId(index, photoIndex);
-				return {
-					url: `${url}${PHOTOS_PATH}${id}.jpg`,
-					updatedAt: versionDate(versionOf(id)).toISOString(),
-				};
+				const photoUrl = `${url}${PHOTOS_PATH}${id}.jpg`;
+				return resolved.photoVersions
+					? { url: photoUrl, updatedAt: versionDate(versionOf(id)).toISOString() }
+					: { url: photoUrl };
 			});
 			products.push({
 				id: productId(index),
@@ -169,8 +203,21 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		});
 	}
 
+	/** Counts a photo request in flight from now until its answer ends (or the client leaves). */
+	function inFlight(res: ServerResponse): void {
+		const arrived = performance.now();
+		if (stats.photosInFlight === 0) busySince = arrived;
+		stats.photosInFlight++;
+		stats.photosInFlightPeak = Math.max(stats.photosInFlightPeak, stats.photosInFlight);
+		res.once('close', () => {
+			const ended = performance.now();
+			stats.photoRequestMs += ended - Math.max(arrived, busySince);
+			stats.photosInFlight = Math.max(0, stats.photosInFlight - 1);
+			if (stats.photosInFlight === 0) stats.photoBusyMs += ended - busySince;
+		});
+	}
+
 	function photo(req: IncomingMessage, res: ServerResponse, file: string): void {
-		count(`GET ${PHOTOS_PATH}{photo}`);
 		const match = /^(P(\d{5})-(\d+))\.jpg$/.exec(file);
 		const productIndex = match ? Number(match[2]) - 1 : -1;
 		const photoIndex = match ? Number(match[3]) - 1 : -1;
@@ -234,9 +281,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 			}
 			sendJson(res, 200, { changed: changePhotos(count) });
 		} else if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
-			productsPage(res, target.searchParams);
+			count(`GET ${PRODUCTS_PATH}`);
+			later(resolved.apiLatencyMs, () => productsPage(res, target.searchParams));
 		} else if (req.method === 'GET' && target.pathname.startsWith(PHOTOS_PATH)) {
-			photo(req, res, target.pathname.slice(PHOTOS_PATH.length));
+			count(PHOTO_ROUTE);
+			inFlight(res);
+			later(resolved.photoLatencyMs, () =>
+				photo(req, res, target.pathname.slice(PHOTOS_PATH.length)),
+			);
 		} else {
 			count('other');
 			sendJson(res, 404, { message: 'Not found' });
@@ -261,6 +313,25 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 				server.closeAllConnections();
 			}),
 	};
+}
+
+function noStats(photosInFlight: number): ShopStats {
+	return {
+		requests: {},
+		photosSent: 0,
+		notModified: 0,
+		photoBytesSent: 0,
+		photosInFlight,
+		photosInFlightPeak: photosInFlight,
+		photoBusyMs: 0,
+		photoRequestMs: 0,
+	};
+}
+
+/** Runs `answer` after `delayMs` (at once for 0), as a host across a network answers. */
+function later(delayMs: number, answer: () => void): void {
+	if (delayMs === 0) answer();
+	else setTimeout(answer, delayMs);
 }
 
 /** Whether a conditional request names the photo's current version (RFC 9110, 13.1.2 and 13.2.2). */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { request } from 'undici';
 
-import { startShop, type Shop } from '../../scripts/shop';
+import { photoId, startShop, type Shop } from '../../scripts/shop';
 
 interface Page {
 	products: Array<{ id: string; photos: Array<{ url: string; updatedAt: string }> }>;
@@ -106,6 +106,10 @@ describe('the fixture shop', () => {
 			photosSent: 1,
 			notModified: 0,
 			photoBytesSent: 1000,
+			photosInFlight: 0,
+			photosInFlightPeak: 1,
+			photoBusyMs: expect.any(Number),
+			photoRequestMs: expect.any(Number),
 		});
 		const reset = await request(`${shop.url}/__shop/reset-stats`, { method: 'POST' });
 		await reset.body.dump();
@@ -115,6 +119,10 @@ describe('the fixture shop', () => {
 			photosSent: 0,
 			notModified: 0,
 			photoBytesSent: 0,
+			photosInFlight: 0,
+			photosInFlightPeak: 0,
+			photoBusyMs: 0,
+			photoRequestMs: 0,
 		});
 	});
 
@@ -161,5 +169,81 @@ describe('the fixture shop', () => {
 		} finally {
 			await changing.close();
 		}
+	});
+
+	test('with a latency, the photo host holds every answer that long, for all requests side by side', async () => {
+		const slow = await startShop({ products: 10, photosPerProduct: 1, photoLatencyMs: 100 });
+		try {
+			// The shop's count of photo requests in flight when each answer reached the client.
+			const inFlightAtAnswers: number[] = [];
+			const answers = await Promise.all(
+				Array.from({ length: 10 }, async (_, index) => {
+					const response = await request(`${slow.url}/photos/${photoId(index, 0)}.jpg`);
+					inFlightAtAnswers.push(slow.stats().photosInFlightPeak);
+					await response.body.dump();
+					return response.statusCode;
+				}),
+			);
+			expect(answers).toEqual(Array.from({ length: 10 }, () => 200));
+			// No answer left before the tenth request arrived: each was held, and all at once.
+			expect(inFlightAtAnswers[0]).toBe(10);
+			const stats = slow.stats();
+			expect(stats).toMatchObject({ photosSent: 10, photosInFlight: 0, photosInFlightPeak: 10 });
+			// Ten requests overlapping: their time added up is several times the time the host was busy.
+			expect(stats.photoRequestMs).toBeGreaterThan(2 * stats.photoBusyMs);
+		} finally {
+			await slow.close();
+		}
+	});
+
+	test('one request at a time, a photo host with a latency is never busy with two', async () => {
+		const slow = await startShop({ products: 3, photosPerProduct: 1, photoLatencyMs: 20 });
+		try {
+			for (let index = 0; index < 3; index++)
+				await (await request(`${slow.url}/photos/${photoId(index, 0)}.jpg`)).body.dump();
+			expect(slow.stats()).toMatchObject({ photosSent: 3, photosInFlightPeak: 1 });
+		} finally {
+			await slow.close();
+		}
+	});
+
+	test('the product API has a latency of its own: a photo asked after a page is answered before it', async () => {
+		const slowApi = await startShop({ products: 1, apiLatencyMs: 200 });
+		try {
+			const order: string[] = [];
+			const page = request(slowApi.productsUrl).then(async (response) => {
+				order.push('page');
+				await response.body.dump();
+			});
+			const photo = request(`${slowApi.url}/photos/P00001-1.jpg`).then(async (response) => {
+				order.push('photo');
+				await response.body.dump();
+			});
+			await Promise.all([page, photo]);
+			expect(order).toEqual(['photo', 'page']);
+		} finally {
+			await slowApi.close();
+		}
+	});
+
+	test('without photo versions the products list bare URLs, and the ETag still answers 304', async () => {
+		const bare = await startShop({ products: 1, photoVersions: false, photoBytes: 1000 });
+		try {
+			const page = JSON.parse((await get(bare.productsUrl)).body.toString('utf8')) as Page;
+			expect(page.products[0].photos).toEqual([
+				{ url: `${bare.url}/photos/P00001-1.jpg` },
+				{ url: `${bare.url}/photos/P00001-2.jpg` },
+			]);
+			const url = `${bare.url}/photos/P00001-1.jpg`;
+			const etag = String((await get(url)).headers.etag);
+			expect((await get(url, { 'if-none-match': etag })).status).toBe(304);
+		} finally {
+			await bare.close();
+		}
+	});
+
+	test('a latency that is not a whole number of milliseconds from 0 is refused', async () => {
+		await expect(startShop({ photoLatencyMs: -1 })).rejects.toThrow(RangeError);
+		await expect(startShop({ apiLatencyMs: 1.5 })).rejects.toThrow(RangeError);
 	});
 });
