@@ -2,9 +2,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../shared/sessions';
 import { DAY_MS, MINUTE_MS } from '../shared/time';
-import { serviceDay } from '../shared/uploads';
+import { receivedAtMs, serviceDay } from '../shared/uploads';
 import type { UploadRecord } from './records';
-import { receivedAtMs, reportsErrors } from './records';
+import { reportsErrors } from './records';
 
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
