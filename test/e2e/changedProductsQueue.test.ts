@@ -5,8 +5,8 @@
  */
 import { request } from 'undici';
 
-import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { takeUploadedSkus } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import {
 	CREDENTIAL_TYPE,
@@ -109,24 +109,6 @@ async function sync(): Promise<{ output: Array<Record<string, unknown>>; worker:
 	return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
 }
 
-async function skusUploaded(): Promise<string[]> {
-	const skus: string[] = [];
-	for (const { id } of n8n.emulator.uploads()) {
-		const response = await fetch(`${n8n.emulator.url}/api/files/${id}`, {
-			headers: {
-				authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-				customerId: '1001',
-				customerIdType: 'ServiceID',
-			},
-		});
-		skus.push(
-			...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
-		);
-	}
-	n8n.emulator.reset();
-	return skus.sort();
-}
-
 beforeAll(async () => {
 	redis = await startRedis();
 	shop = await listenLocal((_, response) => {
@@ -164,7 +146,7 @@ afterAll(async () => {
 test('a run on the other worker sends only what changed', async () => {
 	const first = await sync();
 	expect(first.output).toHaveLength(40);
-	expect(await skusUploaded()).toHaveLength(40);
+	expect(await takeUploadedSkus(n8n.emulator)).toHaveLength(40);
 	expect(first.worker).toBeGreaterThanOrEqual(0);
 	// The worker that ran the first sync goes away, with whatever it kept in its own memory.
 	await workers[first.worker].stop();
@@ -173,7 +155,7 @@ test('a run on the other worker sends only what changed', async () => {
 	products[8].price = 6;
 	const second = await sync();
 	expect(second.worker).toBe(1 - first.worker);
-	expect(await skusUploaded()).toEqual(['Q-8']);
+	expect(await takeUploadedSkus(n8n.emulator)).toEqual(['Q-8']);
 	expect(second.output[0].run).toMatchObject({
 		products: 40,
 		sent: 1,
