@@ -7,8 +7,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { takeUploadedSkus } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
+import { takeUploadedSkus } from '../helpers/uploads';
 import { postControl } from '../helpers/service';
 import {
 	actionNode,

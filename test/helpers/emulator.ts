@@ -12,13 +12,10 @@
  *   fastCredentials(service, overrides?): the default account's credential for any server
  *     (an emulator started by hand, a local test server), metered at FAST_BUCKET's terms.
  *   customRateLimit(terms): the credential's Custom Rate Limit fields for a bucket's terms.
- *   takeUploadedSkus(emulator): the SKUs of the documents it received since its last reset,
- *     sorted, read through its own client; resets it, so the next call sees only newer uploads.
  */
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../scripts/emulator';
-import { call } from '../../scripts/emulator/client';
 import { emulatorCredentials } from '../../scripts/n8n/in-process';
 
 /**
@@ -115,14 +112,4 @@ export function startedEmulators(): (options?: EmulatorOptions) => Promise<Emula
 		opened.push(service);
 		return service;
 	};
-}
-
-export async function takeUploadedSkus(emulator: Emulator): Promise<string[]> {
-	const skus: string[] = [];
-	for (const { id } of emulator.uploads()) {
-		const file = await call(emulator, 'GET', `/api/files/${id}`);
-		skus.push(...[...file.text.matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]));
-	}
-	emulator.reset();
-	return skus.sort();
 }

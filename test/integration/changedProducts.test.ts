@@ -5,8 +5,9 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
-import { FAST_BUCKET, fastCredentials, takeUploadedSkus, useEmulator } from '../helpers/emulator';
+import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
+import { takeUploadedSkus } from '../helpers/uploads';
 
 const node = new ProductDataIntegration();
 
