@@ -3,11 +3,11 @@ import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../shared/transport';
+import { DAY_MS } from '../shared/time';
 import { pollIntervalMs } from './pollTimes';
 import type { UploadRecord } from './records';
 import type { DroppedSession, PendingSession, TriggerState } from './state';
 import {
-	DAY_MS,
 	droppedSummary,
 	dueSessions,
 	FAILED_CHECKS_MAX,

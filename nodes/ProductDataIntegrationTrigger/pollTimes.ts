@@ -1,7 +1,4 @@
-import { DAY_MS } from './state';
-
-const MINUTE_MS = 60_000;
-const HOUR_MS = 60 * MINUTE_MS;
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../shared/time';
 
 /** The "Poll Times" parameter n8n adds to every polling trigger. */
 interface PollTime {

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../shared/sessions';
+import { receivedAtMs } from '../shared/uploads';
 
 /**
  * The service's records as the trigger reads them: an entry of a date's listing
@@ -37,11 +38,6 @@ export function followableRecords(listing: IDataObject[]): {
 		.sort((a, b) => (a.at ?? 0) - (b.at ?? 0) || a.index - b.index)
 		.map(({ record }) => record);
 	return { records: ordered, skippedIds };
-}
-
-export function receivedAtMs(record: IDataObject): number | undefined {
-	const value = typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : NaN;
-	return Number.isNaN(value) ? undefined : value;
 }
 
 /** Whether the record itself already reports errors: a hint that checking it will find it finished. */

@@ -8,7 +8,7 @@ import type { StatusFilter, TriggerSettings } from './events';
 import { finishedItem, matches, outcomeOptions, receivedItem } from './events';
 import type { UploadRecord } from './records';
 import { followableRecords, reportsErrors } from './records';
-import { DAY_MS } from './state';
+import { DAY_MS } from '../shared/time';
 
 const NOTHING_FINISHED_MESSAGE =
 	'No finished upload session found today or yesterday - upload a document and try again';

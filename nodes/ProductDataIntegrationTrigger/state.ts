@@ -1,9 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../shared/sessions';
-import { serviceDay } from '../shared/uploads';
+import { DAY_MS, MINUTE_MS } from '../shared/time';
+import { receivedAtMs, serviceDay } from '../shared/uploads';
 import type { UploadRecord } from './records';
-import { receivedAtMs, reportsErrors } from './records';
+import { reportsErrors } from './records';
 
 /**
  * What the trigger remembers between polls, kept in the node's workflow static data so that it
@@ -18,9 +19,6 @@ import { receivedAtMs, reportsErrors } from './records';
  */
 
 const STATE_VERSION = 2;
-
-const MINUTE_MS = 60_000;
-export const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /** How long after the service's midnight the previous date is still listed. */
 const MIDNIGHT_GRACE_MS = 5 * MINUTE_MS;

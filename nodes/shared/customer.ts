@@ -63,6 +63,16 @@ export const customerOption: INodeProperties = {
 	],
 };
 
+/** The "Options" collection of an operation whose only option is the customer node. */
+export const customerOnlyOptions: INodeProperties = {
+	displayName: 'Options',
+	name: 'options',
+	type: 'collection',
+	placeholder: 'Add Option',
+	default: {},
+	options: [customerOption],
+};
+
 interface CustomerLocator {
 	mode?: string;
 	value?: unknown;

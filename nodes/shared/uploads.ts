@@ -106,6 +106,12 @@ export async function listUploads(
 	);
 }
 
+/** When the service received the upload a listing record describes, if the record says so readably. */
+export function receivedAtMs(record: IDataObject): number | undefined {
+	const value = typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : Number.NaN;
+	return Number.isNaN(value) ? undefined : value;
+}
+
 /** How far the service's clock may be from this machine's when looking for an upload it received. */
 // How far the service's clock may be from this machine's. Kept short: a record received before the
 // try by more than this is another upload (an earlier sync of the same catalogue has the same
@@ -131,10 +137,10 @@ export async function findPossibleArrivals(
 	const candidates: IDataObject[] = [];
 	for (const day of days) {
 		for (const record of await listUploads(context, day, options)) {
-			const receivedAt =
-				typeof record.receivedAt === 'string' ? Date.parse(record.receivedAt) : Number.NaN;
+			const receivedAt = receivedAtMs(record);
 			if (
 				Number(record.fileLenght) === attempt.bytes &&
+				receivedAt !== undefined &&
 				receivedAt >= from &&
 				receivedAt <= until &&
 				!options.known.has(String(record.id))

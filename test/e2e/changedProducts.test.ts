@@ -7,8 +7,8 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
+import { takeUploadedSkus } from '../helpers/uploads';
 import { postControl } from '../helpers/service';
 import {
 	actionNode,
@@ -33,27 +33,6 @@ describe('Only Changed Products in a real n8n', () => {
 	let shop: LocalServer;
 	let products = catalogue(30);
 	const servers: N8nServer[] = [];
-
-	async function skusUploaded(): Promise<string[]> {
-		const uploads = (await (
-			await fetch(`${n8n.emulator.url}/__emulator/uploads`)
-		).json()) as Array<{ id: string }>;
-		const skus: string[] = [];
-		for (const { id } of uploads) {
-			const response = await fetch(`${n8n.emulator.url}/api/files/${id}`, {
-				headers: {
-					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-					customerId: '1001',
-					customerIdType: 'ServiceID',
-				},
-			});
-			skus.push(
-				...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
-			);
-		}
-		n8n.emulator.reset();
-		return skus.sort();
-	}
 
 	beforeAll(async () => {
 		shop = await listenLocal((_, response) => {
@@ -99,7 +78,7 @@ describe('Only Changed Products in a real n8n', () => {
 
 		const first = await run();
 		expect(nodeItems(first, 'Upload')).toHaveLength(30);
-		expect(await skusUploaded()).toHaveLength(30);
+		expect(await takeUploadedSkus(n8n.emulator)).toHaveLength(30);
 
 		await servers[servers.length - 1].stop();
 		const restarted = await n8n.folder.start({ env: {} });
@@ -110,7 +89,7 @@ describe('Only Changed Products in a real n8n', () => {
 		products[3].price = 11;
 		products[17].name = 'Renamed';
 		const second = await run();
-		expect(await skusUploaded()).toEqual(['P-17', 'P-3']);
+		expect(await takeUploadedSkus(n8n.emulator)).toEqual(['P-17', 'P-3']);
 		expect(nodeItems(second, 'Upload')[0].run).toMatchObject({
 			products: 30,
 			sent: 2,
@@ -124,10 +103,10 @@ describe('Only Changed Products in a real n8n', () => {
 		const failing = await run();
 		expect(nodeItems(failing, 'Upload')[0].run).toMatchObject({ sent: 2, sessionsFailed: 1 });
 		await postControl(n8n.emulator.url, 'failing', { texts: [] });
-		expect(await skusUploaded()).toEqual(['P-5', 'P-6']);
+		expect(await takeUploadedSkus(n8n.emulator)).toEqual(['P-5', 'P-6']);
 
 		const again = await run();
-		expect(await skusUploaded()).toEqual(['P-5', 'P-6']);
+		expect(await takeUploadedSkus(n8n.emulator)).toEqual(['P-5', 'P-6']);
 		expect(
 			nodeItems(again, 'Upload')
 				.filter((item) => item.sent)

@@ -3,29 +3,26 @@
  * and the queue's Redis): the memory is n8n's deduplication store in the database, so a run on the
  * other worker, after the first worker went away, sends only what changed.
  */
-import { request } from 'undici';
 
-import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
-import { startRedis, type RedisServer } from '../../scripts/redis';
 import { listenLocal, type LocalServer } from '../helpers/server';
+import { takeUploadedSkus } from '../helpers/uploads';
 import {
 	CREDENTIAL_TYPE,
 	nodeType,
-	OWNER,
-	prepareN8n,
+	startQueueCluster,
 	type N8nHarness,
 	type N8nServer,
+	type QueueCluster,
 	type WorkflowDefinition,
 } from './harness';
 
 const PATH = 'catalogue-sync';
 const WORKERS = 2;
 
-let redis: RedisServer;
+let cluster: QueueCluster;
 let shop: LocalServer;
 let n8n: N8nHarness;
-let main: N8nServer;
-const workers: N8nServer[] = [];
+let workers: N8nServer[] = [];
 let workflowId: string;
 let products = catalogue();
 
@@ -93,78 +90,34 @@ function syncWorkflow(credential: { id: string; name: string }): WorkflowDefinit
 
 /** Runs the sync through its webhook; its output and the index of the worker that ran it. */
 async function sync(): Promise<{ output: Array<Record<string, unknown>>; worker: number }> {
-	const response = await request(`${main.url}/webhook/${PATH}`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: '{}',
-	});
-	const text = await response.body.text();
-	if (response.statusCode !== 200)
-		throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
-	const runs = await main.listExecutions({ workflowId });
-	const latest = Math.max(...runs.map((execution) => Number(execution.id)));
-	const worker = workers.findIndex((process) =>
-		process.log().includes(`Worker started execution ${latest} `),
-	);
-	return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
-}
-
-async function skusUploaded(): Promise<string[]> {
-	const skus: string[] = [];
-	for (const { id } of n8n.emulator.uploads()) {
-		const response = await fetch(`${n8n.emulator.url}/api/files/${id}`, {
-			headers: {
-				authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-				customerId: '1001',
-				customerIdType: 'ServiceID',
-			},
-		});
-		skus.push(
-			...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
-		);
-	}
-	n8n.emulator.reset();
-	return skus.sort();
+	return await cluster.callWebhook(PATH, workflowId);
 }
 
 beforeAll(async () => {
-	redis = await startRedis();
 	shop = await listenLocal((_, response) => {
 		response.setHeader('content-type', 'application/json');
 		response.end(JSON.stringify(products));
 	});
-	const queue = {
-		EXECUTIONS_MODE: 'queue',
-		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-		QUEUE_BULL_REDIS_PORT: String(redis.port),
-	};
-	n8n = await prepareN8n({ env: queue });
-	workflowId = await n8n.importWorkflow(syncWorkflow(n8n.credential));
-	await n8n.server.activateWorkflow(workflowId);
-	// A main instance in queue mode serves the webhooks of workflows published before it started.
-	await n8n.server.stop();
-	main = await n8n.folder.start({ env: queue });
-	await main.ensureOwner(OWNER);
-	for (let index = 0; index < WORKERS; index++) {
-		workers.push(
-			await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }),
-		);
-	}
+	cluster = await startQueueCluster({
+		workers: WORKERS,
+		concurrency: 1,
+		publish: async (prepared) => {
+			workflowId = await prepared.importWorkflow(syncWorkflow(prepared.credential));
+			await prepared.server.activateWorkflow(workflowId);
+		},
+	});
+	({ n8n, workers } = cluster);
 });
 
 afterAll(async () => {
-	await Promise.all(
-		[...workers, main].filter(Boolean).map(async (process) => await process.stop()),
-	);
-	await n8n?.stop();
+	await cluster?.stop();
 	await shop?.close();
-	await redis?.stop();
 });
 
 test('a run on the other worker sends only what changed', async () => {
 	const first = await sync();
 	expect(first.output).toHaveLength(40);
-	expect(await skusUploaded()).toHaveLength(40);
+	expect(await takeUploadedSkus(n8n.emulator)).toHaveLength(40);
 	expect(first.worker).toBeGreaterThanOrEqual(0);
 	// The worker that ran the first sync goes away, with whatever it kept in its own memory.
 	await workers[first.worker].stop();
@@ -173,7 +126,7 @@ test('a run on the other worker sends only what changed', async () => {
 	products[8].price = 6;
 	const second = await sync();
 	expect(second.worker).toBe(1 - first.worker);
-	expect(await skusUploaded()).toEqual(['Q-8']);
+	expect(await takeUploadedSkus(n8n.emulator)).toEqual(['Q-8']);
 	expect(second.output[0].run).toMatchObject({
 		products: 40,
 		sent: 1,

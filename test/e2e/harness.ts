@@ -54,6 +54,9 @@
  * The worker's n8n is shared: workflows, credentials and executions of earlier files stay in it, so
  * a test looks at its own workflows' executions, and creates an example workflow of examples/ as a
  * copy (`{ ...example, id: undefined }`) unless it is examples.test.ts.
+ * - startQueueCluster({ workers, concurrency, publish, ... }) -> QueueCluster: n8n in queue mode, a
+ *   main and workers on one Redis, the workflows `publish` imported served by the main;
+ *   cluster.callWebhook(path, workflowId) runs one and names its worker; cluster.stop().
  * - until(what, condition, timeoutMs): waits for what n8n does in the background (a trigger's
  *   polls, a run started with startRun); sleep(ms).
  * - nodeItems(run, nodeName, { output?, runIndex? }) and runError(run) read a StoredExecution;
@@ -65,6 +68,8 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { request } from 'undici';
 
 import {
 	DEFAULT_ACCOUNT,
@@ -82,6 +87,7 @@ import {
 import { editionTarball, type Edition } from '../../scripts/n8n/edition';
 import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
+import { startRedis } from '../../scripts/redis';
 import type {
 	N8nServer,
 	Owner,
@@ -362,5 +368,104 @@ export class N8nHarness {
 			await this.emulator.close();
 			if (this.ownN8n && !keepFolders()) rmSync(this.folder.path, { recursive: true, force: true });
 		}
+	}
+}
+
+export interface QueueClusterOptions extends Omit<PrepareOptions, 'env'> {
+	workers: number;
+	/** Executions each worker runs at once (`n8n worker --concurrency`). */
+	concurrency: number;
+	/**
+	 * Workers started with the queue's Redis settings but without EXECUTIONS_MODE, as n8n allows
+	 * (the `worker` command alone puts a process in queue mode).
+	 */
+	workersWithoutExecutionsMode?: boolean;
+	/** Imports and activates the cluster's workflows, before the main starts to serve them. */
+	publish(n8n: N8nHarness): Promise<void>;
+}
+
+export interface QueueCluster {
+	/** The emulator, credential and user folder the cluster's processes share. */
+	n8n: N8nHarness;
+	main: N8nServer;
+	workers: N8nServer[];
+	/**
+	 * POSTs `{}` to a workflow's webhook on the main; its answer and the index in `workers` of the
+	 * worker that ran that execution (other executions of the workflow, a trigger's, run on them too).
+	 */
+	callWebhook(
+		path: string,
+		workflowId: string,
+	): Promise<{ output: Array<Record<string, unknown>>; worker: number }>;
+	/** Stops every process of the cluster, its Redis and the emulator. */
+	stop(): Promise<void>;
+}
+
+/**
+ * n8n in queue mode: one main and `workers` workers on one SQLite database and one Redis. A main in
+ * queue mode answered 404 to webhooks activated while it ran (n8n 2.41.1), so the workflows are
+ * published first and the main started afterwards, as after a deployment. On a failure midway,
+ * whatever had started is stopped before the error is thrown.
+ */
+export async function startQueueCluster(options: QueueClusterOptions): Promise<QueueCluster> {
+	const {
+		workers: workerCount,
+		concurrency,
+		workersWithoutExecutionsMode,
+		publish,
+		...prepare
+	} = options;
+	const redis = await startRedis();
+	const queueRedis = {
+		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+		QUEUE_BULL_REDIS_PORT: String(redis.port),
+	};
+	const queue = { EXECUTIONS_MODE: 'queue', ...queueRedis };
+	const processes: N8nServer[] = [];
+	let n8n: N8nHarness | undefined;
+	const stop = async () => {
+		await Promise.all(processes.map(async (process) => await process.stop()));
+		await n8n?.stop();
+		await redis.stop();
+	};
+	try {
+		n8n = await prepareN8n({ ...prepare, env: queue });
+		await publish(n8n);
+		await n8n.server.stop();
+		const main = await n8n.folder.start({ env: queue });
+		processes.push(main);
+		await main.ensureOwner(OWNER);
+		const workers: N8nServer[] = [];
+		for (let index = 0; index < workerCount; index++) {
+			const worker = await n8n.folder.start({
+				command: 'worker',
+				args: [`--concurrency=${concurrency}`],
+				env: workersWithoutExecutionsMode ? queueRedis : queue,
+			});
+			processes.push(worker);
+			workers.push(worker);
+		}
+		const callWebhook = async (path: string, workflowId: string) => {
+			const response = await request(`${main.url}/webhook/${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: '{}',
+			});
+			const text = await response.body.text();
+			if (response.statusCode !== 200)
+				throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
+			const runs = (await main.listExecutions({ workflowId })).filter(
+				(execution) => execution.mode === 'webhook',
+			);
+			const latest = Math.max(...runs.map((execution) => Number(execution.id)));
+			const worker = workers.findIndex((process) =>
+				process.log().includes(`Worker started execution ${latest} `),
+			);
+			return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
+		};
+		return { n8n, main, workers, callWebhook, stop };
+	} catch (error) {
+		await stop();
+		throw error;
 	}
 }

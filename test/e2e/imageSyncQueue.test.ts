@@ -6,18 +6,15 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import { request } from 'undici';
-
 import { putXml } from '../../scripts/emulator/client';
 import { itemsCode } from '../../scripts/n8n/workflows';
-import { startRedis, type RedisServer } from '../../scripts/redis';
 import {
 	nodeType,
-	OWNER,
-	prepareN8n,
+	startQueueCluster,
 	until,
 	type N8nHarness,
 	type N8nServer,
+	type QueueCluster,
 	type WorkflowDefinition,
 } from './harness';
 
@@ -26,10 +23,10 @@ const TRIGGER = 'When an Upload Arrives';
 const TRIGGER_STATE = `node:${TRIGGER}`;
 const WORKERS = 2;
 
-let redis: RedisServer;
+let cluster: QueueCluster;
 let n8n: N8nHarness;
 let main: N8nServer;
-const workers: N8nServer[] = [];
+let workers: N8nServer[] = [];
 let workflowId: string;
 
 const photos = Array.from({ length: 3 }, (_, index) => ({
@@ -107,23 +104,7 @@ function photoSyncWorkflow(credential: { id: string; name: string }): WorkflowDe
 
 /** Runs the sync through its webhook; its output and the index of the worker that ran it. */
 async function sync(): Promise<{ output: Array<Record<string, unknown>>; worker: number }> {
-	const response = await request(`${main.url}/webhook/${PATH}`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: '{}',
-	});
-	const text = await response.body.text();
-	if (response.statusCode !== 200)
-		throw new Error(`The webhook answered ${response.statusCode}: ${text.slice(0, 500)}`);
-	const syncs = (await main.listExecutions({ workflowId })).filter(
-		(execution) => execution.mode === 'webhook',
-	);
-	const latest = Math.max(...syncs.map((execution) => Number(execution.id)));
-	// The trigger's executions run on the workers too: the sync's own execution names its worker.
-	const worker = workers.findIndex((process) =>
-		process.log().includes(`Worker started execution ${latest} `),
-	);
-	return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
+	return await cluster.callWebhook(PATH, workflowId);
 }
 
 function requests(route: string): number {
@@ -146,32 +127,19 @@ async function triggerState(): Promise<TriggerState | undefined> {
 }
 
 beforeAll(async () => {
-	redis = await startRedis();
-	const queue = {
-		EXECUTIONS_MODE: 'queue',
-		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-		QUEUE_BULL_REDIS_PORT: String(redis.port),
-	};
-	n8n = await prepareN8n({ env: queue });
-	workflowId = await n8n.importWorkflow(photoSyncWorkflow(n8n.credential));
-	await n8n.server.activateWorkflow(workflowId);
-	// A main instance in queue mode serves the webhooks of workflows published before it started.
-	await n8n.server.stop();
-	main = await n8n.folder.start({ env: queue });
-	await main.ensureOwner(OWNER);
-	for (let index = 0; index < WORKERS; index++) {
-		workers.push(
-			await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }),
-		);
-	}
+	cluster = await startQueueCluster({
+		workers: WORKERS,
+		concurrency: 1,
+		publish: async (prepared) => {
+			workflowId = await prepared.importWorkflow(photoSyncWorkflow(prepared.credential));
+			await prepared.server.activateWorkflow(workflowId);
+		},
+	});
+	({ n8n, main, workers } = cluster);
 });
 
 afterAll(async () => {
-	await Promise.all(
-		[...workers, main].filter(Boolean).map(async (process) => await process.stop()),
-	);
-	await n8n?.stop();
-	await redis?.stop();
+	await cluster?.stop();
 });
 
 test('a re-sync on the other worker sends no image request, and the trigger state stays intact', async () => {

@@ -9,14 +9,13 @@
  */
 import { request } from 'undici';
 
-import { startRedis, type RedisServer } from '../../scripts/redis';
 import {
 	CREDENTIAL_TYPE,
 	nodeType,
-	OWNER,
-	prepareN8n,
+	startQueueCluster,
 	type N8nHarness,
 	type N8nServer,
+	type QueueCluster,
 	type WorkflowDefinition,
 } from './harness';
 
@@ -29,11 +28,11 @@ const WORKERS = 2;
 const SHARED = 'shared-batch';
 const UNSHARED = 'unshared-batch';
 
-let redis: RedisServer;
+let cluster: QueueCluster;
 let n8n: N8nHarness;
 /** The main instance the webhooks go to (see beforeAll), and the workers. */
 let main: N8nServer;
-const workers: N8nServer[] = [];
+let workers: N8nServer[] = [];
 const workflowIds: Record<string, string> = {};
 
 /** Webhook (POST, answers with the items of the last node) -> one item per product -> Upload. */
@@ -158,51 +157,38 @@ function expectEveryItemOnce(outcome: Outcome): void {
 }
 
 beforeAll(async () => {
-	redis = await startRedis();
-	const queueRedis = {
-		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-		QUEUE_BULL_REDIS_PORT: String(redis.port),
-	};
-	const queue = { EXECUTIONS_MODE: 'queue', ...queueRedis };
-	n8n = await prepareN8n({
+	cluster = await startQueueCluster({
 		emulator: { bucketCapacity: CAPACITY, leakIntervalMs: INTERVAL_MS },
 		credential: {
 			customRateLimit: true,
 			bucketCapacity: CAPACITY,
 			leakIntervalSeconds: INTERVAL_MS / 1000,
 		},
-		env: queue,
+		// Two executions at most per worker: all four at once keep both workers busy.
+		workers: WORKERS,
+		concurrency: 2,
+		workersWithoutExecutionsMode: true,
+		publish: async (prepared) => {
+			const unshared = await prepared.createCredential('Emulator, this process only', {
+				customRateLimit: true,
+				bucketCapacity: CAPACITY,
+				leakIntervalSeconds: INTERVAL_MS / 1000,
+				rateLimitSharing: 'process',
+			});
+			for (const [path, credential] of [
+				[SHARED, prepared.credential],
+				[UNSHARED, unshared],
+			] as const) {
+				workflowIds[path] = await prepared.importWorkflow(batchUploadWorkflow(path, credential));
+				await prepared.server.activateWorkflow(workflowIds[path]);
+			}
+		},
 	});
-	const unshared = await n8n.createCredential('Emulator, this process only', {
-		customRateLimit: true,
-		bucketCapacity: CAPACITY,
-		leakIntervalSeconds: INTERVAL_MS / 1000,
-		rateLimitSharing: 'process',
-	});
-	for (const [path, credential] of [
-		[SHARED, n8n.credential],
-		[UNSHARED, unshared],
-	] as const) {
-		workflowIds[path] = await n8n.importWorkflow(batchUploadWorkflow(path, credential));
-		await n8n.server.activateWorkflow(workflowIds[path]);
-	}
-	// A main instance in queue mode answered 404 to webhooks activated while it ran (n8n 2.41.1);
-	// started again, it serves every published workflow's webhook, as after a deployment.
-	await n8n.server.stop();
-	main = await n8n.folder.start({ env: queue });
-	await main.ensureOwner(OWNER);
-	// Two executions at most per worker: all four at once keep both workers busy.
-	for (let index = 0; index < WORKERS; index++) {
-		workers.push(
-			await n8n.folder.start({ command: 'worker', args: ['--concurrency=2'], env: queueRedis }),
-		);
-	}
+	({ n8n, main, workers } = cluster);
 });
 
 afterAll(async () => {
-	await Promise.all([...workers, main].filter(Boolean).map((process) => process.stop()));
-	await n8n?.stop();
-	await redis?.stop();
+	await cluster?.stop();
 });
 
 test('shared rate limit: 4 executions of 100 uploads on 2 workers started without EXECUTIONS_MODE, nothing refused, every item once', async () => {

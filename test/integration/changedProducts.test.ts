@@ -7,6 +7,7 @@ import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
+import { takeUploadedSkus } from '../helpers/uploads';
 
 const node = new ProductDataIntegration();
 
@@ -46,27 +47,6 @@ describe('Document Upload: Only Changed Products', () => {
 		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
 	}
 
-	async function skusUploaded(): Promise<string[]> {
-		const uploads = (await (await fetch(`${emulator.url}/__emulator/uploads`)).json()) as Array<{
-			id: string;
-		}>;
-		const skus: string[] = [];
-		for (const { id } of uploads) {
-			const response = await fetch(`${emulator.url}/api/files/${id}`, {
-				headers: {
-					authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-					customerId: '1001',
-					customerIdType: 'ServiceID',
-				},
-			});
-			skus.push(
-				...[...(await response.text()).matchAll(/<sku>([^<]*)<\/sku>/g)].map((match) => match[1]),
-			);
-		}
-		emulator.reset();
-		return skus.sort();
-	}
-
 	async function run(
 		items: INodeExecutionData[],
 		parameters: INodeParameters = buildFromItems(),
@@ -84,7 +64,7 @@ describe('Document Upload: Only Changed Products', () => {
 	it('sends every product first, then nothing when nothing changed, then only what changed', async () => {
 		const first = await run(asItems(catalogue(20)));
 		expect(first.error).toBeUndefined();
-		expect(await skusUploaded()).toHaveLength(20);
+		expect(await takeUploadedSkus(emulator)).toHaveLength(20);
 		expect(first.output[0]).toHaveLength(20);
 		expect(first.output[0][3]).toMatchObject({
 			json: { product: 'P-3', sent: true, reason: 'changed', status: 'succeeded', confirmed: true },
@@ -123,7 +103,7 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(third.error).toBeUndefined();
 		// One upload and one status read.
 		expect(requests()).toBe(2);
-		expect(await skusUploaded()).toEqual(['P-12', 'P-7']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-12', 'P-7']);
 		expect(third.output[0][0].json.run).toMatchObject({ sent: 2, unchanged: 18 });
 	});
 
@@ -153,7 +133,7 @@ describe('Document Upload: Only Changed Products', () => {
 		changed[5].price = 12;
 		const second = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
 		expect(second.error).toBeUndefined();
-		expect(await skusUploaded()).toEqual(['P-2', 'P-3', 'P-5']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-2', 'P-3', 'P-5']);
 		expect(second.output[0].map(({ json }) => json.reason)).toEqual([
 			'unchanged',
 			'unchanged',
@@ -177,7 +157,7 @@ describe('Document Upload: Only Changed Products', () => {
 		await run(asItems(catalogue(3, 9)));
 		emulator.reset();
 		await run(asItems(catalogue(3, 10)));
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2']);
 	});
 
 	it('confirms nothing the service has not finished: a session still processing at the timeout is sent again', async () => {
@@ -227,7 +207,7 @@ describe('Document Upload: Only Changed Products', () => {
 		emulator.reset();
 
 		await run(asItems(catalogue(3)));
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2']);
 	});
 
 	it('answers only to the password: another password or another case of the username sees an empty memory', async () => {
@@ -268,7 +248,7 @@ describe('Document Upload: Only Changed Products', () => {
 		emulator.reset();
 		const all = await run(asItems(catalogue(5)), buildFromItems({ sendAllProducts: true }));
 		expect(all.output[0][0].json.run).toMatchObject({ sent: 5, unchanged: 0 });
-		expect(await skusUploaded()).toHaveLength(5);
+		expect(await takeUploadedSkus(emulator)).toHaveLength(5);
 		await run(asItems(catalogue(5)));
 		expect(requests()).toBe(0);
 	});
@@ -315,7 +295,7 @@ describe('Document Upload: Only Changed Products', () => {
 		});
 
 		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
-		expect(await skusUploaded()).toEqual(['P-1', 'P-2', 'P-8']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-1', 'P-2', 'P-8']);
 	});
 
 	it('one document per item: its digest is the document, its product a field of the item', async () => {
@@ -335,9 +315,9 @@ describe('Document Upload: Only Changed Products', () => {
 				},
 			}));
 		await run(documents(5), parameters);
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2']);
 		const second = await run(documents(6), parameters);
-		expect(await skusUploaded()).toEqual(['P-1']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-1']);
 		expect(second.output[0][1].json).toMatchObject({
 			product: 'P-1',
 			sent: true,
@@ -363,7 +343,7 @@ describe('Document Upload: Only Changed Products', () => {
 		emulator.reset();
 
 		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
 	});
 
 	it('refuses a second run of the same node while the first is still syncing, sending nothing', async () => {
@@ -460,7 +440,7 @@ describe('Document Upload: Only Changed Products', () => {
 				{ item: 2 },
 				{ item: 3 },
 			]);
-			expect(await skusUploaded()).toEqual(['7', 'A']);
+			expect(await takeUploadedSkus(emulator)).toEqual(['7', 'A']);
 		});
 	});
 
@@ -478,7 +458,7 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 
 		await run(asItems(changed));
-		expect(await skusUploaded()).toEqual(['P-1', 'P-3']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-1', 'P-3']);
 	});
 
 	it('a check interrupted before the memory is put back makes the next run send everything, never less', async () => {
@@ -497,7 +477,7 @@ describe('Document Upload: Only Changed Products', () => {
 		deduplicator.stopFailing();
 
 		await run(asItems(changed));
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
 		await run(asItems(changed));
 		expect(requests()).toBe(0);
 	});

@@ -7,14 +7,13 @@ import { prepareDocuments } from '../../nodes/ProductDataIntegration/actions/doc
 import { uploadDocuments } from '../../nodes/ProductDataIntegration/actions/document/uploadDocuments';
 import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import {
 	binaryItem,
 	createContext,
 	runNode,
 	setBinaryDataMode,
 } from '../../scripts/n8n/in-process';
-import { putXml } from '../../scripts/emulator/client';
+import { call, putXml } from '../../scripts/emulator/client';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { listenLocal } from '../helpers/server';
 import { postControl } from '../helpers/service';
@@ -43,15 +42,9 @@ describe('Document: Upload and Upload Custom XML', () => {
 	async function uploadedFile(
 		sessionId: string,
 	): Promise<{ contentType: string | null; text: string }> {
-		const response = await fetch(`${emulator.url}/api/files/${sessionId}`, {
-			headers: {
-				authorization: `Basic ${Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString('base64')}`,
-				customerId: '1001',
-				customerIdType: 'ServiceID',
-			},
-		});
+		const response = await call(emulator, 'GET', `/api/files/${sessionId}`);
 		expect(response.status).toBe(200);
-		return { contentType: response.headers.get('content-type'), text: await response.text() };
+		return { contentType: response.headers['content-type'] ?? null, text: response.text };
 	}
 
 	function putRequests(): number {

@@ -1,8 +1,8 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { clearLoggedLines, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
+import { putXml } from '../../scripts/emulator/client';
 import { useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
@@ -71,21 +71,14 @@ async function upload(options: UploadOptions = {}): Promise<string> {
 			: `<!--emulator:processing-ms=${options.processingMs}-->`,
 		options.fail ? '<!--emulator:fail-->' : '',
 	].join('');
-	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString(
-		'base64',
+	const response = await putXml(
+		emulator,
+		`<?xml version="1.0" encoding="UTF-8"?>${markers}<Products><Product><Id>1</Id></Product></Products>`,
+		'/api/xml',
+		{ customer: { customerId: options.customerId ?? '1001', customerIdType: 'ServiceID' } },
 	);
-	const response = await fetch(`${emulator.url}/api/xml`, {
-		method: 'PUT',
-		headers: {
-			Authorization: `Basic ${auth}`,
-			customerId: options.customerId ?? '1001',
-			customerIdType: 'ServiceID',
-			'Content-Type': 'application/xml',
-		},
-		body: `<?xml version="1.0" encoding="UTF-8"?>${markers}<Products><Product><Id>1</Id></Product></Products>`,
-	});
 	expect(response.status).toBe(202);
-	return (await response.text()).trim();
+	return response.text.trim();
 }
 
 /** The next `count` requests to `path` fail with a 500, more than the transport's retries. */

@@ -4,6 +4,7 @@ import { SHARING_ADVICE } from '../edition/knownImagesHome';
 import { KnownImagesWithFallback, type KnownImages } from './memory';
 import { getServiceCredentials, type CustomerOverride } from '../transport';
 import { hintOncePerRun } from '../transport/runCache';
+import { DAY_MS } from '../time';
 
 export type { KnownImages } from './knownImages';
 
@@ -12,7 +13,6 @@ export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
 export const MIN_LOOK_UP_AGAIN_DAYS = 0.01;
 /** A year: beyond it an age no longer means "in case the service removed it", and the memory would only grow. */
 export const MAX_LOOK_UP_AGAIN_DAYS = 365;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 const PROCESS_ONLY_HINT = `Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them, and every image is then sent again.${SHARING_ADVICE} A workflow can keep its own memory that outlives restarts: store each output item's md5 and hashcode (e.g. in a Data Table) and give them back as Known MD5 and Known Hashcode.`;
 

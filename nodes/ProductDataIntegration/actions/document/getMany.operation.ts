@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { getServiceTimeZone, listUploads, serviceDay } from '../../../shared/uploads';
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
 import { readOncePerRun } from '../readOncePerRun';
 
 const properties: INodeProperties[] = [
@@ -31,14 +31,7 @@ const properties: INodeProperties[] = [
 		description: 'Max number of results to return',
 		displayOptions: { show: { returnAll: [false] } },
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [customerOption],
-	},
+	customerOnlyOptions,
 ];
 
 export const description = updateDisplayOptions(

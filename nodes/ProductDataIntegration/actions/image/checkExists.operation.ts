@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
 import { HASHCODE } from '../../../shared/hashcode';
 
 const properties: INodeProperties[] = [
@@ -17,14 +17,7 @@ const properties: INodeProperties[] = [
 			'Image hashcode the service returned when the image was uploaded (not its MD5 and not a URL: use Find for those)',
 		hint: "The hashcode field of an image upload's output",
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [customerOption],
-	},
+	customerOnlyOptions,
 ];
 
 export const description = updateDisplayOptions(

@@ -1,19 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from '../../../shared/knownImages';
 
-const properties: INodeProperties[] = [
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [customerOption],
-	},
-];
+const properties: INodeProperties[] = [customerOnlyOptions];
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['image'], operation: ['forgetKnownImages'] } },

@@ -2,20 +2,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
 import { cleanServiceText, serviceRequest } from '../../../shared/transport';
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
 import { getSessionId, sessionIdField } from './sessionId';
 
-const properties: INodeProperties[] = [
-	sessionIdField,
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [customerOption],
-	},
-];
+const properties: INodeProperties[] = [sessionIdField, customerOnlyOptions];
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['uploadSession'], operation: ['isDone'] } },
