@@ -9,11 +9,8 @@ import {
 } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
 import { DEFAULT_MAX_PHOTO_MEGABYTES, DEFAULT_PHOTO_TIMEOUT_SECONDS } from './photos';
-import {
-	DEFAULT_IMAGES_PER_REQUEST,
-	DEFAULT_MAX_REQUEST_MEGABYTES,
-	uploadItems,
-} from './uploadItems';
+import { uploadItems } from './uploadItems';
+import { DEFAULT_IMAGES_PER_REQUEST, DEFAULT_MAX_REQUEST_MEGABYTES } from './uploadSettings';
 
 const properties: INodeProperties[] = [
 	{
