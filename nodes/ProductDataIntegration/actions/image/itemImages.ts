@@ -1,6 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
+import { cleanServiceText } from '../../../shared/transport';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
+import { imageSignature } from './imageSignature';
 import { fetchPhoto } from './photos';
 import type { GivenKnown, PhotoSettings, UploadSettings } from './uploadSettings';
 
@@ -11,6 +14,9 @@ export type ItemImages = { images: BinaryImage[] } | { answer: IDataObject };
 export class RunImages {
 	/** Photos fetched in this run, by target, URL and version. */
 	private readonly photos = new Map<string, BinaryImage>();
+
+	/** Photos the host said are not modified since a known version, by URL, version and known version. */
+	private readonly notModified = new Set<string>();
 
 	/**
 	 * @param isAnswered whether the run has the answer to an image (target and md5), so that a
@@ -53,6 +59,9 @@ export class RunImages {
 		const met = this.photos.get(key);
 		if (met && (met.data !== undefined || this.isAnswered(`${targetKey}\n${met.md5 as string}`)))
 			return { images: [{ ...met }] };
+		const revalidation = JSON.stringify([url, version, knownVersion]);
+		if (givenKnown && this.notModified.has(revalidation))
+			return knownPhoto(url, knownVersion, givenKnown);
 		const fetched = await fetchPhoto(
 			this.context,
 			itemIndex,
@@ -61,10 +70,30 @@ export class RunImages {
 			givenKnown ? knownVersion : '',
 			photo.bounds,
 		);
-		if ('notModified' in fetched) return knownPhoto(url, knownVersion, givenKnown);
+		if ('notModified' in fetched) {
+			this.notModified.add(revalidation);
+			return knownPhoto(url, knownVersion, givenKnown);
+		}
+		this.checkIsImage(itemIndex, fetched.image);
 		await measureImage(this.context, itemIndex, fetched.image);
 		this.photos.set(key, fetched.image);
 		return { images: [fetched.image] };
+	}
+
+	/** A body that is not an image fails its item here, before it costs an image request. */
+	private checkIsImage(itemIndex: number, photo: BinaryImage): void {
+		const signature = imageSignature(photo.data as Buffer);
+		if ('image' in signature) return;
+		const saidType = photo.mimeType === 'application/octet-stream' ? '' : ` as ${photo.mimeType}`;
+		throw new NodeOperationError(
+			this.context.getNode(),
+			`The Photo URL of item ${itemIndex} is not an image: ${cleanServiceText(photo.url ?? '', 200)} sent ${signature.notImage}${saidType}`,
+			{
+				itemIndex,
+				description:
+					'Nothing was uploaded. A shop often answers a missing photo with a page of its own: check that the photo is still at its URL.',
+			},
+		);
 	}
 }
 
