@@ -5,6 +5,8 @@ import { cleanServiceText } from '../../../shared/transport';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import { imageSignature } from './imageSignature';
 import { fetchPhoto } from './photos';
+
+type PhotoFetch = Awaited<ReturnType<typeof fetchPhoto>>;
 import type { GivenKnown, PhotoSettings, UploadSettings } from './uploadSettings';
 
 /** An item's images, measured; or, for a photo known without a download, its answer. */
@@ -17,6 +19,18 @@ export class RunImages {
 
 	/** Photos the host said are not modified since a known version, by URL, version and known version. */
 	private readonly notModified = new Set<string>();
+
+	/** Fetches started ahead of their item's turn, by URL and version: one at a time for each. */
+	private readonly ahead = new Map<
+		string,
+		{ itemIndex: number; key: string; fetch: Promise<PhotoFetch> }
+	>();
+
+	private inFlight = 0;
+
+	private arrivedBytes = 0;
+
+	private largestPhoto = 0;
 
 	/**
 	 * @param isAnswered whether the run has the answer to an image (target and md5), so that a
@@ -46,38 +60,121 @@ export class RunImages {
 	/**
 	 * A photo given by URL: answered from the item's Known Version or the host's "not modified"
 	 * without a download, met before in this run (same URL and version) without another, or
-	 * fetched and measured.
+	 * fetched (perhaps ahead of its turn) and measured.
 	 */
 	private async photoOf(settings: UploadSettings, photo: PhotoSettings): Promise<ItemImages> {
-		const { itemIndex, targetKey, givenKnown } = settings;
+		const { itemIndex, givenKnown } = settings;
+		const { url, version, knownVersion } = photo;
+		const answer = this.answerWithoutFetch(settings, photo);
+		if (answer) {
+			this.forget(itemIndex);
+			return answer;
+		}
+		const fetched = await this.take(settings, photo);
+		if ('notModified' in fetched) {
+			this.notModified.add(JSON.stringify([url, version, knownVersion]));
+			return knownPhoto(url, knownVersion, givenKnown);
+		}
+		this.checkIsImage(itemIndex, fetched.image);
+		await measureImage(this.context, itemIndex, fetched.image);
+		this.photos.set(JSON.stringify([settings.targetKey, url, version]), fetched.image);
+		return { images: [fetched.image] };
+	}
+
+	/** The photo's answer or image when the run needs no fetch for it. */
+	private answerWithoutFetch(
+		settings: UploadSettings,
+		photo: PhotoSettings,
+	): ItemImages | undefined {
+		const { targetKey, givenKnown } = settings;
 		const { url, version, knownVersion } = photo;
 		if (givenKnown && version !== '' && version === knownVersion)
 			return knownPhoto(url, version, givenKnown);
 		// The same URL and version met before in this run: no second download, while its bytes or
 		// its answer are still there.
-		const key = JSON.stringify([targetKey, url, version]);
-		const met = this.photos.get(key);
+		const met = this.photos.get(JSON.stringify([targetKey, url, version]));
 		if (met && (met.data !== undefined || this.isAnswered(`${targetKey}\n${met.md5 as string}`)))
 			return { images: [{ ...met }] };
-		const revalidation = JSON.stringify([url, version, knownVersion]);
-		if (givenKnown && this.notModified.has(revalidation))
+		if (givenKnown && this.notModified.has(JSON.stringify([url, version, knownVersion])))
 			return knownPhoto(url, knownVersion, givenKnown);
-		const fetched = await fetchPhoto(
-			this.context,
-			itemIndex,
-			url,
-			version,
-			givenKnown ? knownVersion : '',
-			photo.bounds,
-		);
-		if ('notModified' in fetched) {
-			this.notModified.add(revalidation);
-			return knownPhoto(url, knownVersion, givenKnown);
+		return undefined;
+	}
+
+	/**
+	 * Whether one more photo may be fetched ahead, with `room` bytes left for photos fetched and not
+	 * yet sent: those on their way are reckoned at the largest photo of the run so far, and before
+	 * the first has come only one is fetched.
+	 */
+	hasRoom(room: number): boolean {
+		if (this.largestPhoto === 0) return this.inFlight === 0;
+		return this.arrivedBytes + (this.inFlight + 1) * this.largestPhoto <= room;
+	}
+
+	/** How many photos are on their way. */
+	get fetching(): number {
+		return this.inFlight;
+	}
+
+	/** Starts fetching an item's photo ahead of its turn, when its turn will need one. */
+	fetchAhead(settings: UploadSettings): void {
+		const { photo, itemIndex } = settings;
+		if (!photo || this.answerWithoutFetch(settings, photo)) return;
+		const photoKey = JSON.stringify([photo.url, photo.version]);
+		if (this.ahead.has(photoKey)) return;
+		const key = fetchKey(settings, photo);
+		this.ahead.set(photoKey, { itemIndex, key, fetch: this.startFetch(settings, photo) });
+	}
+
+	/** An item that needs its fetch no longer (failed, or answered after all): its bytes are let go. */
+	forget(itemIndex: number): void {
+		for (const [photoKey, started] of this.ahead) {
+			if (started.itemIndex !== itemIndex) continue;
+			this.ahead.delete(photoKey);
+			started.fetch.then(
+				(fetched) => {
+					if ('image' in fetched) this.arrivedBytes -= fetched.image.data?.length ?? 0;
+				},
+				() => undefined,
+			);
 		}
-		this.checkIsImage(itemIndex, fetched.image);
-		await measureImage(this.context, itemIndex, fetched.image);
-		this.photos.set(key, fetched.image);
-		return { images: [fetched.image] };
+	}
+
+	/** The item's fetch, started ahead or now; one another item started is used only if it succeeded. */
+	private async take(settings: UploadSettings, photo: PhotoSettings): Promise<PhotoFetch> {
+		const photoKey = JSON.stringify([photo.url, photo.version]);
+		const ahead = this.ahead.get(photoKey);
+		// Started for another item asking the host otherwise (with or without a known version).
+		const started = ahead?.key === fetchKey(settings, photo) ? ahead : undefined;
+		if (started) this.ahead.delete(photoKey);
+		let fetched: PhotoFetch;
+		if (!started) fetched = await this.startFetch(settings, photo);
+		else if (started.itemIndex === settings.itemIndex) fetched = await started.fetch;
+		// A failure is told by the item whose fetch it was, naming it.
+		else fetched = await started.fetch.catch(async () => await this.startFetch(settings, photo));
+		if ('image' in fetched) this.arrivedBytes -= fetched.image.data?.length ?? 0;
+		return fetched;
+	}
+
+	private startFetch(settings: UploadSettings, photo: PhotoSettings): Promise<PhotoFetch> {
+		this.inFlight++;
+		const fetch = fetchPhoto(
+			this.context,
+			settings.itemIndex,
+			photo.url,
+			photo.version,
+			settings.givenKnown ? photo.knownVersion : '',
+			photo.bounds,
+		)
+			.finally(() => this.inFlight--)
+			.then((fetched) => {
+				const bytes = 'image' in fetched ? (fetched.image.data?.length ?? 0) : 0;
+				this.arrivedBytes += bytes;
+				this.largestPhoto = Math.max(this.largestPhoto, bytes);
+				return fetched;
+			});
+		// Its item hears of a failure at its turn; until then it is not an unhandled rejection.
+		fetch.catch(() => undefined);
+		return fetch;
 	}
 
 	/** A body that is not an image fails its item here, before it costs an image request. */
@@ -95,6 +192,12 @@ export class RunImages {
 			},
 		);
 	}
+}
+
+/** What a fetch asks the host: the same for items giving the same URL, version and bounds. */
+function fetchKey(settings: UploadSettings, photo: PhotoSettings): string {
+	const conditional = settings.givenKnown ? photo.knownVersion : '';
+	return JSON.stringify([photo.url, photo.version, conditional, photo.bounds]);
 }
 
 function knownPhoto(url: string, version: string, givenKnown: GivenKnown | undefined): ItemImages {

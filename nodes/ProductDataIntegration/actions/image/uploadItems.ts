@@ -29,7 +29,7 @@ export async function uploadItems(
 	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
 	const slots: ItemSlot[] = [];
-	const run = new UploadRun(context, failures, slots);
+	const run = new UploadRun(context, failures, slots, items.length);
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		const slot: ItemSlot = { results: [] };
 		slots.push(slot);
@@ -70,10 +70,17 @@ class UploadRun {
 
 	private readonly images: RunImages;
 
+	/** Settings of later items read ahead to fetch their photos, or why they could not be. */
+	private readonly settingsAhead = new Map<number, UploadSettings | { error: unknown }>();
+
+	/** The next item whose photo may be fetched ahead. */
+	private nextAhead = 0;
+
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly failures: ItemFailures,
 		private readonly slots: ItemSlot[],
+		private readonly itemCount: number,
 	) {
 		this.parameters = new RunParameters(context);
 		this.answers = new ImageAnswers(context);
@@ -86,6 +93,7 @@ class UploadRun {
 	 * service in an earlier request stay in its output.
 	 */
 	fail(slot: ItemSlot, itemIndex: number, error: unknown): void {
+		this.images.forget(itemIndex);
 		const uploaded = slot.results.filter((result) => typeof result.hashcode === 'string');
 		slot.failure ??= this.failures.output(
 			error,
@@ -115,7 +123,8 @@ class UploadRun {
 
 	/** One item: its settings, its images, the answers the run has for them, the rest queued. */
 	async add(itemIndex: number, slot: ItemSlot): Promise<void> {
-		const settings = uploadSettings(this.context, this.parameters, itemIndex);
+		const settings = this.settingsOf(itemIndex);
+		this.fetchAhead(settings);
 		const known = settings.rememberKnownImages ? await this.knownImages(settings) : undefined;
 		const images = await this.images.of(settings);
 		if ('answer' in images) {
@@ -125,6 +134,41 @@ class UploadRun {
 		const places = placesOf(settings, images.images, slot, known);
 		const toSend = await this.answers.toSend(settings, places);
 		if (toSend.length > 0) await this.queue(settings, toSend);
+	}
+
+	private settingsOf(itemIndex: number): UploadSettings {
+		const read = this.settingsAhead.get(itemIndex) ?? this.readSettings(itemIndex);
+		this.settingsAhead.delete(itemIndex);
+		if ('error' in read) throw read.error;
+		return read;
+	}
+
+	private readSettings(itemIndex: number): UploadSettings | { error: unknown } {
+		try {
+			return uploadSettings(this.context, this.parameters, itemIndex);
+		} catch (error) {
+			return { error };
+		}
+	}
+
+	/**
+	 * The item's photo, and those of the next items while it waits: at most Photos At Once on
+	 * their way, and no more fetched and not yet sent than Max Request Size.
+	 */
+	private fetchAhead(settings: UploadSettings): void {
+		const { photo, itemIndex, limits } = settings;
+		if (!photo) return;
+		this.images.fetchAhead(settings);
+		this.nextAhead = Math.max(this.nextAhead, itemIndex + 1);
+		while (
+			this.nextAhead < this.itemCount &&
+			this.images.fetching < photo.atOnce &&
+			this.images.hasRoom(limits.bytes - this.waitingBytes)
+		) {
+			const next = this.readSettings(this.nextAhead);
+			this.settingsAhead.set(this.nextAhead++, next);
+			if (!('error' in next)) this.images.fetchAhead(next);
+		}
 	}
 
 	/** Images to send join the request being filled, or start the next one. */
