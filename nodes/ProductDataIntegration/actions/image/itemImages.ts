@@ -35,10 +35,12 @@ export class RunImages {
 	/**
 	 * @param isAnswered whether the run has the answer to an image (target and md5), so that a
 	 * photo met again needs neither its bytes nor a download.
+	 * @param onArrival called when a photo has come, so that the next one may be asked for.
 	 */
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly isAnswered: (sameImage: string) => boolean,
+		private readonly onArrival: () => void,
 	) {}
 
 	async of(settings: UploadSettings): Promise<ItemImages> {
@@ -70,15 +72,21 @@ export class RunImages {
 			this.forget(itemIndex);
 			return answer;
 		}
-		const fetched = await this.take(settings, photo);
-		if ('notModified' in fetched) {
-			this.notModified.add(JSON.stringify([url, version, knownVersion]));
-			return knownPhoto(url, knownVersion, givenKnown);
+		const photoKey = JSON.stringify([url, version]);
+		try {
+			const fetched = await this.take(settings, photo);
+			if ('notModified' in fetched) {
+				this.notModified.add(JSON.stringify([url, version, knownVersion]));
+				return knownPhoto(url, knownVersion, givenKnown);
+			}
+			this.checkIsImage(itemIndex, fetched.image);
+			await measureImage(this.context, itemIndex, fetched.image);
+			this.photos.set(JSON.stringify([settings.targetKey, url, version]), fetched.image);
+			return { images: [fetched.image] };
+		} finally {
+			// Kept until the run knows the photo's outcome: no item fetches it again meanwhile.
+			if (this.ahead.get(photoKey)?.key === fetchKey(settings, photo)) this.ahead.delete(photoKey);
 		}
-		this.checkIsImage(itemIndex, fetched.image);
-		await measureImage(this.context, itemIndex, fetched.image);
-		this.photos.set(JSON.stringify([settings.targetKey, url, version]), fetched.image);
-		return { images: [fetched.image] };
 	}
 
 	/** The photo's answer or image when the run needs no fetch for it. */
@@ -145,7 +153,6 @@ export class RunImages {
 		const ahead = this.ahead.get(photoKey);
 		// Started for another item asking the host otherwise (with or without a known version).
 		const started = ahead?.key === fetchKey(settings, photo) ? ahead : undefined;
-		if (started) this.ahead.delete(photoKey);
 		let fetched: PhotoFetch;
 		if (!started) fetched = await this.startFetch(settings, photo);
 		else if (started.itemIndex === settings.itemIndex) fetched = await started.fetch;
@@ -170,6 +177,7 @@ export class RunImages {
 				const bytes = 'image' in fetched ? (fetched.image.data?.length ?? 0) : 0;
 				this.arrivedBytes += bytes;
 				this.largestPhoto = Math.max(this.largestPhoto, bytes);
+				this.onArrival();
 				return fetched;
 			});
 		// Its item hears of a failure at its turn; until then it is not an unhandled rejection.

@@ -30,14 +30,19 @@ export async function uploadItems(
 ): Promise<INodeExecutionData[]> {
 	const slots: ItemSlot[] = [];
 	const run = new UploadRun(context, failures, slots, items.length);
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		const slot: ItemSlot = { results: [] };
-		slots.push(slot);
-		try {
-			await run.add(itemIndex, slot);
-		} catch (error) {
-			run.fail(slot, itemIndex, error);
+	try {
+		for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+			const slot: ItemSlot = { results: [] };
+			slots.push(slot);
+			try {
+				await run.add(itemIndex, slot);
+			} catch (error) {
+				run.fail(slot, itemIndex, error);
+			}
 		}
+	} finally {
+		// A run stopped by an item's failure fetches nothing more ahead.
+		run.stopFetchingAhead();
 	}
 	await run.flush();
 	return slots.flatMap((slot, itemIndex) =>
@@ -76,6 +81,9 @@ class UploadRun {
 	/** The next item whose photo may be fetched ahead. */
 	private nextAhead = 0;
 
+	/** The item whose settings bound fetching ahead; none once the run ends or for binary fields. */
+	private aheadOf: UploadSettings | undefined;
+
 	constructor(
 		private readonly context: IExecuteFunctions,
 		private readonly failures: ItemFailures,
@@ -84,7 +92,11 @@ class UploadRun {
 	) {
 		this.parameters = new RunParameters(context);
 		this.answers = new ImageAnswers(context);
-		this.images = new RunImages(context, (sameImage) => this.answers.answered.has(sameImage));
+		this.images = new RunImages(
+			context,
+			(sameImage) => this.answers.answered.has(sameImage),
+			() => this.fetchMore(),
+		);
 	}
 
 	/**
@@ -136,6 +148,11 @@ class UploadRun {
 		if (toSend.length > 0) await this.queue(settings, toSend);
 	}
 
+	stopFetchingAhead(): void {
+		this.aheadOf = undefined;
+		this.nextAhead = this.itemCount;
+	}
+
 	private settingsOf(itemIndex: number): UploadSettings {
 		const read = this.settingsAhead.get(itemIndex) ?? this.readSettings(itemIndex);
 		this.settingsAhead.delete(itemIndex);
@@ -156,14 +173,21 @@ class UploadRun {
 	 * their way, and no more fetched and not yet sent than Max Request Size.
 	 */
 	private fetchAhead(settings: UploadSettings): void {
-		const { photo, itemIndex, limits } = settings;
-		if (!photo) return;
+		this.aheadOf = settings.photo ? settings : undefined;
+		if (!settings.photo) return;
 		this.images.fetchAhead(settings);
-		this.nextAhead = Math.max(this.nextAhead, itemIndex + 1);
+		this.nextAhead = Math.max(this.nextAhead, settings.itemIndex + 1);
+		this.fetchMore();
+	}
+
+	/** Called again whenever a photo arrives, so that Photos At Once stay on their way. */
+	private fetchMore(): void {
+		const settings = this.aheadOf;
+		if (!settings?.photo) return;
 		while (
 			this.nextAhead < this.itemCount &&
-			this.images.fetching < photo.atOnce &&
-			this.images.hasRoom(limits.bytes - this.waitingBytes)
+			this.images.fetching < settings.photo.atOnce &&
+			this.images.hasRoom(settings.limits.bytes - this.waitingBytes)
 		) {
 			const next = this.readSettings(this.nextAhead);
 			this.settingsAhead.set(this.nextAhead++, next);
