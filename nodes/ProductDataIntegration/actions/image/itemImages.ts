@@ -5,9 +5,9 @@ import { cleanServiceText } from '../../../shared/transport';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import { imageSignature } from './imageSignature';
 import { fetchPhoto } from './photos';
+import type { GivenKnown, PhotoSettings, UploadSettings } from './uploadSettings';
 
 type PhotoFetch = Awaited<ReturnType<typeof fetchPhoto>>;
-import type { GivenKnown, PhotoSettings, UploadSettings } from './uploadSettings';
 
 /** An item's images, measured; or, for a photo known without a download, its answer. */
 export type ItemImages = { images: BinaryImage[] } | { answer: IDataObject };
@@ -26,8 +26,10 @@ export class RunImages {
 		{ itemIndex: number; key: string; fetch: Promise<PhotoFetch> }
 	>();
 
+	/** Photos on their way from their host. */
 	private inFlight = 0;
 
+	/** Bytes of photos that have come and that no item has taken yet. */
 	private arrivedBytes = 0;
 
 	private largestPhoto = 0;
