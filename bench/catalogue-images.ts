@@ -26,7 +26,7 @@ import { join } from 'node:path';
 
 import type { ICredentialType, INodeExecutionData, INodeParameters, INodeType } from 'n8n-workflow';
 
-import { DEFAULT_IMAGES_PER_REQUEST } from '../nodes/ProductDataIntegration/actions/image/uploadItems';
+import { DEFAULT_IMAGES_PER_REQUEST } from '../nodes/ProductDataIntegration/actions/image/uploadSettings';
 // '.node.js' because tsx would resolve '.node' to the codex file next to it (.node.json).
 import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
 import { startEmulator, type Emulator } from '../scripts/emulator';

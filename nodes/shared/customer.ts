@@ -94,6 +94,16 @@ export function getCustomerOverride(
 	const customer = isTrigger
 		? context.getNodeParameter('options.customer', null)
 		: context.getNodeParameter('options.customer', itemIndex, null);
+	return customerOverrideOf(context, itemIndex, customer);
+}
+
+/** The customer node a Customer option's value (already read with its item's Options) picks. */
+export function customerOverrideOf(
+	context: IExecuteFunctions | IPollFunctions,
+	itemIndex: number,
+	customer: unknown,
+): CustomerOverride | undefined {
+	const isTrigger = !('getInputData' in context);
 	const locator: CustomerLocator =
 		typeof customer === 'object' && customer !== null
 			? (customer as CustomerLocator)

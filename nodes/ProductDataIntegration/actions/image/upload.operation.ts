@@ -9,11 +9,12 @@ import {
 } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
 import { DEFAULT_MAX_PHOTO_MEGABYTES, DEFAULT_PHOTO_TIMEOUT_SECONDS } from './photos';
+import { uploadItems } from './uploadItems';
 import {
 	DEFAULT_IMAGES_PER_REQUEST,
 	DEFAULT_MAX_REQUEST_MEGABYTES,
-	uploadItems,
-} from './uploadItems';
+	DEFAULT_PHOTOS_AT_ONCE,
+} from './uploadSettings';
 
 const properties: INodeProperties[] = [
 	{
@@ -166,6 +167,15 @@ const properties: INodeProperties[] = [
 				default: DEFAULT_PHOTO_TIMEOUT_SECONDS,
 				description:
 					'With Photo URL: the longest a photo may take to arrive. A slower one fails its item.',
+			},
+			{
+				displayName: 'Photos At Once',
+				name: 'photosAtOnce',
+				type: 'number',
+				typeOptions: { minValue: 1, numberPrecision: 0 },
+				default: DEFAULT_PHOTOS_AT_ONCE,
+				description:
+					"With Photo URL: how many photos are fetched at the same time, the next items' photos while one waits. Photos fetched and not yet sent stay within Max Request Size (reckoned by the largest photo so far). Output order is unchanged.",
 			},
 			{
 				displayName: 'Remember Known Images',

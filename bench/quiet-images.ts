@@ -1,0 +1,146 @@
+/**
+ * What a quiet night costs per photo: Image Upload by Photo URL with every photo known to the
+ * workflow (Known MD5, Known Hashcode and Known Version given back, the Photo Version unchanged), so
+ * no photo is downloaded and no request is sent. The time is n8n-core's engine running the node in
+ * this process, beside a peer in the same run: a node that only reads the same parameters once per
+ * item, as n8n evaluates them, and hands the item on (the floor any node reading them pays).
+ * Prints one JSON line per round:
+ *   {"items","uploadMsPerItem","peerMsPerItem","ratio","requests"}
+ *   BENCH_ITEMS (20000)  BENCH_ROUNDS (3)
+ */
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeParameters,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+
+// '.node.js' because tsx would resolve '.node' to the codex file next to it (.node.json).
+import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductDataIntegration.node.js';
+import { startEmulator } from '../scripts/emulator';
+import { emulatorCredentials, runNode } from '../scripts/n8n/in-process';
+
+function setting(name: string, fallback: number): number {
+	const raw = process.env[name];
+	const value = raw === undefined || raw.trim() === '' ? fallback : Number(raw);
+	if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be a number >= 1`);
+	return Math.floor(value);
+}
+
+const ITEMS = setting('BENCH_ITEMS', 20_000);
+const ROUNDS = setting('BENCH_ROUNDS', 3);
+
+const UPLOAD: INodeParameters = {
+	resource: 'image',
+	operation: 'upload',
+	imagesFrom: 'url',
+	photoUrl: '={{ $json.url }}',
+	photoVersion: '={{ $json.updatedAt }}',
+	options: {
+		knownMd5: '={{ $json.knownMd5 ?? "" }}',
+		knownHashcode: '={{ $json.knownHashcode ?? "" }}',
+		knownVersion: '={{ $json.knownVersion ?? "" }}',
+	},
+};
+
+/** The peer: the same parameters, each read once per item, and nothing else. */
+class ReadParametersOnly implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Read Parameters Only',
+		name: 'readParametersOnly',
+		group: ['transform'],
+		version: 1,
+		description: 'Reads its parameters per item',
+		defaults: { name: 'Read Parameters Only' },
+		inputs: ['main'],
+		outputs: ['main'],
+		properties: [
+			{ displayName: 'Resource', name: 'resource', type: 'string', default: '' },
+			{ displayName: 'Operation', name: 'operation', type: 'string', default: '' },
+			{ displayName: 'Images From', name: 'imagesFrom', type: 'string', default: '' },
+			{ displayName: 'Photo URL', name: 'photoUrl', type: 'string', default: '' },
+			{ displayName: 'Photo Version', name: 'photoVersion', type: 'string', default: '' },
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				default: {},
+				options: [
+					{ displayName: 'Known MD5', name: 'knownMd5', type: 'string', default: '' },
+					{ displayName: 'Known Hashcode', name: 'knownHashcode', type: 'string', default: '' },
+					{ displayName: 'Known Version', name: 'knownVersion', type: 'string', default: '' },
+				],
+			},
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const items = this.getInputData();
+		return [
+			items.map((item, itemIndex) => {
+				for (const name of ['imagesFrom', 'photoUrl', 'photoVersion', 'options'])
+					this.getNodeParameter(name, itemIndex);
+				return { json: item.json, pairedItem: { item: itemIndex } };
+			}),
+		];
+	}
+}
+
+function knownPhotos(): INodeExecutionData[] {
+	return Array.from({ length: ITEMS }, (_, n) => ({
+		json: {
+			url: `https://shop.example/photo/p${n}.jpg`,
+			updatedAt: 'v1',
+			knownMd5: n.toString(16).padStart(32, '0'),
+			knownHashcode: `h${n}`,
+			knownVersion: 'v1',
+		},
+	}));
+}
+
+async function timed(run: () => Promise<number>): Promise<number> {
+	const started = process.hrtime.bigint();
+	const outputs = await run();
+	if (outputs !== ITEMS) throw new Error(`${outputs} output items for ${ITEMS} input items`);
+	return Number(process.hrtime.bigint() - started) / 1e6 / ITEMS;
+}
+
+async function main(): Promise<void> {
+	const emulator = await startEmulator({ onlyImages: true });
+	const credentials = emulatorCredentials(emulator);
+	const upload = new ProductDataIntegration();
+	const peer = new ReadParametersOnly();
+	try {
+		for (let round = 0; round < ROUNDS; round++) {
+			const items = knownPhotos();
+			const before = emulator.stats().images;
+			const uploadMsPerItem = await timed(async () => {
+				const result = await runNode({ node: upload, parameters: UPLOAD, items, credentials });
+				if (result.error) throw new Error(`The run failed: ${result.error.message}`);
+				return result.output[0].length;
+			});
+			const peerMsPerItem = await timed(async () => {
+				const result = await runNode({ node: peer, parameters: UPLOAD, items });
+				if (result.error) throw new Error(`The peer failed: ${result.error.message}`);
+				return result.output[0].length;
+			});
+			console.log(
+				JSON.stringify({
+					items: ITEMS,
+					uploadMsPerItem: Number(uploadMsPerItem.toFixed(3)),
+					peerMsPerItem: Number(peerMsPerItem.toFixed(3)),
+					ratio: Number((uploadMsPerItem / peerMsPerItem).toFixed(2)),
+					imagesSent: emulator.stats().images - before,
+				}),
+			);
+		}
+	} finally {
+		await emulator.close();
+	}
+}
+
+void main().catch((error: unknown) => {
+	console.error(error);
+	process.exitCode = 1;
+});

@@ -1,0 +1,223 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { cleanServiceText } from '../../../shared/transport';
+import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
+import { imageSignature } from './imageSignature';
+import { fetchPhoto } from './photos';
+import type { GivenKnown, PhotoSettings, UploadSettings } from './uploadSettings';
+
+type PhotoFetch = Awaited<ReturnType<typeof fetchPhoto>>;
+
+/** An item's images, measured; or, for a photo known without a download, its answer. */
+export type ItemImages = { images: BinaryImage[] } | { answer: IDataObject };
+
+/** The images of the items of one run: binary fields read, photos fetched at most once per run. */
+export class RunImages {
+	/** Photos fetched in this run, by target, URL and version. */
+	private readonly photos = new Map<string, BinaryImage>();
+
+	/** Photos the host said are not modified since a known version, by URL, version and known version. */
+	private readonly notModified = new Set<string>();
+
+	/** Fetches started ahead of their item's turn, by URL and version: one at a time for each. */
+	private readonly ahead = new Map<
+		string,
+		{ itemIndex: number; key: string; fetch: Promise<PhotoFetch> }
+	>();
+
+	/** Photos on their way from their host. */
+	private inFlight = 0;
+
+	/** Bytes of photos that have come and that no item has taken yet. */
+	private arrivedBytes = 0;
+
+	private largestPhoto = 0;
+
+	/**
+	 * @param isAnswered whether the run has the answer to an image (target and md5), so that a
+	 * photo met again needs neither its bytes nor a download.
+	 * @param onArrival called when a photo has come, so that the next one may be asked for.
+	 */
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly isAnswered: (sameImage: string) => boolean,
+		private readonly onArrival: () => void,
+	) {}
+
+	async of(settings: UploadSettings): Promise<ItemImages> {
+		const { context } = this;
+		const { itemIndex, source, photo } = settings;
+		if (source === 'url' && photo) return await this.photoOf(settings, photo);
+		const images = selectBinaryImages(
+			context,
+			itemIndex,
+			source === 'all' ? 'all' : 'named',
+			settings.binaryProperties,
+		);
+		// Read each image once before anything is sent: an image that cannot be read fails its item
+		// alone, instead of breaking a request that carries other items' images.
+		for (const image of images) await measureImage(context, itemIndex, image);
+		return { images };
+	}
+
+	/**
+	 * A photo given by URL: answered from the item's Known Version or the host's "not modified"
+	 * without a download, met before in this run (same URL and version) without another, or
+	 * fetched (perhaps ahead of its turn) and measured.
+	 */
+	private async photoOf(settings: UploadSettings, photo: PhotoSettings): Promise<ItemImages> {
+		const { itemIndex, givenKnown } = settings;
+		const { url, version, knownVersion } = photo;
+		const answer = this.answerWithoutFetch(settings, photo);
+		if (answer) {
+			this.forget(itemIndex);
+			return answer;
+		}
+		const photoKey = JSON.stringify([url, version]);
+		try {
+			const fetched = await this.take(settings, photo);
+			if ('notModified' in fetched) {
+				this.notModified.add(JSON.stringify([url, version, knownVersion]));
+				return knownPhoto(url, knownVersion, givenKnown);
+			}
+			this.checkIsImage(itemIndex, fetched.image);
+			await measureImage(this.context, itemIndex, fetched.image);
+			this.photos.set(JSON.stringify([settings.targetKey, url, version]), fetched.image);
+			return { images: [fetched.image] };
+		} finally {
+			// Kept until the run knows the photo's outcome: no item fetches it again meanwhile.
+			if (this.ahead.get(photoKey)?.key === fetchKey(settings, photo)) this.ahead.delete(photoKey);
+		}
+	}
+
+	/** The photo's answer or image when the run needs no fetch for it. */
+	private answerWithoutFetch(
+		settings: UploadSettings,
+		photo: PhotoSettings,
+	): ItemImages | undefined {
+		const { targetKey, givenKnown } = settings;
+		const { url, version, knownVersion } = photo;
+		if (givenKnown && version !== '' && version === knownVersion)
+			return knownPhoto(url, version, givenKnown);
+		// The same URL and version met before in this run: no second download, while its bytes or
+		// its answer are still there.
+		const met = this.photos.get(JSON.stringify([targetKey, url, version]));
+		if (met && (met.data !== undefined || this.isAnswered(`${targetKey}\n${met.md5 as string}`)))
+			return { images: [{ ...met }] };
+		if (givenKnown && this.notModified.has(JSON.stringify([url, version, knownVersion])))
+			return knownPhoto(url, knownVersion, givenKnown);
+		return undefined;
+	}
+
+	/**
+	 * Whether one more photo may be fetched ahead, with `room` bytes left for photos fetched and not
+	 * yet sent: those on their way are reckoned at the largest photo of the run so far, and before
+	 * the first has come only one is fetched.
+	 */
+	hasRoom(room: number): boolean {
+		if (this.largestPhoto === 0) return this.inFlight === 0;
+		return this.arrivedBytes + (this.inFlight + 1) * this.largestPhoto <= room;
+	}
+
+	/** How many photos are on their way. */
+	get fetching(): number {
+		return this.inFlight;
+	}
+
+	/** Starts fetching an item's photo ahead of its turn, when its turn will need one. */
+	fetchAhead(settings: UploadSettings): void {
+		const { photo, itemIndex } = settings;
+		if (!photo || this.answerWithoutFetch(settings, photo)) return;
+		const photoKey = JSON.stringify([photo.url, photo.version]);
+		if (this.ahead.has(photoKey)) return;
+		const key = fetchKey(settings, photo);
+		this.ahead.set(photoKey, { itemIndex, key, fetch: this.startFetch(settings, photo) });
+	}
+
+	/** An item that needs its fetch no longer (failed, or answered after all): its bytes are let go. */
+	forget(itemIndex: number): void {
+		for (const [photoKey, started] of this.ahead) {
+			if (started.itemIndex !== itemIndex) continue;
+			this.ahead.delete(photoKey);
+			started.fetch.then(
+				(fetched) => {
+					if ('image' in fetched) this.arrivedBytes -= fetched.image.data?.length ?? 0;
+				},
+				() => undefined,
+			);
+		}
+	}
+
+	/** The item's fetch, started ahead or now; one another item started is used only if it succeeded. */
+	private async take(settings: UploadSettings, photo: PhotoSettings): Promise<PhotoFetch> {
+		const photoKey = JSON.stringify([photo.url, photo.version]);
+		const ahead = this.ahead.get(photoKey);
+		// Started for another item asking the host otherwise (with or without a known version).
+		const started = ahead?.key === fetchKey(settings, photo) ? ahead : undefined;
+		let fetched: PhotoFetch;
+		if (!started) fetched = await this.startFetch(settings, photo);
+		else if (started.itemIndex === settings.itemIndex) fetched = await started.fetch;
+		// A failure is told by the item whose fetch it was, naming it.
+		else fetched = await started.fetch.catch(async () => await this.startFetch(settings, photo));
+		if ('image' in fetched) this.arrivedBytes -= fetched.image.data?.length ?? 0;
+		return fetched;
+	}
+
+	private startFetch(settings: UploadSettings, photo: PhotoSettings): Promise<PhotoFetch> {
+		this.inFlight++;
+		const fetch = fetchPhoto(
+			this.context,
+			settings.itemIndex,
+			photo.url,
+			photo.version,
+			settings.givenKnown ? photo.knownVersion : '',
+			photo.bounds,
+		)
+			.finally(() => this.inFlight--)
+			.then((fetched) => {
+				const bytes = 'image' in fetched ? (fetched.image.data?.length ?? 0) : 0;
+				this.arrivedBytes += bytes;
+				this.largestPhoto = Math.max(this.largestPhoto, bytes);
+				this.onArrival();
+				return fetched;
+			});
+		// Its item hears of a failure at its turn; until then it is not an unhandled rejection.
+		fetch.catch(() => undefined);
+		return fetch;
+	}
+
+	/** A body that is not an image fails its item here, before it costs an image request. */
+	private checkIsImage(itemIndex: number, photo: BinaryImage): void {
+		const signature = imageSignature(photo.data as Buffer);
+		if ('image' in signature) return;
+		const saidType = photo.mimeType === 'application/octet-stream' ? '' : ` as ${photo.mimeType}`;
+		throw new NodeOperationError(
+			this.context.getNode(),
+			`The Photo URL of item ${itemIndex} is not an image: ${cleanServiceText(photo.url ?? '', 200)} sent ${signature.notImage}${saidType}`,
+			{
+				itemIndex,
+				description:
+					'Nothing was uploaded. A shop often answers a missing photo with a page of its own: check that the photo is still at its URL.',
+			},
+		);
+	}
+}
+
+/** What a fetch asks the host: the same for items giving the same URL, version and bounds. */
+function fetchKey(settings: UploadSettings, photo: PhotoSettings): string {
+	const conditional = settings.givenKnown ? photo.knownVersion : '';
+	return JSON.stringify([photo.url, photo.version, conditional, photo.bounds]);
+}
+
+function knownPhoto(url: string, version: string, givenKnown: GivenKnown | undefined): ItemImages {
+	return {
+		answer: {
+			hashcode: givenKnown?.hashcode,
+			md5: givenKnown?.md5,
+			url,
+			version,
+			known: 'item',
+		},
+	};
+}
