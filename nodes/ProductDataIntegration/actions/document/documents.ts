@@ -12,8 +12,7 @@ import {
 	HOW_TO_DECODE,
 	isXmlEncodedDocument,
 } from '../../../shared/xml/encoded';
-
-type XmlSource = 'binary' | 'text' | 'items';
+import { uploadSettings, type UploadSettings } from './uploadSettings';
 
 /** One document to upload: a binary file or text of one item, or a document built from a group. */
 export interface XmlDocument {
@@ -62,10 +61,11 @@ function capitalized(text: string): string {
 export async function prepareDocuments(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
+	settings: UploadSettings = uploadSettings(context),
 	itemIndexes: number[] = items.map((_, index) => index),
 ): Promise<PreparedDocument[]> {
 	if (itemIndexes.length === 0) return [];
-	const source = context.getNodeParameter('source', 0) as XmlSource;
+	const { source } = settings;
 	const prepared: PreparedDocument[] = [];
 	const groups =
 		source === 'items' ? groupItems(context, itemIndexes) : itemIndexes.map((index) => [index]);
@@ -74,9 +74,7 @@ export async function prepareDocuments(
 		const position = prepared.length;
 		const first = itemIndexes[0];
 		try {
-			const { validate = true } = context.getNodeParameter('options', first, {}) as {
-				validate?: boolean;
-			};
+			const { validate = true } = settings.optionsOf(first);
 			let document: XmlDocument;
 			if (source === 'binary') {
 				document = await readBinaryDocument(context, items, first, position, validate);

@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { runAlone } from '../../../shared/runAlone';
+import { runAlone } from '../../../../shared/runAlone';
 
 /**
  * Only Changed Products: which product, as it is now, the service has confirmed, kept in n8n's
