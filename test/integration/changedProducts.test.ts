@@ -389,6 +389,34 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 	});
 
+	it('under Continue On Fail, a run refused while another syncs gives an error item per input item', async () => {
+		await postControl(emulator.url, 'faults', {
+			count: 1,
+			kind: 'slow',
+			delayMs: 1500,
+			path: '/api/status',
+		});
+		const first = run(asItems(catalogue(3)));
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		const uploadsBefore = emulator.stats().uploads;
+		const second = await run(asItems(catalogue(3)), buildFromItems(), { continueOnFail: true });
+		expect(second.error).toBeUndefined();
+		expect(second.output[0]).toHaveLength(3);
+		expect(second.output[0].map(({ json }) => json.error)).toEqual([
+			'Another run of this node is still syncing its changed products',
+			'Another run of this node is still syncing its changed products',
+			'Another run of this node is still syncing its changed products',
+		]);
+		expect(second.output[0].map(({ json }) => json.sku)).toEqual([undefined, undefined, undefined]);
+		expect(second.output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+		]);
+		expect(emulator.stats().uploads).toBe(uploadsBefore);
+		expect((await first).error).toBeUndefined();
+	});
+
 	it('takes at most 250,000 products in one run: one more fails before anything is read or sent', async () => {
 		const many = (count: number) =>
 			Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));

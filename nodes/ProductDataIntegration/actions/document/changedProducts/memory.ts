@@ -41,30 +41,35 @@ const STORE_OPTIONS: ICheckProcessedOptions = {
 };
 
 /**
- * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory.
- * n8n's store lets concurrent writers overwrite each other, and a run that read another run's check
- * in flight could count as synced a product the other has not yet had confirmed. Other processes
- * (queue mode's workers) are not seen: there the schedule must keep runs apart.
+ * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory;
+ * null when another run goes on (see overlapRefusal). n8n's store lets concurrent writers overwrite
+ * each other, and a run that read another run's check in flight could count as synced a product
+ * the other has not yet had confirmed. Other processes (queue mode's workers) are not seen: there
+ * the schedule must keep runs apart.
  */
 export async function aloneInMemory<T>(
 	context: IExecuteFunctions,
 	run: () => Promise<T>,
-): Promise<T> {
+): Promise<T | null> {
 	return await runAlone(
 		context,
 		{
-			whenBusy: 'refuse',
-			refusal: () =>
-				new NodeOperationError(
-					context.getNode(),
-					'Another run of this node is still syncing its changed products',
-					{
-						description:
-							'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
-					},
-				),
+			whenBusy: 'skip',
+			skipped: 'Only Changed Products: refused, another run of this node is syncing',
 		},
 		run,
+	);
+}
+
+/** Why a run that overlapped another sent nothing. */
+export function overlapRefusal(context: IExecuteFunctions): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		'Another run of this node is still syncing its changed products',
+		{
+			description:
+				'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
+		},
 	);
 }
 

@@ -4,7 +4,13 @@ import { asNodeError, type ItemFailures } from '../../itemErrors';
 import { prepareDocuments, type XmlDocument } from '../documents';
 import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../sendDocuments';
 import { uploadSettings, type UploadSettings } from '../uploadSettings';
-import { aloneInMemory, recallProducts, rememberRun, type ProductEntry } from './memory';
+import {
+	aloneInMemory,
+	overlapRefusal,
+	recallProducts,
+	rememberRun,
+	type ProductEntry,
+} from './memory';
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
 import { itemContent, productEntry, readProducts, reasonOf } from './products';
 import type { ChangedProductsSettings } from './settings';
@@ -23,24 +29,36 @@ export async function uploadChangedProducts(
 	endpoint: UploadEndpoint,
 	settings: ChangedProductsSettings,
 ): Promise<INodeExecutionData[]> {
-	return await aloneInMemory(context, async () => {
-		const upload = uploadSettings(context);
-		const checked = await checkProducts(context, items, failures, endpoint, upload, settings);
-		const plans = await planChanged(context, items, upload, checked);
-		if (settings.validateOnly)
-			return await validatedOutput(context, items, failures, checked, plans);
+	const output = await aloneInMemory(
+		context,
+		async () => await syncChangedProducts(context, items, failures, endpoint, settings),
+	);
+	if (output !== null) return output;
+	// Each item says it was not sent, rather than going on as it came.
+	const refusal = overlapRefusal(context);
+	return items.map((_, itemIndex) => failures.output(refusal, [itemIndex]));
+}
 
-		const slots = await uploadPlans(context, plans, failures, endpoint);
-		const outcomes = sessionOutcomes(slots, checked.entries);
-		// An upload the service took proves the credential's password: only then is the memory written.
-		if (outcomes.sessions.length > 0) {
-			const unchanged = [...checked.entries.values()].filter(
-				(entry) => entry.reason === 'unchanged',
-			);
-			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
-		}
-		return runOutput(items, failures, checked, outcomes);
-	});
+async function syncChangedProducts(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	settings: ChangedProductsSettings,
+): Promise<INodeExecutionData[]> {
+	const upload = uploadSettings(context);
+	const checked = await checkProducts(context, items, failures, endpoint, upload, settings);
+	const plans = await planChanged(context, items, upload, checked);
+	if (settings.validateOnly) return await validatedOutput(context, items, failures, checked, plans);
+
+	const slots = await uploadPlans(context, plans, failures, endpoint);
+	const outcomes = sessionOutcomes(slots, checked.entries);
+	// An upload the service took proves the credential's password: only then is the memory written.
+	if (outcomes.sessions.length > 0) {
+		const unchanged = [...checked.entries.values()].filter((entry) => entry.reason === 'unchanged');
+		await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
+	}
+	return runOutput(items, failures, checked, outcomes);
 }
 
 /**
