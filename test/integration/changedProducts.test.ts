@@ -5,6 +5,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
+import { HarnessDeduplicator } from '../../scripts/n8n/in-process/deduplication';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
@@ -530,6 +531,22 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 	});
 
+	it("a night where products changed puts nothing back before its upload: n8n's removal, which scans the list per value, is not called", async () => {
+		await run(asItems(catalogue(6)));
+		emulator.reset();
+		const changed = catalogue(6);
+		for (const product of changed) product.price = 40;
+
+		deduplicator.failCalls('removeProcessed', { times: Infinity });
+		const night = await run(asItems(changed));
+		expect(night.error).toBeUndefined();
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3', 'P-4', 'P-5']);
+		deduplicator.stopFailing();
+
+		await run(asItems(changed));
+		expect(requests()).toBe(0);
+	});
+
 	it('Validate Only leaves the memory as it found it: a check of a few products forgets none of the others', async () => {
 		await run(asItems(catalogue(10)));
 		emulator.reset();
@@ -544,4 +561,42 @@ describe('Document Upload: Only Changed Products', () => {
 		await run(asItems(catalogue(10)));
 		expect(requests()).toBe(0);
 	});
+});
+
+describe('Document Upload: Only Changed Products, the store called in slices', () => {
+	const { emulator } = useEmulator(FAST_BUCKET);
+
+	it("hands n8n's store at most 20,000 values a call, so that no call holds the event loop for long", async () => {
+		const store = new HarnessDeduplicator();
+		const valuesPerCall: number[] = [];
+		deduplicator.use({
+			checkProcessedAndRecord: async (items, ...rest) => {
+				valuesPerCall.push(items.length);
+				return await store.checkProcessedAndRecord(items, ...rest);
+			},
+			removeProcessed: async (items, ...rest) => {
+				valuesPerCall.push(items.length);
+				await store.removeProcessed(items, ...rest);
+			},
+			clearAllProcessedItems: async (...args) => await store.clearAllProcessedItems(...args),
+			getProcessedDataCount: async (...args) => await store.getProcessedDataCount(...args),
+		});
+		const nodeId = randomUUID();
+		const night = async (price: number) =>
+			await runNode({
+				node,
+				nodeId,
+				parameters: buildFromItems(),
+				items: asItems(catalogue(50_000, price)),
+				credentials: fastCredentials(emulator),
+			});
+
+		expect((await night(10)).error).toBeUndefined();
+		const everyProductChanged = await night(11);
+		expect(everyProductChanged.error).toBeUndefined();
+		expect(everyProductChanged.output[0][0].json.run).toMatchObject({ sent: 50_000 });
+		expect(Object.values(store.sizes())).toEqual([50_000]);
+		expect(valuesPerCall.length).toBeGreaterThan(0);
+		expect(Math.max(...valuesPerCall)).toBeLessThanOrEqual(20_000);
+	}, 120_000);
 });

@@ -1,44 +1,36 @@
 import { createHash } from 'crypto';
-import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { runAlone } from '../../../../shared/runAlone';
+import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
 
 /**
  * Only Changed Products: which product, as it is now, the service has confirmed, kept in n8n's
  * deduplication store (its database: durable across restarts, shared by every process of the
- * instance, in both editions, without Redis).
+ * instance, in both editions, without Redis; how it is called: store.ts).
  *
- * That store holds, per workflow and node, one list of hashed values; each call reads the list and
- * writes it whole, and checking a value records it. The memory keeps two kinds of values, both
- * digests under the account's keyed digest, so that only the holder of the password can tell what
- * they stand for:
+ * The memory keeps two kinds of values, both digests under the account's keyed digest, so that
+ * only the holder of the password can tell what they stand for:
  * - confirmed(product, content): this content of this product is in a session that finished
  *   without errors;
  * - failed(product): a session that carried the product finished with errors.
  * n8n's store cannot look without recording: the check at the start of a run records every value
- * it did not find. So the memory is put back at once, whatever happens, to exactly what it held:
- * what the checks added is removed (n8n's own removal scans the whole list for each value: 2.5 s
- * for 1,000 values in a list of 100,000, 43 s for 50,000 in 150,000), or, when the list held
- * nothing but what they found, it is written again with that (about a second). A marker recorded
- * by the first check and removed with the rest tells a later run that a check was cut short (the
- * process died) before the memory was put back: that run trusts none of it and sends every
- * product. Only after an upload the service accepted does the list change: it becomes this run's
+ * it did not find, with a marker that tells a later run that a check is under way or was cut short
+ * (the process died): that run trusts none of it and sends every product. After an upload the
+ * service accepted, the list is written again, in time linear in it: it becomes this run's
  * products that are confirmed (unchanged ones included) and those whose session finished with
  * errors. An older content of a changed product, which would otherwise count as synced if the
- * product changed back to it, is dropped, and so is whatever earlier runs remembered that this
- * run does not hold (after a run of a few sample items, the next run sends all the others).
+ * product changed back to it, is dropped, and so is whatever earlier runs remembered that this run
+ * does not hold (after a run of a few sample items, the next run sends all the others). A run that
+ * ends otherwise (Validate Only, no upload taken, an error) puts the list back to exactly what it
+ * held: written again with what the checks found when that was all it held, or else with what they
+ * added removed by n8n's removal, which scans the list for each value (in slices with a pause
+ * between them, so slow but never blocking: 1,000 values from a list of 100,000 take about 2.5 s).
  */
 
-/**
- * Products one run may hold: the list then holds at most twice as many values (confirmed and
- * failed), and the marker of a check under way.
- */
+/** Products one run may hold: the list then holds at most as many values and one marker. */
 export const MAX_PRODUCTS_PER_RUN = 250_000;
-const STORE_OPTIONS: ICheckProcessedOptions = {
-	mode: 'entries',
-	maxEntries: 2 * MAX_PRODUCTS_PER_RUN + 1,
-};
 
 /**
  * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory;
@@ -101,65 +93,77 @@ export interface Recalled {
 	failedBefore: boolean;
 }
 
-/** Recorded by the first check of a run and removed when the memory is put back (see above). */
+/** Recorded by the first check of a run and gone once the memory is written or put back. */
 const CHECK_UNDER_WAY = 'check under way';
 
-/** What the memory says about each entry; the memory is left as it was found. */
+/** What the memory said at the start of a run, and how to put it back as it was. */
+export interface Recall {
+	recalled: Recalled[];
+	/** Puts the list back as it was found: for a run that does not write it again. */
+	putBack(): Promise<void>;
+}
+
+/**
+ * What the memory says about each entry. What the checks recorded stays in the list, beside the
+ * marker, until the run writes the list again or puts it back; if the checks fail, it is put back
+ * at once.
+ */
 export async function recallProducts(
 	context: IExecuteFunctions,
 	entries: ProductEntry[],
-): Promise<Recalled[]> {
-	const helpers = context.helpers;
-	const countBefore = await helpers.getProcessedDataCount('node', STORE_OPTIONS);
+): Promise<Recall> {
+	const countBefore = await countEntries(context);
 	const confirmed = entries.map(confirmedValue);
-	const check = await helpers.checkProcessedAndRecord(
-		[CHECK_UNDER_WAY, ...confirmed],
-		'node',
-		STORE_OPTIONS,
-	);
-	let found = check.processed.map(String);
-	let added = check.new.map(String);
+	const found: string[] = [];
+	const added: string[] = [];
+	const putBack = async () => {
+		if (added.length === 0) return;
+		// The list held nothing but what the checks found: written again with that.
+		if (countBefore === found.length) await rewrite(context, found);
+		else await removeEntries(context, added, countBefore + added.length);
+		added.length = 0;
+	};
+	let answered = false;
 	try {
-		const confirmedBefore = new Set(found);
-		const trusted = !confirmedBefore.has(CHECK_UNDER_WAY);
-		const unchanged = confirmed.map((value) => trusted && confirmedBefore.has(value));
+		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed]);
+		keep(check, found, added);
+		const before = new Set(check.found);
+		const trusted = !before.has(CHECK_UNDER_WAY);
+		const unchanged = confirmed.map((value) => trusted && before.has(value));
 		// Whether a session failed matters only for the products to send: only theirs are looked up.
 		const failed = entries.map((entry, index) =>
 			trusted && !unchanged[index] ? failedValue(entry) : undefined,
 		);
-		const toLookUp = failed.filter((value): value is string => value !== undefined);
-		let failedBefore = new Set<string>();
-		if (toLookUp.length > 0) {
-			const lookUp = await helpers.checkProcessedAndRecord(toLookUp, 'node', STORE_OPTIONS);
-			added = added.concat(lookUp.new.map(String));
-			found = found.concat(lookUp.processed.map(String));
-			failedBefore = new Set(lookUp.processed.map(String));
-		}
-		return entries.map((_, index) => ({
+		const failedBefore = await lookUp(context, failed, found, added);
+		const recalled = entries.map((_, index) => ({
 			unchanged: unchanged[index],
 			failedBefore: failed[index] !== undefined && failedBefore.has(failed[index] as string),
 		}));
+		answered = true;
+		return { recalled, putBack };
 	} finally {
-		await putBack(context, countBefore, found, added);
+		if (!answered) await putBack();
 	}
 }
 
-/** Puts the list back as it was before the checks of a run found `found` and added `added`. */
-async function putBack(
+/** Adds what a check found and added to the run's lists (one by one: they may be long). */
+function keep(check: { found: string[]; added: string[] }, found: string[], added: string[]): void {
+	for (const value of check.found) found.push(value);
+	for (const value of check.added) added.push(value);
+}
+
+/** The failed(product) values of `failed` the list holds; found and added are kept. */
+async function lookUp(
 	context: IExecuteFunctions,
-	countBefore: number,
+	failed: Array<string | undefined>,
 	found: string[],
 	added: string[],
-): Promise<void> {
-	const helpers = context.helpers;
-	if (added.length === 0) return;
-	if (countBefore === found.length) {
-		// The list held nothing but what the checks found: written again with that, at once.
-		await helpers.clearAllProcessedItems('node', STORE_OPTIONS);
-		if (found.length > 0) await helpers.checkProcessedAndRecord(found, 'node', STORE_OPTIONS);
-	} else {
-		await helpers.removeProcessed(added, 'node', STORE_OPTIONS);
-	}
+): Promise<Set<string>> {
+	const toLookUp = failed.filter((value): value is string => value !== undefined);
+	if (toLookUp.length === 0) return new Set();
+	const check = await checkAndRecord(context, toLookUp);
+	keep(check, found, added);
+	return new Set(check.found);
 }
 
 /**
@@ -172,8 +176,5 @@ export async function rememberRun(
 	confirmed: ProductEntry[],
 	failed: ProductEntry[],
 ): Promise<void> {
-	await context.helpers.clearAllProcessedItems('node', STORE_OPTIONS);
-	const values = [...confirmed.map(confirmedValue), ...failed.map(failedValue)];
-	if (values.length > 0)
-		await context.helpers.checkProcessedAndRecord(values, 'node', STORE_OPTIONS);
+	await rewrite(context, [...confirmed.map(confirmedValue), ...failed.map(failedValue)]);
 }

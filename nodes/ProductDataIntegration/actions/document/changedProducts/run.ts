@@ -47,19 +47,38 @@ async function syncChangedProducts(
 	settings: ChangedProductsSettings,
 ): Promise<INodeExecutionData[]> {
 	const upload = uploadSettings(context);
-	const checked = await checkProducts(context, items, failures, endpoint, upload, settings);
-	const plans = await planChanged(context, items, upload, checked);
-	if (settings.validateOnly) return await validatedOutput(context, items, failures, checked, plans);
+	const { checked, putBack } = await checkProducts(
+		context,
+		items,
+		failures,
+		endpoint,
+		upload,
+		settings,
+	);
+	// The list keeps what the checks recorded until it is written again or put back.
+	let written = false;
+	try {
+		const plans = await planChanged(context, items, upload, checked);
+		if (settings.validateOnly)
+			return await validatedOutput(context, items, failures, checked, plans);
 
-	const slots = await uploadPlans(context, plans, failures, endpoint);
-	const outcomes = sessionOutcomes(slots, checked.entries);
-	// An upload the service took proves the credential's password: only then is the memory written.
-	if (outcomes.sessions.length > 0) {
-		const unchanged = [...checked.entries.values()].filter((entry) => entry.reason === 'unchanged');
-		await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
+		const slots = await uploadPlans(context, plans, failures, endpoint);
+		const outcomes = sessionOutcomes(slots, checked.entries);
+		// An upload the service took proves the credential's password: only then is the memory written.
+		if (outcomes.sessions.length > 0) {
+			const unchanged = [...checked.entries.values()].filter(
+				(entry) => entry.reason === 'unchanged',
+			);
+			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
+			written = true;
+		}
+		return runOutput(items, failures, checked, outcomes);
+	} finally {
+		if (!written) await putBack();
 	}
-	return runOutput(items, failures, checked, outcomes);
 }
+
+async function noPutBack(): Promise<void> {}
 
 /**
  * Each item's product and content, checked, and what the memory says of it. Without Continue On
@@ -72,7 +91,7 @@ async function checkProducts(
 	endpoint: UploadEndpoint,
 	upload: UploadSettings,
 	settings: ChangedProductsSettings,
-): Promise<CheckedProducts> {
+): Promise<{ checked: CheckedProducts; putBack: () => Promise<void> }> {
 	const checked: CheckedProducts = {
 		products: new Map(),
 		itemErrors: new Map(),
@@ -99,8 +118,8 @@ async function checkProducts(
 		}
 	}
 	// Send All Products forgets only once the run has proven the password (see rememberRun).
-	const recalled = settings.sendAll
-		? found.map(() => ({ unchanged: false, failedBefore: false }))
+	const { recalled, putBack } = settings.sendAll
+		? { recalled: found.map(() => ({ unchanged: false, failedBefore: false })), putBack: noPutBack }
 		: await recallProducts(
 				context,
 				found.map(([, entry]) => entry),
@@ -108,7 +127,7 @@ async function checkProducts(
 	found.forEach(([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
 	);
-	return checked;
+	return { checked, putBack };
 }
 
 /**
