@@ -14,6 +14,7 @@ import {
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
 import { itemContent, productEntry, readProducts, reasonOf } from './products';
 import type { ChangedProductsSettings } from './settings';
+import { pause } from './store';
 
 /**
  * Only Changed Products: every product is checked and its content digested before the memory is
@@ -80,6 +81,9 @@ async function syncChangedProducts(
 
 async function noPutBack(): Promise<void> {}
 
+/** Products digested between two pauses that let timers, requests and other executions run. */
+const PRODUCTS_BETWEEN_PAUSES = 5_000;
+
 /**
  * Each item's product and content, checked, and what the memory says of it. Without Continue On
  * Fail, bad input ends the run before anything is sent.
@@ -110,6 +114,7 @@ async function checkProducts(
 	const contents = await readContents(context, items, upload, checked, fail);
 	const found: Array<[number, ProductEntry]> = [];
 	for (const [itemIndex, content] of contents) {
+		if (found.length % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
 		try {
 			const product = checked.products.get(itemIndex) as string;
 			found.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
@@ -143,8 +148,10 @@ async function readContents(
 ): Promise<Map<number, string>> {
 	const contents = new Map<number, string>();
 	if (upload.source === 'items') {
-		for (const itemIndex of checked.products.keys())
+		for (const itemIndex of checked.products.keys()) {
+			if (contents.size % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
 			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
+		}
 		return contents;
 	}
 	for (const entry of await prepareDocuments(context, items, upload, [

@@ -20,7 +20,7 @@ const RECORD_SLICE = 20_000;
 const REMOVAL_SCAN_BUDGET = 4_000_000;
 
 /** Lets timers, requests and other executions run between two calls. */
-async function pause(): Promise<void> {
+export async function pause(): Promise<void> {
 	await sleep(0);
 }
 
