@@ -192,23 +192,7 @@ async function readBinaryDocument(
 	let buffer: Buffer | undefined;
 	let problem: XmlProblem | null = null;
 	if (binaryData.id) {
-		const stream = await context.helpers.getBinaryStream(binaryData.id);
-		// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
-		const signal = cancelSignal(context);
-		const stop = () => stream.destroy(new Error('The execution was cancelled'));
-		signal?.addEventListener('abort', stop, { once: true });
-		try {
-			if (validate) {
-				problem = await checkXmlStream(stream, measure);
-			} else {
-				for await (const chunk of stream) measure(chunk as Buffer);
-			}
-		} catch (error) {
-			if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
-			throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
-		} finally {
-			signal?.removeEventListener('abort', stop);
-		}
+		problem = await readStoredBinary(context, binaryData.id, itemIndex, validate, measure);
 	} else {
 		buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
 		measure(buffer);
@@ -235,6 +219,31 @@ async function readBinaryDocument(
 		sha256: hash.digest('hex'),
 		validation: validate ? 'passed' : 'skipped: Validate Before Upload is off',
 	};
+}
+
+/** Reads a file in n8n's binary store as a stream, once, for both the check and `measure`. */
+async function readStoredBinary(
+	context: IExecuteFunctions,
+	binaryDataId: string,
+	itemIndex: number,
+	validate: boolean,
+	measure: (chunk: Buffer) => void,
+): Promise<XmlProblem | null> {
+	const stream = await context.helpers.getBinaryStream(binaryDataId);
+	// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
+	const signal = cancelSignal(context);
+	const stop = () => stream.destroy(new Error('The execution was cancelled'));
+	signal?.addEventListener('abort', stop, { once: true });
+	try {
+		if (validate) return await checkXmlStream(stream, measure);
+		for await (const chunk of stream) measure(chunk as Buffer);
+		return null;
+	} catch (error) {
+		if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
+		throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+	} finally {
+		signal?.removeEventListener('abort', stop);
+	}
 }
 
 function readTextDocument(context: IExecuteFunctions, itemIndex: number): Buffer {
