@@ -19,7 +19,17 @@
  * requests: what the emulator counted; bucketSeconds: how long the service's own terms (50 at once,
  * then one per 5 s) take for them from an empty bucket; storeMs: time spent in the store's calls;
  * memoryEntries/memoryBytes: the node's row in the store after the night.
- * BENCH_PRODUCTS sets the catalogue's size (default 100000).
+ * BENCH_PRODUCTS sets the catalogue's size (default 100000; 0 leaves these nights out).
+ *
+ * Then the worst night, at 100,000 and at the bound of 250,000 products (BENCH_EVERY_CHANGED sets
+ * the sizes, e.g. 100000,250000; 0 leaves it out), each size in its own child process and database,
+ * the incremental way only: a first night, a night where every product changed, and a night where
+ * 1 % changed. Beside the store time, the longest the event loop was blocked in the night: the
+ * longest gap between ticks of a 10 ms timer, less the 10 ms, counted only as far as the process
+ * used the processor in it (while it is blocked, n8n answers no request, runs no other execution,
+ * and a queue-mode worker renews no lock). One JSON line a night:
+ *   {"part":"every-changed","night","scenario","products","changedProducts","productsSent",
+ *    "requests","ms","storeMs","longestBlockMs","memoryEntries","memoryBytes"}
  */
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,8 +62,16 @@ const SERVICE_CAPACITY = 50;
 const SERVICE_INTERVAL_SECONDS = 5;
 const SCENARIOS = ['first', 'changed', 'after-failure', 'after-restart', 'verified'];
 const FAILING_NIGHT = 2;
+const EVERY_CHANGED_SIZES = (process.env.BENCH_EVERY_CHANGED ?? '100000,250000')
+	.split(',')
+	.map(Number)
+	.filter((size) => size > 0);
+const EVERY_CHANGED_SCENARIOS = ['first', 'every-changed', 'one-percent-changed'];
+const PROBE_INTERVAL_MS = 10;
 
 interface ChildTask {
+	/** Set for the worst night: the catalogue's size. */
+	everyChanged?: number;
 	nights: number[];
 	emulatorUrl: string;
 	database: string;
@@ -75,6 +93,47 @@ function product(index: number, night: number): IDataObject {
 
 function catalogue(night: number): INodeExecutionData[] {
 	return Array.from({ length: PRODUCTS }, (_, index) => ({ json: product(index, night) }));
+}
+
+/**
+ * Product `index` of a catalogue of the worst night: night 2 changes every product's price, night 3
+ * then 1 % of the products' names.
+ */
+function everyChangedProduct(index: number, night: number, size: number): IDataObject {
+	const renamed = night >= 3 && index < Math.max(1, Math.round(size / 100));
+	return {
+		sku: `SKU-${index}`,
+		name: renamed ? `Product ${index} (renamed)` : `Product ${index}`,
+		price: 10 + (index % 90) + (night >= 2 ? 1 : 0),
+		stock: index % 7,
+	};
+}
+
+/**
+ * The longest the event loop was held up between two ticks of a timer, until stop(). A gap counts
+ * only as far as this process used the processor in it: on a loaded machine the operating system
+ * also holds a process up, and that is no block of its own.
+ */
+function eventLoopProbe() {
+	let longest = 0;
+	let last = performance.now();
+	let lastCpu = process.cpuUsage();
+	const tick = () => {
+		const now = performance.now();
+		const cpu = process.cpuUsage(lastCpu);
+		const cpuMs = (cpu.user + cpu.system) / 1000;
+		longest = Math.max(longest, Math.min(now - last - PROBE_INTERVAL_MS, cpuMs));
+		last = now;
+		lastCpu = process.cpuUsage();
+	};
+	const timer = setInterval(tick, PROBE_INTERVAL_MS);
+	return {
+		stop: () => {
+			clearInterval(timer);
+			tick();
+			return Math.round(longest);
+		},
+	};
 }
 
 function parameters(incremental: boolean): IDataObject {
@@ -261,6 +320,53 @@ async function runNights(task: ChildTask): Promise<void> {
 	}
 }
 
+async function runEveryChanged(task: ChildTask & { everyChanged: number }): Promise<void> {
+	const { store, takeStoreMs, row } = await n8nStore(task.n8nModules, task.database);
+	deduplicator.use(store);
+	const node = nodeOf(task.edition);
+	const size = task.everyChanged;
+	const known = new Set(
+		((await control(task.emulatorUrl, 'uploads')) as Array<{ id: string }>).map(({ id }) => id),
+	);
+	const nodeId = `every-changed-${size}`;
+	for (const night of task.nights) {
+		const items = Array.from({ length: size }, (_, index) => ({
+			json: everyChangedProduct(index, night, size),
+		}));
+		const before = await requestCount(task.emulatorUrl);
+		const probe = eventLoopProbe();
+		const start = performance.now();
+		const { error } = await runNode({
+			node,
+			nodeId,
+			parameters: parameters(true),
+			items,
+			credentials: emulatorCredentials(
+				{ url: task.emulatorUrl },
+				{ customRateLimit: true, bucketCapacity: 50, leakIntervalSeconds: 0.02 },
+			),
+		});
+		const ms = Math.round(performance.now() - start);
+		const longestBlockMs = probe.stop();
+		if (error) throw new Error(`every changed, ${size}, night ${night}: ${error.message}`);
+		console.log(
+			JSON.stringify({
+				part: 'every-changed',
+				night,
+				scenario: EVERY_CHANGED_SCENARIOS[night - 1],
+				products: size,
+				changedProducts: night === 3 ? Math.max(1, Math.round(size / 100)) : size,
+				productsSent: await productsUploaded(task.emulatorUrl, known),
+				requests: (await requestCount(task.emulatorUrl)) - before,
+				ms,
+				storeMs: takeStoreMs(),
+				longestBlockMs,
+				...(await row(nodeId)),
+			}),
+		);
+	}
+}
+
 async function inChild(task: ChildTask): Promise<void> {
 	const child = fork(__filename, ['child', JSON.stringify(task)], { stdio: 'inherit' });
 	const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -276,9 +382,20 @@ async function main(): Promise<void> {
 	const folder = mkdtempSync(join(tmpdir(), 'catalogue-sync-'));
 	const base = { emulatorUrl: emulator.url, database: join(folder, 'database.sqlite'), n8nModules };
 	try {
-		await inChild({ ...base, nights: [1, 2, 3], edition: 'full' });
-		await inChild({ ...base, nights: [4], edition: 'full' });
-		await inChild({ ...base, nights: [5], edition: 'verified' });
+		if (PRODUCTS > 0) {
+			await inChild({ ...base, nights: [1, 2, 3], edition: 'full' });
+			await inChild({ ...base, nights: [4], edition: 'full' });
+			await inChild({ ...base, nights: [5], edition: 'verified' });
+		}
+		for (const size of EVERY_CHANGED_SIZES) {
+			await inChild({
+				...base,
+				database: join(folder, `every-changed-${size}.sqlite`),
+				nights: [1, 2, 3],
+				edition: 'full',
+				everyChanged: size,
+			});
+		}
 	} finally {
 		await emulator.close();
 		rmSync(folder, { recursive: true, force: true });
@@ -286,7 +403,13 @@ async function main(): Promise<void> {
 }
 
 const [mode, task] = process.argv.slice(2);
-(mode === 'child' ? runNights(JSON.parse(task) as ChildTask) : main()).then(
+function runChild(task: ChildTask): Promise<void> {
+	return task.everyChanged === undefined
+		? runNights(task)
+		: runEveryChanged({ ...task, everyChanged: task.everyChanged });
+}
+
+(mode === 'child' ? runChild(JSON.parse(task) as ChildTask) : main()).then(
 	() => process.exit(0),
 	(error: unknown) => {
 		console.error(error);

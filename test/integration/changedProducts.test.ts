@@ -5,6 +5,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
+import { HarnessDeduplicator } from '../../scripts/n8n/in-process/deduplication';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 import { takeUploadedSkus } from '../helpers/uploads';
@@ -369,6 +370,34 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 	});
 
+	it('under Continue On Fail, a run refused while another syncs gives an error item per input item', async () => {
+		await postControl(emulator.url, 'faults', {
+			count: 1,
+			kind: 'slow',
+			delayMs: 1500,
+			path: '/api/status',
+		});
+		const first = run(asItems(catalogue(3)));
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		const uploadsBefore = emulator.stats().uploads;
+		const second = await run(asItems(catalogue(3)), buildFromItems(), { continueOnFail: true });
+		expect(second.error).toBeUndefined();
+		expect(second.output[0]).toHaveLength(3);
+		expect(second.output[0].map(({ json }) => json.error)).toEqual([
+			'Another run of this node is still syncing its changed products',
+			'Another run of this node is still syncing its changed products',
+			'Another run of this node is still syncing its changed products',
+		]);
+		expect(second.output[0].map(({ json }) => json.sku)).toEqual([undefined, undefined, undefined]);
+		expect(second.output[0].map(({ pairedItem }) => pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+		]);
+		expect(emulator.stats().uploads).toBe(uploadsBefore);
+		expect((await first).error).toBeUndefined();
+	});
+
 	it('takes at most 250,000 products in one run: one more fails before anything is read or sent', async () => {
 		const many = (count: number) =>
 			Array.from({ length: count }, (_, index) => ({ json: { sku: index } }));
@@ -482,6 +511,22 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 	});
 
+	it("a night where products changed puts nothing back before its upload: n8n's removal, which scans the list per value, is not called", async () => {
+		await run(asItems(catalogue(6)));
+		emulator.reset();
+		const changed = catalogue(6);
+		for (const product of changed) product.price = 40;
+
+		deduplicator.failCalls('removeProcessed', { times: Infinity });
+		const night = await run(asItems(changed));
+		expect(night.error).toBeUndefined();
+		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3', 'P-4', 'P-5']);
+		deduplicator.stopFailing();
+
+		await run(asItems(changed));
+		expect(requests()).toBe(0);
+	});
+
 	it('Validate Only leaves the memory as it found it: a check of a few products forgets none of the others', async () => {
 		await run(asItems(catalogue(10)));
 		emulator.reset();
@@ -496,4 +541,42 @@ describe('Document Upload: Only Changed Products', () => {
 		await run(asItems(catalogue(10)));
 		expect(requests()).toBe(0);
 	});
+});
+
+describe('Document Upload: Only Changed Products, the store called in slices', () => {
+	const { emulator } = useEmulator(FAST_BUCKET);
+
+	it("hands n8n's store at most 20,000 values a call, so that no call holds the event loop for long", async () => {
+		const store = new HarnessDeduplicator();
+		const valuesPerCall: number[] = [];
+		deduplicator.use({
+			checkProcessedAndRecord: async (items, ...rest) => {
+				valuesPerCall.push(items.length);
+				return await store.checkProcessedAndRecord(items, ...rest);
+			},
+			removeProcessed: async (items, ...rest) => {
+				valuesPerCall.push(items.length);
+				await store.removeProcessed(items, ...rest);
+			},
+			clearAllProcessedItems: async (...args) => await store.clearAllProcessedItems(...args),
+			getProcessedDataCount: async (...args) => await store.getProcessedDataCount(...args),
+		});
+		const nodeId = randomUUID();
+		const night = async (price: number) =>
+			await runNode({
+				node,
+				nodeId,
+				parameters: buildFromItems(),
+				items: asItems(catalogue(50_000, price)),
+				credentials: fastCredentials(emulator),
+			});
+
+		expect((await night(10)).error).toBeUndefined();
+		const everyProductChanged = await night(11);
+		expect(everyProductChanged.error).toBeUndefined();
+		expect(everyProductChanged.output[0][0].json.run).toMatchObject({ sent: 50_000 });
+		expect(Object.values(store.sizes())).toEqual([50_000]);
+		expect(valuesPerCall.length).toBeGreaterThan(0);
+		expect(Math.max(...valuesPerCall)).toBeLessThanOrEqual(20_000);
+	}, 120_000);
 });

@@ -17,13 +17,18 @@ export const waitTimeoutOption: INodeProperties = {
 		'How long to wait for the uploads of this item. Those still in the queue then come out with the status processing and timedOut true.',
 };
 
+/** The options of an item that say how its sessions are awaited. */
+export interface WaitOptions {
+	timeout?: unknown;
+	includeErrorMessage?: boolean;
+}
+
 /**
  * The Timeout (Seconds) option of an item, in milliseconds. Checked before any request: n8n hands
  * an expression's text to a number field as it is, and a wait without a deadline would poll for as
  * long as an upload stays in the queue.
  */
-function getWaitTimeoutMs(context: IExecuteFunctions, itemIndex: number): number {
-	const { timeout } = context.getNodeParameter('options', itemIndex, {}) as { timeout?: unknown };
+function getWaitTimeoutMs(context: IExecuteFunctions, itemIndex: number, timeout: unknown): number {
 	if (timeout === undefined || timeout === null || timeout === '')
 		return DEFAULT_WAIT_TIMEOUT_SECONDS * 1000;
 	const seconds = typeof timeout === 'string' ? Number(timeout.trim()) : timeout;
@@ -40,19 +45,20 @@ function getWaitTimeoutMs(context: IExecuteFunctions, itemIndex: number): number
 	return Math.max(0, seconds) * 1000;
 }
 
-/** How the sessions of an item are awaited, from the item's Options. Checked before any request. */
+/**
+ * How the sessions of an item are awaited, from the item's Options (read once by the caller).
+ * Checked before any request.
+ */
 export function waitSettings(
 	context: IExecuteFunctions,
 	itemIndex: number,
+	options: WaitOptions,
 ): Omit<SessionToAwait, 'sessionId'> {
-	const { includeErrorMessage } = context.getNodeParameter('options', itemIndex, {}) as {
-		includeErrorMessage?: boolean;
-	};
 	return {
 		itemIndex,
 		customer: getCustomerOverride(context, itemIndex),
-		includeErrorMessage: includeErrorMessage === true,
-		timeoutMs: getWaitTimeoutMs(context, itemIndex),
+		includeErrorMessage: options.includeErrorMessage === true,
+		timeoutMs: getWaitTimeoutMs(context, itemIndex, options.timeout),
 	};
 }
 

@@ -12,8 +12,7 @@ import {
 	HOW_TO_DECODE,
 	isXmlEncodedDocument,
 } from '../../../shared/xml/encoded';
-
-type XmlSource = 'binary' | 'text' | 'items';
+import { uploadSettings, type UploadSettings } from './uploadSettings';
 
 /** One document to upload: a binary file or text of one item, or a document built from a group. */
 export interface XmlDocument {
@@ -62,10 +61,11 @@ function capitalized(text: string): string {
 export async function prepareDocuments(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
+	settings: UploadSettings = uploadSettings(context),
 	itemIndexes: number[] = items.map((_, index) => index),
 ): Promise<PreparedDocument[]> {
 	if (itemIndexes.length === 0) return [];
-	const source = context.getNodeParameter('source', 0) as XmlSource;
+	const { source } = settings;
 	const prepared: PreparedDocument[] = [];
 	const groups =
 		source === 'items' ? groupItems(context, itemIndexes) : itemIndexes.map((index) => [index]);
@@ -74,9 +74,7 @@ export async function prepareDocuments(
 		const position = prepared.length;
 		const first = itemIndexes[0];
 		try {
-			const { validate = true } = context.getNodeParameter('options', first, {}) as {
-				validate?: boolean;
-			};
+			const { validate = true } = settings.optionsOf(first);
 			let document: XmlDocument;
 			if (source === 'binary') {
 				document = await readBinaryDocument(context, items, first, position, validate);
@@ -194,23 +192,7 @@ async function readBinaryDocument(
 	let buffer: Buffer | undefined;
 	let problem: XmlProblem | null = null;
 	if (binaryData.id) {
-		const stream = await context.helpers.getBinaryStream(binaryData.id);
-		// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
-		const signal = cancelSignal(context);
-		const stop = () => stream.destroy(new Error('The execution was cancelled'));
-		signal?.addEventListener('abort', stop, { once: true });
-		try {
-			if (validate) {
-				problem = await checkXmlStream(stream, measure);
-			} else {
-				for await (const chunk of stream) measure(chunk as Buffer);
-			}
-		} catch (error) {
-			if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
-			throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
-		} finally {
-			signal?.removeEventListener('abort', stop);
-		}
+		problem = await readStoredBinary(context, binaryData.id, itemIndex, validate, measure);
 	} else {
 		buffer = await context.helpers.getBinaryDataBuffer(itemIndex, propertyName);
 		measure(buffer);
@@ -237,6 +219,31 @@ async function readBinaryDocument(
 		sha256: hash.digest('hex'),
 		validation: validate ? 'passed' : 'skipped: Validate Before Upload is off',
 	};
+}
+
+/** Reads a file in n8n's binary store as a stream, once, for both the check and `measure`. */
+async function readStoredBinary(
+	context: IExecuteFunctions,
+	binaryDataId: string,
+	itemIndex: number,
+	validate: boolean,
+	measure: (chunk: Buffer) => void,
+): Promise<XmlProblem | null> {
+	const stream = await context.helpers.getBinaryStream(binaryDataId);
+	// Reading a large file takes seconds; a cancelled execution stops it instead of waiting.
+	const signal = cancelSignal(context);
+	const stop = () => stream.destroy(new Error('The execution was cancelled'));
+	signal?.addEventListener('abort', stop, { once: true });
+	try {
+		if (validate) return await checkXmlStream(stream, measure);
+		for await (const chunk of stream) measure(chunk as Buffer);
+		return null;
+	} catch (error) {
+		if (signal?.aborted) throw cancelledError(context.getNode(), itemIndex);
+		throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+	} finally {
+		signal?.removeEventListener('abort', stop);
+	}
 }
 
 function readTextDocument(context: IExecuteFunctions, itemIndex: number): Buffer {

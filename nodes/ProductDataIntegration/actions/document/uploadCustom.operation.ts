@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { uploadFields } from './uploadFields';
 import type { ItemFailures } from '../itemErrors';
-import { uploadDocuments } from './uploadDocuments';
+import { executeUpload } from './uploadOperation';
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['document'], operation: ['uploadCustom'] } },
@@ -17,5 +17,5 @@ export async function executeBatch(
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 ): Promise<INodeExecutionData[]> {
-	return await uploadDocuments(context, items, failures, 'xml/custom');
+	return await executeUpload(context, items, failures, 'xml/custom');
 }

@@ -3,7 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
 import { waitTimeoutOption } from '../waiting';
-import { changedProductsFields } from './changedProducts';
+import { changedProductsFields } from './changedProducts/settings';
 
 /**
  * The fields of Upload and Upload Custom XML, which differ only in what the XML they take is.

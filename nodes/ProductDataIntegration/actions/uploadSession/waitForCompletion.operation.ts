@@ -10,7 +10,7 @@ import {
 	type WaitResult,
 } from '../../../shared/sessions';
 import type { ItemFailures } from '../itemErrors';
-import { waitedOutcome, waitSettings, waitTimeoutOption } from '../waiting';
+import { waitedOutcome, waitSettings, waitTimeoutOption, type WaitOptions } from '../waiting';
 import { getSessionIds } from './sessionId';
 
 const properties: INodeProperties[] = [
@@ -53,7 +53,11 @@ export async function executeBatch(
 	const entries: Array<{ sessions: SessionToAwait[] } | { failure: INodeExecutionData }> = [];
 	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
 		try {
-			const settings = waitSettings(context, itemIndex);
+			const settings = waitSettings(
+				context,
+				itemIndex,
+				context.getNodeParameter('options', itemIndex, {}) as WaitOptions,
+			);
 			entries.push({
 				sessions: getSessionIds(context, itemIndex).map((sessionId) => ({
 					sessionId,

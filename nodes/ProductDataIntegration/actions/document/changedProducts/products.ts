@@ -1,80 +1,10 @@
 import { createHash } from 'crypto';
-import type {
-	ICredentialDataDecryptedObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { getCustomerOverride } from '../../../shared/customer';
-import { bucketTerms, customerScope, getServiceCredentials } from '../../../shared/transport';
-import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './productMemory';
-
-/** The fields of Only Changed Products, shown with every XML source. */
-export const changedProductsFields: INodeProperties[] = [
-	{
-		displayName: 'Only Changed Products',
-		name: 'onlyChangedProducts',
-		type: 'boolean',
-		default: false,
-		description:
-			'Whether to leave out every product whose content the service has confirmed (its session finished without errors). Waits for completion itself. A run remembers only its own products: a manual test run with a few sample items makes the next run send all the others again (Validate Only changes nothing). Only for formats in which a document is a set of product updates, never for one that replaces the whole catalogue.',
-	},
-	{
-		displayName: 'Product Field',
-		name: 'productField',
-		type: 'string',
-		default: 'sku',
-		required: true,
-		description:
-			'The field of each input item that identifies its product, e.g. sku. Each product may come once per run.',
-		displayOptions: { show: { onlyChangedProducts: [true] } },
-	},
-	{
-		displayName: 'Validate Only',
-		name: 'validateOnly',
-		type: 'boolean',
-		default: false,
-		description:
-			'Whether to run every check and consult the memory but send nothing and leave the memory as it is: outputs what a real run would send, the requests it would spend and how long the rate limit would take',
-		displayOptions: { show: { onlyChangedProducts: [true] } },
-	},
-	{
-		displayName: 'Send All Products',
-		name: 'sendAllProducts',
-		type: 'boolean',
-		default: false,
-		description:
-			'Whether to forget what the service confirmed and send every product in this run (then remember again what it confirms)',
-		displayOptions: { show: { onlyChangedProducts: [true] } },
-	},
-];
-
-export interface ChangedProductsSettings {
-	productField: string;
-	validateOnly: boolean;
-	sendAll: boolean;
-}
-
-/** The settings of Only Changed Products, or undefined when it is off. */
-export function changedProductsSettings(
-	context: IExecuteFunctions,
-): ChangedProductsSettings | undefined {
-	if (context.getNodeParameter('onlyChangedProducts', 0, false) !== true) return undefined;
-	const productField = String(context.getNodeParameter('productField', 0, '')).trim();
-	if (productField === '') {
-		throw new NodeOperationError(context.getNode(), 'Product Field is empty', {
-			itemIndex: 0,
-			description: 'Name the field of each input item that identifies its product, e.g. sku',
-		});
-	}
-	return {
-		productField,
-		validateOnly: context.getNodeParameter('validateOnly', 0, false) === true,
-		sendAll: context.getNodeParameter('sendAllProducts', 0, false) === true,
-	};
-}
+import { getCustomerOverride } from '../../../../shared/customer';
+import { customerScope, getServiceCredentials } from '../../../../shared/transport';
+import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './memory';
 
 /**
  * The product of each item, checked before anything is read or sent: a missing field, a value that
@@ -170,13 +100,4 @@ export type ProductReason = 'unchanged' | 'changed' | 'sentAgainAfterFailure';
 export function reasonOf(recalled: Recalled): ProductReason {
 	if (recalled.unchanged) return 'unchanged';
 	return recalled.failedBefore ? 'sentAgainAfterFailure' : 'changed';
-}
-
-/** How long the account's bucket takes for `requests` requests, from an empty bucket. */
-export function bucketSecondsFor(
-	credentials: ICredentialDataDecryptedObject,
-	requests: number,
-): number {
-	const { capacity, intervalMs } = bucketTerms(credentials);
-	return (Math.max(0, requests - capacity) * intervalMs) / 1000;
 }

@@ -1,0 +1,180 @@
+import { createHash } from 'crypto';
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { runAlone } from '../../../../shared/runAlone';
+import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
+
+/**
+ * Only Changed Products: which product, as it is now, the service has confirmed, kept in n8n's
+ * deduplication store (its database: durable across restarts, shared by every process of the
+ * instance, in both editions, without Redis; how it is called: store.ts).
+ *
+ * The memory keeps two kinds of values, both digests under the account's keyed digest, so that
+ * only the holder of the password can tell what they stand for:
+ * - confirmed(product, content): this content of this product is in a session that finished
+ *   without errors;
+ * - failed(product): a session that carried the product finished with errors.
+ * n8n's store cannot look without recording: the check at the start of a run records every value
+ * it did not find, with a marker that tells a later run that a check is under way or was cut short
+ * (the process died): that run trusts none of it and sends every product. After an upload the
+ * service accepted, the list is written again, in time linear in it: it becomes this run's
+ * products that are confirmed (unchanged ones included) and those whose session finished with
+ * errors. An older content of a changed product, which would otherwise count as synced if the
+ * product changed back to it, is dropped, and so is whatever earlier runs remembered that this run
+ * does not hold (after a run of a few sample items, the next run sends all the others). A run that
+ * ends otherwise (Validate Only, no upload taken, an error) puts the list back to exactly what it
+ * held: written again with what the checks found when that was all it held, or else with what they
+ * added removed by n8n's removal, which scans the list for each value (in slices with a pause
+ * between them, so slow but never blocking: 1,000 values from a list of 100,000 take about 2.5 s).
+ */
+
+/** Products one run may hold: the list then holds at most as many values and one marker. */
+export const MAX_PRODUCTS_PER_RUN = 250_000;
+
+/**
+ * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory;
+ * null when another run goes on (see overlapRefusal). n8n's store lets concurrent writers overwrite
+ * each other, and a run that read another run's check in flight could count as synced a product
+ * the other has not yet had confirmed. Other processes (queue mode's workers) are not seen: there
+ * the schedule must keep runs apart.
+ */
+export async function aloneInMemory<T>(
+	context: IExecuteFunctions,
+	run: () => Promise<T>,
+): Promise<T | null> {
+	return await runAlone(
+		context,
+		{
+			whenBusy: 'skip',
+			skipped: 'Only Changed Products: refused, another run of this node is syncing',
+		},
+		run,
+	);
+}
+
+/** Why a run that overlapped another sent nothing. */
+export function overlapRefusal(context: IExecuteFunctions): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		'Another run of this node is still syncing its changed products',
+		{
+			description:
+				'Runs of one node with Only Changed Products must not overlap: nothing was sent by this one. Run it again when the other has finished (a schedule further apart, or a lower Timeout (Seconds), keeps them apart).',
+		},
+	);
+}
+
+function digest(...parts: string[]): string {
+	return createHash('sha256').update(parts.join('\n')).digest('hex');
+}
+
+/** One product of a run as the memory knows it. */
+export interface ProductEntry {
+	/** Where the product goes: customerScope of its customer node and the route. */
+	destination: string;
+	product: string;
+	/** A digest of what is sent for the product. */
+	content: string;
+}
+
+function confirmedValue(entry: ProductEntry): string {
+	return `c:${digest(entry.destination, entry.product, entry.content)}`;
+}
+
+function failedValue(entry: ProductEntry): string {
+	return `f:${digest(entry.destination, entry.product)}`;
+}
+
+/** What the memory says about one product at the start of a run. */
+export interface Recalled {
+	unchanged: boolean;
+	/** A session that carried it finished with errors (it is sent again). */
+	failedBefore: boolean;
+}
+
+/** Recorded by the first check of a run and gone once the memory is written or put back. */
+const CHECK_UNDER_WAY = 'check under way';
+
+/** What the memory said at the start of a run, and how to put it back as it was. */
+export interface Recall {
+	recalled: Recalled[];
+	/** Puts the list back as it was found: for a run that does not write it again. */
+	putBack(): Promise<void>;
+}
+
+/**
+ * What the memory says about each entry. What the checks recorded stays in the list, beside the
+ * marker, until the run writes the list again or puts it back; if the checks fail, it is put back
+ * at once.
+ */
+export async function recallProducts(
+	context: IExecuteFunctions,
+	entries: ProductEntry[],
+): Promise<Recall> {
+	const countBefore = await countEntries(context);
+	const confirmed = entries.map(confirmedValue);
+	const found: string[] = [];
+	const added: string[] = [];
+	const putBack = async () => {
+		if (added.length === 0) return;
+		// The list held nothing but what the checks found: written again with that.
+		if (countBefore === found.length) await rewrite(context, found);
+		else await removeEntries(context, added, countBefore + added.length);
+		added.length = 0;
+	};
+	let answered = false;
+	try {
+		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed]);
+		keep(check, found, added);
+		const before = new Set(check.found);
+		const trusted = !before.has(CHECK_UNDER_WAY);
+		const unchanged = confirmed.map((value) => trusted && before.has(value));
+		// Whether a session failed matters only for the products to send: only theirs are looked up.
+		const failed = entries.map((entry, index) =>
+			trusted && !unchanged[index] ? failedValue(entry) : undefined,
+		);
+		const failedBefore = await lookUp(context, failed, found, added);
+		const recalled = entries.map((_, index) => ({
+			unchanged: unchanged[index],
+			failedBefore: failed[index] !== undefined && failedBefore.has(failed[index] as string),
+		}));
+		answered = true;
+		return { recalled, putBack };
+	} finally {
+		if (!answered) await putBack();
+	}
+}
+
+/** Adds what a check found and added to the run's lists (one by one: they may be long). */
+function keep(check: { found: string[]; added: string[] }, found: string[], added: string[]): void {
+	for (const value of check.found) found.push(value);
+	for (const value of check.added) added.push(value);
+}
+
+/** The failed(product) values of `failed` the list holds; found and added are kept. */
+async function lookUp(
+	context: IExecuteFunctions,
+	failed: Array<string | undefined>,
+	found: string[],
+	added: string[],
+): Promise<Set<string>> {
+	const toLookUp = failed.filter((value): value is string => value !== undefined);
+	if (toLookUp.length === 0) return new Set();
+	const check = await checkAndRecord(context, toLookUp);
+	keep(check, found, added);
+	return new Set(check.found);
+}
+
+/**
+ * After the run's sessions finished, once the service has answered this credential: the memory
+ * becomes this run's products that are confirmed (unchanged ones included) and those whose session
+ * finished with errors.
+ */
+export async function rememberRun(
+	context: IExecuteFunctions,
+	confirmed: ProductEntry[],
+	failed: ProductEntry[],
+): Promise<void> {
+	await rewrite(context, [...confirmed.map(confirmedValue), ...failed.map(failedValue)]);
+}

@@ -1,0 +1,188 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { asNodeError, type ItemFailures } from '../../itemErrors';
+import { prepareDocuments, type XmlDocument } from '../documents';
+import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../sendDocuments';
+import { uploadSettings, type UploadSettings } from '../uploadSettings';
+import {
+	aloneInMemory,
+	overlapRefusal,
+	recallProducts,
+	rememberRun,
+	type ProductEntry,
+} from './memory';
+import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
+import { itemContent, productEntry, readProducts, reasonOf } from './products';
+import type { ChangedProductsSettings } from './settings';
+import { pause } from './store';
+
+/**
+ * Only Changed Products: every product is checked and its content digested before the memory is
+ * consulted; only the products the service has not confirmed as they are now are sent, the node
+ * waits for their sessions, and then remembers the products of the sessions that finished without
+ * errors (and, to say so next time, those that finished with errors). One output item per input
+ * item says what became of its product; the first also carries the run's summary.
+ */
+export async function uploadChangedProducts(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	settings: ChangedProductsSettings,
+): Promise<INodeExecutionData[]> {
+	const output = await aloneInMemory(
+		context,
+		async () => await syncChangedProducts(context, items, failures, endpoint, settings),
+	);
+	if (output !== null) return output;
+	// Each item says it was not sent, rather than going on as it came.
+	const refusal = overlapRefusal(context);
+	return items.map((_, itemIndex) => failures.output(refusal, [itemIndex]));
+}
+
+async function syncChangedProducts(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	settings: ChangedProductsSettings,
+): Promise<INodeExecutionData[]> {
+	const upload = uploadSettings(context);
+	const { checked, putBack } = await checkProducts(
+		context,
+		items,
+		failures,
+		endpoint,
+		upload,
+		settings,
+	);
+	// The list keeps what the checks recorded until it is written again or put back.
+	let written = false;
+	try {
+		const plans = await planChanged(context, items, upload, checked);
+		if (settings.validateOnly)
+			return await validatedOutput(context, items, failures, checked, plans);
+
+		const slots = await uploadPlans(context, plans, failures, endpoint);
+		const outcomes = sessionOutcomes(slots, checked.entries);
+		// An upload the service took proves the credential's password: only then is the memory written.
+		if (outcomes.sessions.length > 0) {
+			const unchanged = [...checked.entries.values()].filter(
+				(entry) => entry.reason === 'unchanged',
+			);
+			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
+			written = true;
+		}
+		return runOutput(items, failures, checked, outcomes);
+	} finally {
+		if (!written) await putBack();
+	}
+}
+
+async function noPutBack(): Promise<void> {}
+
+/** Products digested between two pauses that let timers, requests and other executions run. */
+const PRODUCTS_BETWEEN_PAUSES = 5_000;
+
+/**
+ * Each item's product and content, checked, and what the memory says of it. Without Continue On
+ * Fail, bad input ends the run before anything is sent.
+ */
+async function checkProducts(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	upload: UploadSettings,
+	settings: ChangedProductsSettings,
+): Promise<{ checked: CheckedProducts; putBack: () => Promise<void> }> {
+	const checked: CheckedProducts = {
+		products: new Map(),
+		itemErrors: new Map(),
+		entries: new Map(),
+		documentOf: new Map(),
+	};
+	const fail = (itemIndex: number, error: Error) => {
+		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
+		checked.itemErrors.set(itemIndex, error);
+	};
+	readProducts(context, items, settings.productField).forEach((read, itemIndex) => {
+		if ('error' in read) fail(itemIndex, read.error);
+		else checked.products.set(itemIndex, read.product);
+	});
+
+	const contents = await readContents(context, items, upload, checked, fail);
+	const found: Array<[number, ProductEntry]> = [];
+	for (const [itemIndex, content] of contents) {
+		if (found.length % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
+		try {
+			const product = checked.products.get(itemIndex) as string;
+			found.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
+		} catch (error) {
+			fail(itemIndex, asNodeError(context, error, itemIndex));
+		}
+	}
+	// Send All Products forgets only once the run has proven the password (see rememberRun).
+	const { recalled, putBack } = settings.sendAll
+		? { recalled: found.map(() => ({ unchanged: false, failedBefore: false })), putBack: noPutBack }
+		: await recallProducts(
+				context,
+				found.map(([, entry]) => entry),
+			);
+	found.forEach(([itemIndex, entry], index) =>
+		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
+	);
+	return { checked, putBack };
+}
+
+/**
+ * The content of each product: one document per item is read and checked first, its digest is the
+ * content; for Build From Items, a digest of what the item becomes.
+ */
+async function readContents(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	upload: UploadSettings,
+	checked: CheckedProducts,
+	fail: (itemIndex: number, error: Error) => void,
+): Promise<Map<number, string>> {
+	const contents = new Map<number, string>();
+	if (upload.source === 'items') {
+		for (const itemIndex of checked.products.keys()) {
+			if (contents.size % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
+			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
+		}
+		return contents;
+	}
+	for (const entry of await prepareDocuments(context, items, upload, [
+		...checked.products.keys(),
+	])) {
+		if (entry.document) {
+			checked.documentOf.set(entry.document.itemIndexes[0], entry.document);
+			contents.set(entry.document.itemIndexes[0], entry.document.sha256);
+		} else {
+			fail(entry.itemIndexes[0], entry.error);
+		}
+	}
+	return contents;
+}
+
+/** The documents of the products to send. */
+async function planChanged(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	upload: UploadSettings,
+	checked: CheckedProducts,
+): Promise<Plan[]> {
+	const toSend = [...checked.entries]
+		.filter(([, entry]) => entry.reason !== 'unchanged')
+		.map(([itemIndex]) => itemIndex);
+	if (upload.source !== 'items') {
+		return toSend.map((itemIndex) =>
+			planUpload(context, upload, checked.documentOf.get(itemIndex) as XmlDocument, true),
+		);
+	}
+	return (await prepareDocuments(context, items, upload, toSend)).map((entry) =>
+		entry.document ? planUpload(context, upload, entry.document, true) : entry,
+	);
+}

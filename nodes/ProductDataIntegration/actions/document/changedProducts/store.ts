@@ -1,0 +1,72 @@
+import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+/**
+ * n8n's deduplication store as the memory uses it (n8n 2.41.1, `packages/cli/src/deduplication`):
+ * per workflow and node one row holding a list of md5 hashes; each call reads the row, changes the
+ * list and writes it whole, between two awaits without a pause: hashing, a set of the whole list,
+ * and for n8n's removal a scan of the whole list for each value removed. So every call here is
+ * sliced, with a pause between slices, and no call holds the event loop for long.
+ *
+ * No maxEntries: n8n would trim the list from its front past it, and a check next to that bound
+ * would drop part of what the list held before. The run's own bound keeps the list bounded.
+ */
+const STORE_OPTIONS: ICheckProcessedOptions = { mode: 'entries' };
+
+/** Values recorded per call: hashing them and reading the list stays well below a quarter second. */
+const RECORD_SLICE = 20_000;
+
+/** List entries n8n's removal may compare per call (it scans the whole list for each value). */
+const REMOVAL_SCAN_BUDGET = 4_000_000;
+
+/** Lets timers, requests and other executions run between two calls. */
+export async function pause(): Promise<void> {
+	await sleep(0);
+}
+
+/** Checks `values` and records those the list did not hold. */
+export async function checkAndRecord(
+	context: IExecuteFunctions,
+	values: string[],
+): Promise<{ found: string[]; added: string[] }> {
+	const found: string[] = [];
+	const added: string[] = [];
+	for (let start = 0; start < values.length; start += RECORD_SLICE) {
+		if (start > 0) await pause();
+		const slice = values.slice(start, start + RECORD_SLICE);
+		const check = await context.helpers.checkProcessedAndRecord(slice, 'node', STORE_OPTIONS);
+		for (const value of check.processed) found.push(String(value));
+		for (const value of check.new) added.push(String(value));
+	}
+	return { found, added };
+}
+
+export async function countEntries(context: IExecuteFunctions): Promise<number> {
+	return await context.helpers.getProcessedDataCount('node', STORE_OPTIONS);
+}
+
+/** The list becomes `values`: in time linear in their number. */
+export async function rewrite(context: IExecuteFunctions, values: string[]): Promise<void> {
+	await context.helpers.clearAllProcessedItems('node', STORE_OPTIONS);
+	await checkAndRecord(context, values);
+}
+
+/**
+ * Removes `values` from a list of `entries` entries, in slices whose scans stay within the budget.
+ * Its total time grows with values × entries: only for what cannot be written again instead.
+ */
+export async function removeEntries(
+	context: IExecuteFunctions,
+	values: string[],
+	entries: number,
+): Promise<void> {
+	const slice = Math.max(1, Math.floor(REMOVAL_SCAN_BUDGET / Math.max(1, entries)));
+	for (let start = 0; start < values.length; start += slice) {
+		if (start > 0) await pause();
+		await context.helpers.removeProcessed(
+			values.slice(start, start + slice),
+			'node',
+			STORE_OPTIONS,
+		);
+	}
+}
