@@ -520,7 +520,7 @@ describe('Document Upload: Only Changed Products', () => {
 		deduplicator.failCalls('removeProcessed', { times: Infinity });
 		const night = await run(asItems(changed));
 		expect(night.error).toBeUndefined();
-		expect(await skusUploaded()).toEqual(['P-0', 'P-1', 'P-2', 'P-3', 'P-4', 'P-5']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3', 'P-4', 'P-5']);
 		deduplicator.stopFailing();
 
 		await run(asItems(changed));
