@@ -19,6 +19,8 @@ import type {
 	FilePart,
 	MultipartUpload,
 } from '../../nodes/ProductDataIntegration/actions/image/multipartParts';
+import * as fullRunLockHome from '../../nodes/shared/edition/runLockHome';
+import * as verifiedRunLockHome from '../../nodes/shared/edition/runLockHome.verified';
 import * as fullKnownImagesHome from '../../nodes/shared/knownImages/home';
 import * as verifiedKnownImagesHome from '../../nodes/shared/knownImages/home.verified';
 import * as fullBucketHome from '../../nodes/shared/transport/bucketHome';
@@ -43,6 +45,7 @@ describe('every twin', () => {
 			expect.arrayContaining([
 				'credentials/rateLimitSharing.verified.ts',
 				'nodes/ProductDataIntegration/actions/image/multipart.verified.ts',
+				'nodes/shared/edition/runLockHome.verified.ts',
 				'nodes/shared/knownImages/home.verified.ts',
 				'nodes/shared/transport/bucketHome.verified.ts',
 				'nodes/shared/transport/edition.verified.ts',
@@ -198,6 +201,31 @@ describe.each([
 
 	it('advises only what the edition offers: a sentence of its own, or nothing', () => {
 		expect(home.SHARING_ADVICE).toMatch(home.sharedKnownImages ? /^ With Redis .*\.$/ : /^$/);
+	});
+});
+
+describe.each([
+	['full', fullRunLockHome],
+	['verified', verifiedRunLockHome],
+])('where the runs of a node are kept apart across processes (%s edition)', (_edition, home) => {
+	const saved = { ...process.env };
+	afterEach(() => {
+		process.env = { ...saved };
+	});
+
+	it('outside queue mode nowhere but in each process: no lease, nothing logged', async () => {
+		process.env.EXECUTIONS_MODE = 'regular';
+		const logged: string[] = [];
+		const logger = {
+			debug: (message: string) => logged.push(message),
+			info: (message: string) => logged.push(message),
+			warn: (message: string) => logged.push(message),
+			error: (message: string) => logged.push(message),
+		};
+		expect(
+			await home.takeLeaseAcrossProcesses?.({ node: 'workflow\nnode', holdMs: 60_000, logger }),
+		).toBeUndefined();
+		expect(logged).toEqual([]);
 	});
 });
 

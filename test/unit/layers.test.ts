@@ -41,13 +41,17 @@ function layerOf(file: string): Layer {
 	if (file.startsWith('nodes/shared/transport/')) return 'transport';
 	if (file.startsWith('nodes/shared/throttle/')) return 'throttle';
 	if (file.startsWith('nodes/shared/xml/')) return 'xml';
-	if (file.startsWith('nodes/shared/redis/')) return 'redis';
+	if (isFullEditionOnly(file)) return 'redis';
 	if (file.startsWith('nodes/shared/')) return 'shared';
 	return 'node';
 }
 
-/** The full edition's own folder: the verified edition is built from the tree without it (scripts/verified.mjs). */
-const FULL_EDITION_ONLY = 'nodes/shared/redis/';
+/** The full edition's own folders: the verified edition is built from the tree without them (scripts/verified.mjs). */
+const FULL_EDITION_ONLY = ['nodes/shared/redis/', 'nodes/shared/fullEdition/'];
+
+function isFullEditionOnly(file: string): boolean {
+	return FULL_EDITION_ONLY.some((folder) => file.startsWith(folder));
+}
 
 /** A module the verified edition replaces by its twin `<name>.verified.ts` beside it. */
 function isEditionModule(file: string): boolean {
@@ -91,24 +95,24 @@ describe('imports', () => {
 
 	it("reach the full edition's own folder only from edition modules, which have a verified twin", () => {
 		const outside = files
-			.filter((file) => !file.startsWith(FULL_EDITION_ONLY) && !isEditionModule(file))
+			.filter((file) => !isFullEditionOnly(file) && !isEditionModule(file))
 			.flatMap((file) =>
 				graph
 					.get(file)!
-					.filter((target) => target.startsWith(FULL_EDITION_ONLY))
+					.filter((target) => isFullEditionOnly(target))
 					.map((target) => `${file} -> ${target}`),
 			);
 		expect(outside).toEqual([]);
 		// The edition modules that do reach it: without them the check above would have nothing to refuse.
 		const through = files.filter(
 			(file) =>
-				isEditionModule(file) &&
-				graph.get(file)!.some((target) => target.startsWith(FULL_EDITION_ONLY)),
+				isEditionModule(file) && graph.get(file)!.some((target) => isFullEditionOnly(target)),
 		);
 		expect(through).toEqual(
 			expect.arrayContaining([
 				'nodes/shared/transport/bucketHome.ts',
 				'nodes/shared/knownImages/home.ts',
+				'nodes/shared/edition/runLockHome.ts',
 			]),
 		);
 	});
