@@ -67,15 +67,13 @@ export async function runAlone<T>(
 	running.set(node, mark);
 	try {
 		const signal = cancelSignal(context);
-		const lease = await takeLeaseAcrossProcesses?.({
-			node,
-			holdMs,
-			signal,
-			logger: context.logger,
-		}).catch((error: unknown) => {
-			if (signal?.aborted) throw cancelledError(context.getNode(), undefined, signal.reason);
-			throw error;
-		});
+		const taking = takeLeaseAcrossProcesses?.({ node, holdMs, signal, logger: context.logger });
+		const lease =
+			taking &&
+			(await taking.catch((error: unknown) => {
+				if (signal?.aborted) throw cancelledError(context.getNode(), undefined, signal.reason);
+				throw error;
+			}));
 		if (lease === 'busy') return busy();
 		try {
 			return await run(lease?.lost ?? new AbortController().signal);

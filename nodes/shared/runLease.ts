@@ -29,5 +29,9 @@ export interface LeaseRequest {
 /**
  * Takes the node for one run: its lease, 'busy' while a run in another process holds it, or
  * undefined when the processes cannot be asked (each keeps its own runs apart: the log says why).
+ * Undefined at once, not a promise, where there is nothing to ask (outside queue mode): the run
+ * then starts without waiting for anything.
  */
-export type TakeLease = (request: LeaseRequest) => Promise<RunLease | 'busy' | undefined>;
+export type TakeLease = (
+	request: LeaseRequest,
+) => Promise<RunLease | 'busy' | undefined> | undefined;

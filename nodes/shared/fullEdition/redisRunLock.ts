@@ -236,9 +236,9 @@ const noticed = new Set<string>();
  * Sharing on Automatic finds it (whatever the credential says: the runs of a workflow are the n8n
  * instance's, not the account's). Outside queue mode there is nothing to ask: undefined.
  */
-export async function takeLeaseInQueueRedis(
+export function takeLeaseInQueueRedis(
 	request: LeaseRequest,
-): Promise<RunLease | 'busy' | undefined> {
+): Promise<RunLease | 'busy' | undefined> | undefined {
 	const { connection, notice } = sharingFor({ rateLimitSharing: 'automatic' });
 	if (!connection) {
 		if (notice && !noticed.has(notice)) {
@@ -255,5 +255,5 @@ export async function takeLeaseInQueueRedis(
 		lock = new RedisRunLock(store);
 		locks.set(store, lock);
 	}
-	return await lock.take(request);
+	return lock.take(request);
 }
