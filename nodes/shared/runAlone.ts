@@ -1,8 +1,12 @@
 import type { IExecuteFunctions, IPollFunctions } from 'n8n-workflow';
 
-// One run at a time per node (workflow and node) in this process: runs that overlap (a poll that
-// takes longer than the poll interval, a schedule that fires while the previous run still waits)
-// would work on the same state at once. Other processes (queue mode's workers) are not seen.
+import { takeLeaseAcrossProcesses } from './edition/runLockHome';
+import { cancelledError, cancelSignal } from './transport';
+
+// One run at a time per node (workflow and node): runs that overlap (a poll that takes longer than
+// the poll interval, a schedule that fires while the previous run still waits) would work on the
+// same state at once. Within this process a map keeps them apart; across the processes of queue
+// mode (main and workers), where the edition can see them, a lease does (./edition/runLockHome.ts).
 const running = new Map<string, { until: number }>();
 
 /** How long past its deadline a run may still hold the next ones back. */
@@ -29,37 +33,55 @@ export interface RefuseWhenBusy extends Alone {
 	refusal: () => Error;
 }
 
+/**
+ * Runs `run` unless another run of the node goes on. `run` is handed `lost`, aborted once the run
+ * no longer holds its node across processes (its lease ran out: the log says so), so that a run
+ * about to write what only one run may write can leave it.
+ */
 export async function runAlone<T>(
 	context: IExecuteFunctions | IPollFunctions,
 	options: SkipWhenBusy,
-	run: () => Promise<T>,
+	run: (lost: AbortSignal) => Promise<T>,
 ): Promise<T | null>;
 export async function runAlone<T>(
 	context: IExecuteFunctions | IPollFunctions,
 	options: RefuseWhenBusy,
-	run: () => Promise<T>,
+	run: (lost: AbortSignal) => Promise<T>,
 ): Promise<T>;
 export async function runAlone<T>(
 	context: IExecuteFunctions | IPollFunctions,
 	options: SkipWhenBusy | RefuseWhenBusy,
-	run: () => Promise<T>,
+	run: (lost: AbortSignal) => Promise<T>,
 ): Promise<T | null> {
-	const key = `${context.getWorkflow().id ?? ''}\n${context.getNode().id || context.getNode().name}`;
-	const previous = running.get(key);
-	if (previous && previous.until > Date.now()) {
+	const node = `${context.getWorkflow().id ?? ''}\n${context.getNode().id || context.getNode().name}`;
+	const busy = (): null => {
 		if (options.whenBusy === 'refuse') throw options.refusal();
 		context.logger.debug(options.skipped);
 		return null;
-	}
-	if (previous && options.deadline) context.logger.warn(options.deadline.stuck);
-	const mark = {
-		until: options.deadline ? Date.now() + options.deadline.ms + STUCK_RUN_MARGIN_MS : Infinity,
 	};
-	running.set(key, mark);
+	const previous = running.get(node);
+	if (previous && previous.until > Date.now()) return busy();
+	if (previous && options.deadline) context.logger.warn(options.deadline.stuck);
+	const holdMs = options.deadline ? options.deadline.ms + STUCK_RUN_MARGIN_MS : Infinity;
+	const mark = { until: Date.now() + holdMs };
+	running.set(node, mark);
 	try {
-		return await run();
+		const signal = cancelSignal(context);
+		const taking = takeLeaseAcrossProcesses?.({ node, holdMs, signal, logger: context.logger });
+		const lease =
+			taking &&
+			(await taking.catch((error: unknown) => {
+				if (signal?.aborted) throw cancelledError(context.getNode(), undefined, signal.reason);
+				throw error;
+			}));
+		if (lease === 'busy') return busy();
+		try {
+			return await run(lease?.lost ?? new AbortController().signal);
+		} finally {
+			await lease?.release();
+		}
 	} finally {
 		// A later run may have taken over from this one: its mark stays.
-		if (running.get(key) === mark) running.delete(key);
+		if (running.get(node) === mark) running.delete(node);
 	}
 }

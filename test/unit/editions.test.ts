@@ -18,6 +18,8 @@ import * as verifiedMultipart from '../../nodes/shared/edition/multipartBody.ver
 import type { FilePart, MultipartUpload } from '../../nodes/shared/multipartParts';
 import * as fullKnownImagesHome from '../../nodes/shared/edition/knownImagesHome';
 import * as verifiedKnownImagesHome from '../../nodes/shared/edition/knownImagesHome.verified';
+import * as fullRunLockHome from '../../nodes/shared/edition/runLockHome';
+import * as verifiedRunLockHome from '../../nodes/shared/edition/runLockHome.verified';
 import * as fullBucketHome from '../../nodes/shared/edition/bucketHome';
 import * as verifiedBucketHome from '../../nodes/shared/edition/bucketHome.verified';
 import * as fullEdition from '../../nodes/shared/edition/credentialType';
@@ -43,6 +45,7 @@ describe('every twin', () => {
 				'nodes/shared/edition/knownImagesHome.verified.ts',
 				'nodes/shared/edition/multipartBody.verified.ts',
 				'nodes/shared/edition/rateLimitSharingFields.verified.ts',
+				'nodes/shared/edition/runLockHome.verified.ts',
 			]),
 		);
 	});
@@ -228,5 +231,30 @@ describe.each([
 			Object.keys(property.displayOptions?.show ?? {}),
 		);
 		expect(shownBy.filter((name) => !names.includes(name) && !own.includes(name))).toEqual([]);
+	});
+});
+
+describe.each([
+	['full', fullRunLockHome],
+	['verified', verifiedRunLockHome],
+])('where the runs of a node are kept apart across processes (%s edition)', (_edition, home) => {
+	const saved = { ...process.env };
+	afterEach(() => {
+		process.env = { ...saved };
+	});
+
+	it('outside queue mode nowhere but in each process: no lease, nothing logged', async () => {
+		process.env.EXECUTIONS_MODE = 'regular';
+		const logged: string[] = [];
+		const logger = {
+			debug: (message: string) => logged.push(message),
+			info: (message: string) => logged.push(message),
+			warn: (message: string) => logged.push(message),
+			error: (message: string) => logged.push(message),
+		};
+		expect(
+			await home.takeLeaseAcrossProcesses?.({ node: 'workflow\nnode', holdMs: 60_000, logger }),
+		).toBeUndefined();
+		expect(logged).toEqual([]);
 	});
 });

@@ -145,6 +145,7 @@ describe('imports', () => {
 			'nodes/shared/edition/bucketHome.ts',
 			'nodes/shared/edition/knownImagesHome.ts',
 			'nodes/shared/edition/multipartBody.ts',
+			'nodes/shared/edition/runLockHome.ts',
 		]);
 	});
 

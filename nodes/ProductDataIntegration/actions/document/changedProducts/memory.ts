@@ -33,11 +33,11 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
 export const MAX_PRODUCTS_PER_RUN = 250_000;
 
 /**
- * Runs `run` as the only run of this node (workflow and node) in this process that uses its memory;
- * null when another run goes on (see overlapRefusal). n8n's store lets concurrent writers overwrite
- * each other, and a run that read another run's check in flight could count as synced a product
- * the other has not yet had confirmed. Other processes (queue mode's workers) are not seen: there
- * the schedule must keep runs apart.
+ * Runs `run` as the only run of this node (workflow and node) that uses its memory, in this process
+ * and, in the full edition, in every process of queue mode (see runAlone); null when another run
+ * goes on (see overlapRefusal). n8n's store lets concurrent writers overwrite each other, and a run
+ * that read another run's check in flight could count as synced a product the other has not yet
+ * had confirmed.
  */
 export async function aloneInMemory<T>(
 	context: IExecuteFunctions,
