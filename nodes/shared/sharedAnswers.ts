@@ -1,5 +1,5 @@
 import { sharedAnswerHome } from './edition/answerHome';
-import { MAX_ANSWER_AGE_MS, type AnswerHome, type KeptAnswer } from './keptAnswers';
+import { MAX_ANSWER_AGE_MS, type KeptAnswer } from './keptAnswers';
 import { cancelSignal, customerScope, getServiceCredentials } from './transport';
 import type { CustomerOverride, ServiceContext } from './transport';
 import { wait } from './transport/wait';
@@ -89,10 +89,11 @@ async function joinFlight(
 
 /**
  * The answer named by `what` (e.g. the listing of a date) for the account and customer node of the
- * context's credential: one kept in this process or (full edition) in Redis when it is fresh
- * enough, else the answer of a request of another poller of this process already under way, else
- * `ask`'s, which is then kept for the others. Each caller gets its own copy. A failed request is
- * not kept; Redis that cannot be asked costs the sharing across processes, never the answer.
+ * context's credential: one kept in this process when it is fresh enough, else the answer of a
+ * request of another poller of this process already under way, else (full edition) one kept in
+ * Redis, else `ask`'s, which is then kept for the others. Each caller gets its own copy. A failed
+ * request is not kept; Redis that cannot be asked costs the sharing across processes, never the
+ * answer.
  */
 export async function sharedAnswer<T>(
 	context: ServiceContext,
@@ -103,51 +104,54 @@ export async function sharedAnswer<T>(
 ): Promise<SharedAnswer<T>> {
 	const credentials = await getServiceCredentials(context);
 	const key = customerScope(credentials, customer, ...what);
-	const home = sharedAnswerHome?.(credentials);
-	const found = await findAnswer(context, key, freshness, home);
-	if (found) return { value: JSON.parse(found.json) as T, askedAt: found.askedAt };
+	const kept = processAnswers.get(key);
+	if (kept && accepts(kept, freshness, Date.now()))
+		return { value: JSON.parse(kept.json) as T, askedAt: kept.askedAt };
+	const underWay = flights.get(key);
+	if (underWay && accepts(underWay, freshness)) {
+		const joined = await joinFlight(underWay.answer, cancelSignal(context));
+		if (joined && accepts(joined, freshness, Date.now()))
+			return { value: JSON.parse(joined.json) as T, askedAt: joined.askedAt };
+	}
 
-	const askedAt = Date.now();
-	const maxAgeMs = Math.min(MAX_ANSWER_AGE_MS, freshness.maxAgeMs);
-	let value: T | undefined;
-	const answer = (async () => {
-		value = await ask();
-		return { json: JSON.stringify(value) ?? 'null', askedAt, maxAgeMs, askedBy: freshness.poller };
-	})();
-	flights.set(key, { askedAt, maxAgeMs, askedBy: freshness.poller, answer });
+	// Looked for and registered without a wait in between: polls that miss at once share this one.
+	const flight = {
+		askedAt: Date.now(),
+		maxAgeMs: Math.min(MAX_ANSWER_AGE_MS, freshness.maxAgeMs),
+		askedBy: freshness.poller,
+	};
+	const answer = answerOf(context, key, freshness, flight, ask);
+	flights.set(key, { ...flight, answer });
 	try {
 		const kept = await answer;
-		if (kept.json.length <= MAX_ANSWER_BYTES) {
-			keepInProcess(key, kept);
-			await home?.write(key, kept).catch((error: Error) => {
-				context.logger.debug(`An answer could not be shared through Redis: ${error.message}`);
-			});
-		}
-		return { value: value as T, askedAt };
+		return { value: JSON.parse(kept.json) as T, askedAt: kept.askedAt };
 	} finally {
 		if (flights.get(key)?.answer === answer) flights.delete(key);
 	}
 }
 
-async function findAnswer(
+/** The answer kept in Redis (full edition) if `freshness` accepts it, else `ask`'s, kept for the others. */
+async function answerOf<T>(
 	context: ServiceContext,
 	key: string,
 	freshness: Freshness,
-	home: AnswerHome | undefined,
-): Promise<KeptAnswer | undefined> {
-	const kept = processAnswers.get(key);
-	if (kept && accepts(kept, freshness, Date.now())) return kept;
-	const flight = flights.get(key);
-	if (flight && accepts(flight, freshness)) {
-		const joined = await joinFlight(flight.answer, cancelSignal(context));
-		if (joined) return joined;
-	}
-	if (!home) return undefined;
-	const shared = await home.read(key).catch((error: Error) => {
+	flight: Omit<KeptAnswer, 'json'>,
+	ask: () => Promise<T>,
+): Promise<KeptAnswer> {
+	const home = sharedAnswerHome?.(await getServiceCredentials(context));
+	const shared = await home?.read(key).catch((error: Error) => {
 		context.logger.debug(`Redis could not be asked for a shared answer: ${error.message}`);
 		return undefined;
 	});
-	if (!shared || !accepts(shared, freshness, Date.now())) return undefined;
-	keepInProcess(key, shared);
-	return shared;
+	if (shared && accepts(shared, freshness, Date.now())) {
+		keepInProcess(key, shared);
+		return shared;
+	}
+	const kept = { ...flight, json: JSON.stringify(await ask()) ?? 'null' };
+	if (kept.json.length > MAX_ANSWER_BYTES) return kept;
+	keepInProcess(key, kept);
+	await home?.write(key, kept).catch((error: Error) => {
+		context.logger.debug(`An answer could not be shared through Redis: ${error.message}`);
+	});
+	return kept;
 }
