@@ -3,8 +3,9 @@
  * (some failing), the trigger is polled every minute as an active n8n workflow would poll it (the
  * in-process harness runs n8n-core's poll executor), its static data goes through JSON between
  * polls, and twice a day n8n "restarts" from the static data it last saved. Prints one JSON line:
- *   {"sessions","events","duplicates","missed","requests","requests_per_session"}
- * where requests are the trigger's own requests (lists, status checks), not the uploads; on stderr
+ *   {"triggers","sessions","events","duplicates","missed","requests","requests_per_session",
+ *    "requests_per_event","list_requests_per_day"}
+ * where requests are the triggers' own requests (lists, status checks), not the uploads; on stderr
  * the details, among them max_static_data_bytes, the largest static data a poll left (what n8n
  * saves after each poll on its durable scheduler).
  *
@@ -19,8 +20,13 @@
  * Listing costs one request per poll whatever happens, so requests per session depend on how many
  * uploads one poll interval sees. The defaults model a busy day (2000 uploads, about 1.4 per poll);
  * with fewer uploads the list requests dominate (e.g. BENCH_SESSIONS=200: about 8 per session).
+ *
+ * BENCH_TRIGGERS=5: five triggers on the account, each with its own static data, sharing its
+ * listing and status answers, and beside them one trigger on another account (its own emulator)
+ * that sees the same uploads; the line then holds both summaries, {"shared":{...},"other":{...}}.
  *   BENCH_SESSIONS (2000)  BENCH_HOURS (24)  BENCH_POLL_SECONDS (60)  BENCH_FAIL_RATE (0.2)
  *   BENCH_MAX_PROCESSING_SECONDS (50, keep it below the poll interval)  BENCH_SEED (1)
+ *   BENCH_TRIGGERS (1)
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
