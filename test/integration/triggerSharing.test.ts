@@ -3,8 +3,10 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { storeFor } from '../../nodes/shared/redis/sharedRegistry';
+import { sharedAnswer } from '../../nodes/shared/sharedAnswers';
 import { DEFAULT_ACCOUNT, type Emulator } from '../../scripts/emulator';
-import { runPoll } from '../../scripts/n8n/in-process';
+import { createPollContext, runPoll } from '../../scripts/n8n/in-process';
+import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { startedEmulators } from '../helpers/emulator';
 
@@ -316,5 +318,40 @@ describe('triggers of one account in two processes sharing the listing through R
 		} finally {
 			client.disconnect();
 		}
+	});
+});
+
+describe('shared answers when the Redis of queue mode cannot be asked', () => {
+	const saved = { ...process.env };
+
+	afterAll(() => {
+		process.env = saved;
+	});
+
+	it('are shared within the process, and the Redis that is away is not asked again at every answer', async () => {
+		process.env.EXECUTIONS_MODE = 'queue';
+		process.env.QUEUE_BULL_REDIS_HOST = '127.0.0.1';
+		process.env.QUEUE_BULL_REDIS_PORT = String(await freePort());
+		const emulator = await started();
+		const context = createPollContext({
+			credentials: { baseUrl: emulator.url, username: 'user', password: 'secret' },
+		});
+		let asked = 0;
+		const ask = async () => ({ answer: ++asked });
+		const freshness = (poller: string) => ({ notBefore: 0, maxAgeMs: MINUTE, poller });
+		expect(await sharedAnswer(context, undefined, ['x'], freshness('one'), ask)).toEqual({
+			value: { answer: 1 },
+			askedAt: Date.now(),
+		});
+		expect((await sharedAnswer(context, undefined, ['x'], freshness('two'), ask)).value).toEqual({
+			answer: 1,
+		});
+		expect(asked).toBe(1);
+		// Another answer a moment later: Redis, away a moment ago, is not asked again.
+		await sharedAnswer(context, undefined, ['y'], freshness('one'), ask);
+		expect(asked).toBe(2);
+		expect(context.logged.filter((line) => line.includes('Redis could not be asked'))).toHaveLength(
+			1,
+		);
 	});
 });

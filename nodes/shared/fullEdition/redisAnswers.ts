@@ -35,6 +35,14 @@ function readKept(reply: unknown): KeptAnswer | null | undefined {
 	return null;
 }
 
+/**
+ * After Redis could not be asked, answers are not looked for there for this long (per connection),
+ * as the rate limit waits before it tries Redis again: a poll does not wait for a Redis that is
+ * away at every answer.
+ */
+const RETRY_AFTER_MS = 5000;
+const unavailableUntil = new Map<string, number>();
+
 export class RedisAnswers implements AnswerHome {
 	private readonly store: SharedBucketStore;
 
@@ -43,17 +51,31 @@ export class RedisAnswers implements AnswerHome {
 	}
 
 	async read(key: string): Promise<KeptAnswer | undefined> {
-		const kept = await this.store.run(READ, [`${KEY_PREFIX}${key}`], [], readKept);
+		const kept = await this.unlessAway(
+			async () => await this.store.run(READ, [`${KEY_PREFIX}${key}`], [], readKept),
+		);
 		return kept ?? undefined;
 	}
 
 	async write(key: string, answer: KeptAnswer): Promise<void> {
 		const lifetimeMs = Math.max(1, Math.ceil(Math.min(MAX_ANSWER_AGE_MS, answer.maxAgeMs)));
-		await this.store.run(
-			WRITE,
-			[`${KEY_PREFIX}${key}`],
-			[JSON.stringify(answer), String(lifetimeMs)],
-			(reply) => (reply === 0 ? reply : undefined),
+		await this.unlessAway(
+			async () =>
+				await this.store.run(
+					WRITE,
+					[`${KEY_PREFIX}${key}`],
+					[JSON.stringify(answer), String(lifetimeMs)],
+					(reply) => (reply === 0 ? reply : undefined),
+				),
 		);
+	}
+
+	/** Runs `command`, or nothing (undefined) while Redis counts as away after a failure. */
+	private async unlessAway<T>(command: () => Promise<T>): Promise<T | undefined> {
+		if (Date.now() < (unavailableUntil.get(this.store.id) ?? 0)) return undefined;
+		return await command().catch(async (error: Error) => {
+			unavailableUntil.set(this.store.id, Date.now() + RETRY_AFTER_MS);
+			return await Promise.reject(error);
+		});
 	}
 }
