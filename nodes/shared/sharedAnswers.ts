@@ -17,8 +17,9 @@ import { wait } from './transport/wait';
 
 /** Answers larger than this (as JSON) are not kept: the poller that asked uses it alone. */
 export const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
-/** Answers this process keeps at most, for all accounts together; the oldest go first. */
+/** Answers this process keeps at most, and their size (JSON), for all accounts together; the oldest go first. */
 const MAX_PROCESS_ANSWERS = 500;
+const MAX_PROCESS_BYTES = 16 * 1024 * 1024;
 /** A poller waits at most this long for another's request to the same answer, then asks itself. */
 const FLIGHT_WAIT_MS = 60_000;
 
@@ -56,14 +57,22 @@ function accepts(
 	);
 }
 
-function keepInProcess(key: string, answer: KeptAnswer): void {
+let processBytes = 0;
+
+function forgetInProcess(key: string): void {
+	processBytes -= processAnswers.get(key)?.json.length ?? 0;
 	processAnswers.delete(key);
+}
+
+function keepInProcess(key: string, answer: KeptAnswer): void {
+	forgetInProcess(key);
 	processAnswers.set(key, answer);
+	processBytes += answer.json.length;
 	const now = Date.now();
 	for (const [other, kept] of processAnswers) {
-		if (processAnswers.size > MAX_PROCESS_ANSWERS || now - kept.askedAt >= MAX_ANSWER_AGE_MS)
-			processAnswers.delete(other);
-		else break;
+		const tooMany = processAnswers.size > MAX_PROCESS_ANSWERS || processBytes > MAX_PROCESS_BYTES;
+		if (!tooMany && now - kept.askedAt < MAX_ANSWER_AGE_MS) break;
+		forgetInProcess(other);
 	}
 }
 
