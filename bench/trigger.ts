@@ -3,8 +3,9 @@
  * (some failing), the trigger is polled every minute as an active n8n workflow would poll it (the
  * in-process harness runs n8n-core's poll executor), its static data goes through JSON between
  * polls, and twice a day n8n "restarts" from the static data it last saved. Prints one JSON line:
- *   {"sessions","events","duplicates","missed","requests","requests_per_session"}
- * where requests are the trigger's own requests (lists, status checks), not the uploads; on stderr
+ *   {"triggers","sessions","events","duplicates","missed","requests","requests_per_session",
+ *    "requests_per_event","list_requests_per_day"}
+ * where requests are the triggers' own requests (lists, status checks), not the uploads; on stderr
  * the details, among them max_static_data_bytes, the largest static data a poll left (what n8n
  * saves after each poll on its durable scheduler).
  *
@@ -19,8 +20,13 @@
  * Listing costs one request per poll whatever happens, so requests per session depend on how many
  * uploads one poll interval sees. The defaults model a busy day (2000 uploads, about 1.4 per poll);
  * with fewer uploads the list requests dominate (e.g. BENCH_SESSIONS=200: about 8 per session).
+ *
+ * BENCH_TRIGGERS=5: five triggers on the account, each with its own static data, sharing its
+ * listing and status answers, and beside them one trigger on another account (its own emulator)
+ * that sees the same uploads; the line then holds both summaries, {"shared":{...},"other":{...}}.
  *   BENCH_SESSIONS (2000)  BENCH_HOURS (24)  BENCH_POLL_SECONDS (60)  BENCH_FAIL_RATE (0.2)
  *   BENCH_MAX_PROCESSING_SECONDS (50, keep it below the poll interval)  BENCH_SEED (1)
+ *   BENCH_TRIGGERS (1)
  */
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
@@ -42,6 +48,7 @@ const POLL_MS = setting('BENCH_POLL_SECONDS', 60) * 1000;
 const FAIL_RATE = setting('BENCH_FAIL_RATE', 0.2);
 const MAX_PROCESSING_MS = setting('BENCH_MAX_PROCESSING_SECONDS', 50) * 1000;
 const SEED = Math.floor(setting('BENCH_SEED', 1));
+const TRIGGERS = Math.max(1, Math.floor(setting('BENCH_TRIGGERS', 1)));
 /** Polls after the day for the last sessions to finish. */
 const DRAIN_POLLS = 30;
 const WATCHDOG_MS = 60_000;
@@ -53,6 +60,7 @@ Date.now = () => simulated;
 
 const UPLOAD = 'PUT /api/xml';
 const RESULT = 'GET /api/status/{id}/result';
+const LIST = 'GET /api/xml/{date}';
 
 function random(): number {
 	// A small LCG: the same seed gives the same day.
@@ -124,106 +132,174 @@ async function withWatchdog<T>(work: Promise<T>): Promise<T> {
 	}
 }
 
-async function main(): Promise<void> {
+/** One trigger as n8n keeps it: the static data of its last poll, and the copy n8n last saved. */
+interface Watcher {
+	staticData: IDataObject;
+	savedByN8n: IDataObject;
+	emitted: Map<string, number>;
+}
+
+/** An account (its own emulator: a new address is a new account) and the triggers watching it. */
+interface Account {
+	emulator: Emulator;
+	credentials: ReturnType<typeof emulatorCredentials>;
+	watchers: Watcher[];
+	expected: Map<string, 'succeeded' | 'failed'>;
+}
+
+const trigger = new ProductDataIntegrationTrigger();
+const parameters: INodeParameters = {
+	events: ['uploadFinished'],
+	status: 'any',
+	pollTimes: { item: [{ mode: 'everyX', value: POLL_MS / 60_000, unit: 'minutes' }] },
+};
+let events = 0;
+let wrongStatus = 0;
+let maxPerPoll = 0;
+let maxChecksPerPoll = 0;
+let maxStaticDataBytes = 0;
+let polls = 0;
+
+async function startAccount(triggers: number): Promise<Account> {
 	const emulator = await startEmulator({ now: () => Date.now() });
-	const trigger = new ProductDataIntegrationTrigger();
-	const credentials = emulatorCredentials(emulator);
-	const parameters: INodeParameters = { events: ['uploadFinished'], status: 'any' };
+	// Uploads from before the triggers were activated: history, never to be reported.
+	simulated = START - 3_600_000;
+	for (let i = 0; i < 5; i++) await upload(emulator, { processingMs: 0, fail: false });
+	simulated = START;
+	return {
+		emulator,
+		credentials: emulatorCredentials(emulator),
+		watchers: Array.from({ length: triggers }, () => ({
+			staticData: {},
+			savedByN8n: {},
+			emitted: new Map<string, number>(),
+		})),
+		expected: new Map(),
+	};
+}
+
+async function pollOnce(account: Account, watcher: Watcher, activation = false): Promise<void> {
+	const { emulator } = account;
+	const before = trackedRequests(emulator);
+	const checksBefore = emulator.stats().requests[RESULT] ?? 0;
+	const result = await withWatchdog(
+		runPoll(trigger, parameters, account.credentials, watcher.staticData),
+	);
+	if (result.error) throw result.error;
+	polls++;
+	maxPerPoll = Math.max(maxPerPoll, trackedRequests(emulator) - before);
+	maxChecksPerPoll = Math.max(
+		maxChecksPerPoll,
+		(emulator.stats().requests[RESULT] ?? 0) - checksBefore,
+	);
+	maxStaticDataBytes = Math.max(maxStaticDataBytes, JSON.stringify(result.staticData).length);
+	for (const item of result.output?.[0] ?? []) {
+		const id = String(item.json.id);
+		events++;
+		watcher.emitted.set(id, (watcher.emitted.get(id) ?? 0) + 1);
+		if (account.expected.get(id) !== item.json.status) wrongStatus++;
+	}
+	watcher.staticData = result.staticData;
+	// n8n saves static data after activating, later perhaps only along with an emitted execution;
+	// after a restart the trigger reads back that copy, not the newest.
+	if (activation || result.output !== null) watcher.savedByN8n = result.staticData;
+}
+
+/** What one account's triggers cost it and whether each emitted every session exactly once. */
+function summary(account: Account, days: number): IDataObject {
+	const { expected, watchers, emulator } = account;
+	let duplicates = 0;
+	let missed = 0;
+	let emittedEvents = 0;
+	for (const { emitted } of watchers) {
+		for (const [id, count] of emitted) {
+			emittedEvents += count;
+			duplicates += expected.has(id) ? count - 1 : count;
+		}
+		missed += [...expected.keys()].filter((id) => !emitted.has(id)).length;
+	}
+	const requests = trackedRequests(emulator);
+	const lists = emulator.stats().requests[LIST] ?? 0;
+	const sessions = expected.size;
+	const ratio = (value: number, of: number) =>
+		of === 0 ? 0 : Math.round((value / of) * 1000) / 1000;
+	return {
+		triggers: watchers.length,
+		sessions,
+		events: emittedEvents,
+		duplicates,
+		missed,
+		requests,
+		requests_per_session: ratio(requests, sessions),
+		requests_per_event: ratio(requests, emittedEvents),
+		list_requests_per_day: Math.round(lists / days),
+	};
+}
+
+async function main(): Promise<void> {
 	const realStart = performance.now();
+	const accounts = [await startAccount(TRIGGERS)];
+	if (TRIGGERS > 1) accounts.push(await startAccount(1));
 	try {
-		// Uploads from before the trigger was activated: history, never to be reported.
-		simulated = START - 3_600_000;
-		for (let i = 0; i < 5; i++) await upload(emulator, { processingMs: 0, fail: false });
-		simulated = START;
-
 		const plan = planDay();
-		const expected = new Map<string, 'succeeded' | 'failed'>();
-		const emitted = new Map<string, number>();
-		let events = 0;
-		let wrongStatus = 0;
-		let maxPerPoll = 0;
-		let maxChecksPerPoll = 0;
-		let maxStaticDataBytes = 0;
-		let polls = 0;
-
-		const pollOnce = async (staticData: IDataObject) => {
-			const before = trackedRequests(emulator);
-			const checksBefore = emulator.stats().requests[RESULT] ?? 0;
-			const result = await withWatchdog(runPoll(trigger, parameters, credentials, staticData));
-			if (result.error) throw result.error;
-			polls++;
-			maxPerPoll = Math.max(maxPerPoll, trackedRequests(emulator) - before);
-			maxChecksPerPoll = Math.max(
-				maxChecksPerPoll,
-				(emulator.stats().requests[RESULT] ?? 0) - checksBefore,
-			);
-			maxStaticDataBytes = Math.max(maxStaticDataBytes, JSON.stringify(result.staticData).length);
-			for (const item of result.output?.[0] ?? []) {
-				const id = String(item.json.id);
-				events++;
-				emitted.set(id, (emitted.get(id) ?? 0) + 1);
-				if (expected.get(id) !== item.json.status) wrongStatus++;
-			}
-			return result;
-		};
-
-		let staticData = (await pollOnce({})).staticData;
-		let savedByN8n = staticData;
+		for (const account of accounts)
+			for (const watcher of account.watchers) await pollOnce(account, watcher, true);
 		const restarts = [START + (HOURS * 3_600_000) / 4, START + (HOURS * 3_600_000 * 3) / 4];
 		const end = START + HOURS * 3_600_000;
+		const everyoneEmittedAll = () =>
+			accounts.every(({ expected, watchers }) =>
+				watchers.every(({ emitted }) => [...expected.keys()].every((id) => emitted.has(id))),
+			);
 		let next = 0;
-		for (let pollAt = START + POLL_MS; pollAt <= end + DRAIN_POLLS * POLL_MS; pollAt += POLL_MS) {
+		let pollAt = START + POLL_MS;
+		for (; pollAt <= end + DRAIN_POLLS * POLL_MS; pollAt += POLL_MS) {
 			for (; next < plan.length && plan[next].at < pollAt; next++) {
 				simulated = plan[next].at;
-				expected.set(await upload(emulator, plan[next]), plan[next].fail ? 'failed' : 'succeeded');
+				for (const account of accounts) {
+					const id = await upload(account.emulator, plan[next]);
+					account.expected.set(id, plan[next].fail ? 'failed' : 'succeeded');
+				}
 			}
 			simulated = pollAt;
-			// n8n may save static data only along with an emitted execution; after a restart the
-			// trigger reads back that copy, not the newest.
-			if (restarts.length > 0 && pollAt >= restarts[0]) {
-				restarts.shift();
-				staticData = savedByN8n;
+			const restart = restarts.length > 0 && pollAt >= restarts[0];
+			if (restart) restarts.shift();
+			for (const account of accounts) {
+				for (const watcher of account.watchers) {
+					if (restart) watcher.staticData = watcher.savedByN8n;
+					await pollOnce(account, watcher);
+				}
 			}
-			const result = await pollOnce(staticData);
-			staticData = result.staticData;
-			if (result.output !== null) savedByN8n = staticData;
-			if (pollAt >= end && [...expected.keys()].every((id) => emitted.has(id))) break;
+			if (pollAt >= end && everyoneEmittedAll()) break;
 		}
 
-		const duplicates = [...emitted.values()].reduce((sum, count) => sum + count - 1, 0);
-		const unexpected = [...emitted.keys()].filter((id) => !expected.has(id)).length;
-		const missed = [...expected.keys()].filter((id) => !emitted.has(id)).length;
-		const requests = trackedRequests(emulator);
-		const sessions = expected.size;
-		process.stdout.write(
-			`${JSON.stringify({
-				sessions,
-				events,
-				duplicates: duplicates + unexpected,
-				missed,
-				requests,
-				requests_per_session: sessions === 0 ? 0 : Math.round((requests / sessions) * 1000) / 1000,
-			})}\n`,
-		);
-		const stats = emulator.stats();
+		const days = (Math.min(pollAt, end + DRAIN_POLLS * POLL_MS) - START) / 86_400_000;
+		const [watched, other] = accounts.map((account) => summary(account, days));
+		process.stdout.write(`${JSON.stringify(other ? { shared: watched, other } : watched)}\n`);
+		const stats = accounts.map(({ emulator }) => emulator.stats());
+		const sum = (read: (stat: (typeof stats)[number]) => number) =>
+			stats.reduce((total, stat) => total + read(stat), 0);
 		process.stderr.write(
 			`${JSON.stringify({
 				polls,
-				list_requests: stats.requests['GET /api/xml/{date}'] ?? 0,
-				status_requests: stats.requests[RESULT] ?? 0,
+				list_requests: sum((stat) => stat.requests[LIST] ?? 0),
+				status_requests: sum((stat) => stat.requests[RESULT] ?? 0),
 				max_requests_per_poll: maxPerPoll,
 				max_status_requests_per_poll: maxChecksPerPoll,
 				// What n8n saves after a poll: the trigger's state, as JSON.
 				max_static_data_bytes: maxStaticDataBytes,
 				wrong_status: wrongStatus,
-				rejected429: stats.rejected429,
-				peak_bucket_level: stats.peakBucketLevel,
+				rejected429: sum((stat) => stat.rejected429),
+				peak_bucket_level: Math.max(...stats.map((stat) => stat.peakBucketLevel)),
+				events,
 				real_seconds: Math.round((performance.now() - realStart) / 100) / 10,
 			})}\n`,
 		);
-		if (duplicates + unexpected > 0 || missed > 0 || wrongStatus > 0) process.exitCode = 1;
+		const failed = [watched, other].some(
+			(result) => result && (Number(result.duplicates) > 0 || Number(result.missed) > 0),
+		);
+		if (failed || wrongStatus > 0) process.exitCode = 1;
 	} finally {
-		await emulator.close();
+		for (const { emulator } of accounts) await emulator.close();
 	}
 }
 

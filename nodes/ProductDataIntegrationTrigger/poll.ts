@@ -1,6 +1,8 @@
 import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import { runAlone } from '../shared/runAlone';
+import type { Freshness, SharedAnswer } from '../shared/sharedAnswers';
+import { sharedAnswer } from '../shared/sharedAnswers';
 import type { SessionOutcome } from '../shared/sessions';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
 import { cancelSignal, withPollDeadline } from '../shared/transport';
@@ -59,7 +61,7 @@ async function poll(
 	const now = Date.now();
 	const timeZone = await getServiceTimeZone(context);
 	const state = await PollState.load(context, settings.customer, now);
-	const listings = new Listings(context, settings.customer);
+	const listings = new Listings(context, settings.customer, state.listingFreshness());
 	const items: INodeExecutionData[] = [];
 	for (const day of state.plan(timeZone)) {
 		const fresh = state.take(day, await listings.list(day), settings.uploadFinished);
@@ -80,8 +82,14 @@ async function poll(
 			break;
 		}
 		let outcome: SessionOutcome;
+		let askedAt: number;
 		try {
-			outcome = await getSessionOutcome(context, session.id, outcomeOptions(settings));
+			({ value: outcome, askedAt } = await sessionOutcome(
+				context,
+				session.id,
+				settings,
+				state.statusFreshness(session),
+			));
 		} catch (error) {
 			// Stopped at the poll's deadline: not the session's failure; the poll ends as stopped.
 			if (cancelSignal(context)?.aborted) {
@@ -97,7 +105,7 @@ async function poll(
 				finishedItem(await listings.recordOf(session), outcome, settings.includeErrorMessage),
 			);
 		}
-		state.checked(session, outcome.status === 'processing' ? 'processing' : 'finished');
+		state.checked(session, outcome.status === 'processing' ? 'processing' : 'finished', askedAt);
 	}
 	state.save();
 
@@ -108,4 +116,25 @@ async function poll(
 	}
 	if (stopped && items.length === 0) throw stopped;
 	return items.length > 0 ? [items] : null;
+}
+
+/**
+ * The session's status as the service answered it to this trigger or, within `freshness`, to
+ * another trigger of the account and customer node asking the same (with or without the error
+ * message). Only answers are shared: a failed check is this trigger's own.
+ */
+async function sessionOutcome(
+	context: IPollFunctions,
+	sessionId: string,
+	settings: TriggerSettings,
+	freshness: Freshness,
+): Promise<SharedAnswer<SessionOutcome>> {
+	const options = outcomeOptions(settings);
+	return await sharedAnswer(
+		context,
+		settings.customer,
+		['status', sessionId, options.includeErrorMessage ? 'with error message' : ''],
+		freshness,
+		async () => await getSessionOutcome(context, sessionId, options),
+	);
 }

@@ -1,9 +1,11 @@
 import { createHash } from 'crypto';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
+import type { Freshness } from '../shared/sharedAnswers';
 import type { CustomerOverride } from '../shared/transport';
 import { checkBaseUrl, effectiveCustomer, getServiceCredentials } from '../shared/transport';
 import { DAY_MS } from '../shared/time';
+import type { Listing } from './listings';
 import { pollIntervalMs } from './pollTimes';
 import type { UploadRecord } from './records';
 import type { DroppedSession, PendingSession, TriggerState } from './state';
@@ -32,6 +34,9 @@ export class PollState {
 	/** Sessions this poll gave up or did not follow: told in one log line when it saves. */
 	private readonly dropped: DroppedSession[] = [];
 
+	/** When the oldest listing this poll took was asked for: what the state knows is as of then. */
+	private listedAt = Infinity;
+
 	private constructor(
 		private readonly context: IPollFunctions,
 		private readonly state: TriggerState,
@@ -57,6 +62,33 @@ export class PollState {
 		return this.listedBefore === undefined;
 	}
 
+	/**
+	 * Which listings of other triggers this poll may take (see ../shared/sharedAnswers.ts): only
+	 * those asked for after this trigger's own last listing (on its first poll, not before the poll
+	 * itself: its starting point is now, and an older listing would report uploads from before it),
+	 * and none older than its poll interval.
+	 */
+	listingFreshness(): Freshness {
+		const notBefore = this.listedBefore === undefined ? this.now : this.listedBefore + 1;
+		return { notBefore, maxAgeMs: this.intervalMs(), poller: this.state.poller };
+	}
+
+	/**
+	 * Which status answers about `session` of other triggers this poll may take: only those asked
+	 * for after this trigger's own last check of it, and none older than its poll interval.
+	 */
+	statusFreshness(session: PendingSession): Freshness {
+		return {
+			notBefore: (session.lastChecked ?? -1) + 1,
+			maxAgeMs: this.intervalMs(),
+			poller: this.state.poller,
+		};
+	}
+
+	private intervalMs(): number {
+		return pollIntervalMs(this.context.getNodeParameter('pollTimes', {})) ?? DAY_MS;
+	}
+
 	/** The dates this poll lists, oldest first. */
 	plan(timeZone: string): string[] {
 		const plan = planListing(this.listedBefore, this.now, timeZone);
@@ -68,10 +100,14 @@ export class PollState {
 		return plan.days;
 	}
 
-	/** Takes one date's listing in; returns its records not seen before, oldest first. */
-	take(day: string, records: UploadRecord[], followFinished: boolean): UploadRecord[] {
+	/**
+	 * Takes one date's listing in; returns its records not seen before, oldest first. The state is
+	 * as of the oldest listing taken: the next poll lists again what came after it.
+	 */
+	take(day: string, listing: Listing, followFinished: boolean): UploadRecord[] {
 		const follow = !this.isFirst && followFinished;
-		const fresh = takeListing(this.state, day, records, this.now, follow);
+		this.listedAt = Math.min(this.listedAt, listing.askedAt);
+		const fresh = takeListing(this.state, day, listing.records, this.now, follow);
 		if (follow) {
 			for (const { id } of fresh)
 				if (!this.state.pending.has(id)) this.dropped.push({ id, reason: 'limit' });
@@ -81,7 +117,7 @@ export class PollState {
 
 	/** Forgets the ids later polls no longer list and gives up sessions unfinished for too long. */
 	prune(timeZone: string): void {
-		this.dropped.push(...prune(this.state, this.now, timeZone).dropped);
+		this.dropped.push(...prune(this.state, this.asOf(), timeZone).dropped);
 	}
 
 	/** The pending sessions to check now, in the order to check them. */
@@ -90,13 +126,14 @@ export class PollState {
 	}
 
 	/**
-	 * Records what a status check of a pending session found. A session whose check failed is checked
-	 * again on a later poll, until its checks failed FAILED_CHECKS_MAX times in a row.
+	 * Records what a status check of a pending session found (a processing session: when the answer
+	 * was asked for, if it was another trigger's). A session whose check failed is checked again on
+	 * a later poll, until its checks failed FAILED_CHECKS_MAX times in a row.
 	 */
-	checked(session: PendingSession, result: CheckResult): void {
+	checked(session: PendingSession, result: CheckResult, askedAt = this.now): void {
 		const failures = result === 'failed' ? (session.failedChecks ?? 0) + 1 : 0;
 		if (result === 'processing' || (result === 'failed' && failures < FAILED_CHECKS_MAX)) {
-			session.lastChecked = this.now;
+			session.lastChecked = askedAt;
 			if (failures > 0) session.failedChecks = failures;
 			else delete session.failedChecks;
 			return;
@@ -106,12 +143,17 @@ export class PollState {
 			this.dropped.push({ id: session.id, reason: result === 'unknown' ? 'unknown' : 'failing' });
 	}
 
+	/** When the state is as of: its oldest listing's asking, or the poll's start when it listed nothing. */
+	private asOf(): number {
+		return Number.isFinite(this.listedAt) ? this.listedAt : this.now;
+	}
+
 	/**
 	 * Stores the state as of this poll's listings, and tells in one line what the poll gave up; the
 	 * first poll also leaves its state as the starting point.
 	 */
 	save(): void {
-		this.state.listedAt = this.now;
+		this.state.listedAt = this.asOf();
 		writeState(this.context.getWorkflowStaticData('node'), this.state);
 		const summary = droppedSummary(this.dropped);
 		if (summary !== undefined) this.context.logger.warn(summary);

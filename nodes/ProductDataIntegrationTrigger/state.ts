@@ -1,3 +1,4 @@
+import { randomUUID } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../shared/sessions';
@@ -45,6 +46,7 @@ const MAX_RECHECK_INTERVAL_MS = 5 * MINUTE_MS;
 const RECHECK_AGE_FRACTION = 0.25;
 
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+const POLLER_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * A session waiting to finish. Its record is not kept: the poll that sees it finish reads it from
@@ -72,7 +74,12 @@ export interface TriggerState {
 	version: typeof STATE_VERSION;
 	/** Which account and customer node the ids belong to (a digest, no readable account data). */
 	scope: string;
-	/** Start of the last poll whose listings all succeeded. */
+	/**
+	 * Names this trigger among those sharing answers of the service (a random id, kept across
+	 * restarts): a trigger never takes back an answer it asked for itself.
+	 */
+	poller: string;
+	/** When the last poll whose listings all succeeded had its oldest listing asked for. */
 	listedAt: number;
 	/** Session ids listed per date, for the dates that may still be listed (today, and yesterday just after midnight). */
 	seen: Map<string, string[]>;
@@ -89,6 +96,7 @@ export interface TriggerState {
 interface StoredState extends IDataObject {
 	version: typeof STATE_VERSION;
 	scope: string;
+	poller: string;
 	listedAt: number;
 	seen: Array<{ day: string; ids: string[]; until?: number }>;
 	pending: PendingSession[];
@@ -127,12 +135,13 @@ function readPending(entry: unknown): PendingSession | undefined {
  * one) are left out.
  */
 export function readState(staticData: IDataObject, scope: string): TriggerState | undefined {
-	const { version, listedAt, seen, pending } =
+	const { version, listedAt, seen, pending, poller } =
 		staticData.version === 1 ? fromVersion1(staticData) : staticData;
 	if (version !== STATE_VERSION || staticData.scope !== scope || !isTime(listedAt))
 		return undefined;
 	if (!Array.isArray(seen) || !Array.isArray(pending)) return undefined;
 	const state = newState(scope, listedAt);
+	if (typeof poller === 'string' && POLLER_PATTERN.test(poller)) state.poller = poller;
 	for (const entry of seen as unknown[]) {
 		if (typeof entry !== 'object' || entry === null) continue;
 		const { day, ids, until } = entry as IDataObject;
@@ -174,6 +183,7 @@ export function storedState(state: TriggerState): StoredState {
 	return {
 		version: state.version,
 		scope: state.scope,
+		poller: state.poller,
 		listedAt: state.listedAt,
 		seen: [...state.seen].map(([day, ids]) => {
 			const until = state.seenUntil.get(day);
@@ -191,6 +201,7 @@ export function writeState(staticData: IDataObject, state: TriggerState): void {
 	const stored = storedState(state);
 	staticData.version = stored.version;
 	staticData.scope = stored.scope;
+	staticData.poller = stored.poller;
 	staticData.listedAt = stored.listedAt;
 	staticData.seen = stored.seen;
 	staticData.pending = stored.pending as unknown as IDataObject[];
@@ -224,6 +235,7 @@ export function newState(scope: string, now: number): TriggerState {
 	return {
 		version: STATE_VERSION,
 		scope,
+		poller: randomUUID(),
 		listedAt: now,
 		seen: new Map(),
 		seenUntil: new Map(),
@@ -319,7 +331,7 @@ interface PruneResult {
 /**
  * Keeps the state bounded: ids of dates that will not be listed again are forgotten, and sessions
  * that have been processing for too long are given up. Call it after the listings of a poll, with
- * `now` the poll's time (then also its `listedAt`).
+ * `now` the time the state is as of (its `listedAt`: when the poll's oldest listing was asked for).
  */
 export function prune(state: TriggerState, now: number, timeZone: string): PruneResult {
 	// The next poll lists from this date on (see planListing, with listedAt = now).

@@ -250,7 +250,9 @@ describe('ProductDataIntegrationTrigger', () => {
 		expect(JSON.parse(onlyBad.items[0].errorText as string)).toEqual(
 			onlyBad.items[0].errorDocument,
 		);
-		expect(onlyBad.requests).toEqual({ [LIST]: 1, [RESULT]: 2, [ERROR_DOCUMENT]: 1 });
+		// The other trigger's listing of the same moment serves; its status answers came without
+		// the error message this one asks for, so it asks for its own.
+		expect(onlyBad.requests).toEqual({ [RESULT]: 2, [ERROR_DOCUMENT]: 1 });
 
 		// The filtered-out session is finished too: it is not checked again.
 		advance(MINUTE);

@@ -20,6 +20,8 @@ import * as fullKnownImagesHome from '../../nodes/shared/edition/knownImagesHome
 import * as verifiedKnownImagesHome from '../../nodes/shared/edition/knownImagesHome.verified';
 import * as fullRunLockHome from '../../nodes/shared/edition/runLockHome';
 import * as verifiedRunLockHome from '../../nodes/shared/edition/runLockHome.verified';
+import * as fullAnswerHome from '../../nodes/shared/edition/answerHome';
+import * as verifiedAnswerHome from '../../nodes/shared/edition/answerHome.verified';
 import * as fullBucketHome from '../../nodes/shared/edition/bucketHome';
 import * as verifiedBucketHome from '../../nodes/shared/edition/bucketHome.verified';
 import * as fullEdition from '../../nodes/shared/edition/credentialType';
@@ -40,6 +42,7 @@ describe('every twin', () => {
 	it('is found where the verified build looks for them', () => {
 		expect(twins).toEqual(
 			expect.arrayContaining([
+				'nodes/shared/edition/answerHome.verified.ts',
 				'nodes/shared/edition/bucketHome.verified.ts',
 				'nodes/shared/edition/credentialType.verified.ts',
 				'nodes/shared/edition/knownImagesHome.verified.ts',
@@ -198,6 +201,15 @@ describe.each([
 
 	it('advises only what the edition offers: a sentence of its own, or nothing', () => {
 		expect(home.SHARING_ADVICE).toMatch(home.sharedKnownImages ? /^ With Redis .*\.$/ : /^$/);
+	});
+});
+
+describe.each([
+	['full', fullAnswerHome],
+	['verified', verifiedAnswerHome],
+])("where the triggers' shared answers are kept (%s edition)", (_edition, home) => {
+	it('nowhere for a credential whose bucket lives in the process: each process shares within itself', () => {
+		expect(home.sharedAnswerHome?.({ rateLimitSharing: 'process' })).toBeUndefined();
 	});
 });
 

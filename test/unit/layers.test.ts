@@ -142,6 +142,7 @@ describe('imports', () => {
 				graph.get(file)!.some((target) => layerOf(target) === 'fullEdition'),
 		);
 		expect(through).toEqual([
+			'nodes/shared/edition/answerHome.ts',
 			'nodes/shared/edition/bucketHome.ts',
 			'nodes/shared/edition/knownImagesHome.ts',
 			'nodes/shared/edition/multipartBody.ts',
