@@ -80,6 +80,15 @@ const properties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
+				displayName: 'Allowed Internal Hosts',
+				name: 'allowedInternalHosts',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. dam.intranet:8443, 10.20.0.0/16',
+				description:
+					'With Photo URL: the hosts inside your network photos may come from, separated by commas: a host (any port), host:port, or a network (CIDR). Empty: photos come from the public internet only; a Photo URL, or a redirect, leading to a loopback, private, link-local or other internal address fails its item before anything is sent.',
+			},
+			{
 				displayName: 'Clipping Path',
 				name: 'clippingPath',
 				type: 'string',

@@ -11,6 +11,7 @@ import {
 	DEFAULT_MAX_PHOTO_MEGABYTES,
 	DEFAULT_PHOTO_TIMEOUT_SECONDS,
 	fetchPhoto,
+	photoAllowanceOf,
 	photoUrlOf,
 	type PhotoBounds,
 } from './photos';
@@ -46,6 +47,7 @@ interface UploadOptions {
 	knownVersion?: string;
 	maxPhotoMegabytes?: number;
 	photoTimeoutSeconds?: number;
+	allowedInternalHosts?: string;
 }
 
 /**
@@ -254,6 +256,7 @@ class UploadRun {
 									options.photoTimeoutSeconds ?? DEFAULT_PHOTO_TIMEOUT_SECONDS,
 									1,
 								) * 1000,
+							allowance: photoAllowanceOf(context, itemIndex, options.allowedInternalHosts),
 						},
 					}
 				: undefined;
