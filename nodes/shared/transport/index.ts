@@ -31,10 +31,5 @@ export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
 export { listRequest, serviceRequest } from './request';
 export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';
-export {
-	type Allowance,
-	NO_ALLOWANCE,
-	parseAllowance,
-	RefusedUrlError,
-} from './addresses';
+export { type Allowance, NO_ALLOWANCE, parseAllowance, RefusedUrlError } from './addresses';
 export { MAX_REDIRECTS, requestElsewhere } from './elsewhere';

@@ -29,12 +29,7 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import {
-	DEFAULT_ANSWER_LIMIT_BYTES,
-	describeBytes,
-	isRefusal,
-	parseBody,
-} from './responses';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
 import { oncePerNodeRun } from './context';
 import { hintOncePerRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';

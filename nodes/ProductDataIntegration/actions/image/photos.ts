@@ -116,13 +116,13 @@ function fileNameOf(url: string): string {
 const IMAGE_TYPE = /^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 
 /**
- * A validator kept only when it is a plain one, as the host sent it: an entity tag (W/"…" or "…",
- * RFC 9110's etagc characters, no quote or space inside) or an HTTP date (letters, digits, spaces,
- * commas, colons). It is given back byte for byte in If-None-Match or If-Modified-Since and shown as
- * the photo's version, so nothing else is kept: no markup, no control characters, at most 200.
+ * A validator kept only when it is a plain one, as the host sent it: 1 to 200 printable ASCII
+ * characters without markup (no < or >). It is given back byte for byte in If-None-Match or
+ * If-Modified-Since, so an altered copy would never match (the photo downloaded every night) or be
+ * refused as a header (the item failing); and it is shown as the photo's version, where markup from
+ * a host has no place.
  */
-const PLAIN_ETAG = /^(W\/)?"[\x21\x23-\x7e]{0,190}"$/;
-const PLAIN_DATE = /^[A-Za-z0-9 ,:]{1,64}$/;
+const PLAIN_VALIDATOR = /^[\x20-\x3b=\x3f-\x7e]{1,200}$/;
 
 /**
  * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
@@ -212,8 +212,7 @@ export async function fetchPhoto(
 	const [kind, validator] = answerHeaders.etag
 		? [ETAG, answerHeaders.etag]
 		: [LAST_MODIFIED, answerHeaders['last-modified'] ?? ''];
-	const plain = kind === ETAG ? PLAIN_ETAG : PLAIN_DATE;
-	const hostVersion = plain.test(validator) ? `${kind}${validator}` : '';
+	const hostVersion = PLAIN_VALIDATOR.test(validator) ? `${kind}${validator}` : '';
 	return {
 		image: {
 			binaryProperty: '',
