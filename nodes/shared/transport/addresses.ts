@@ -163,10 +163,12 @@ export function parseAllowance(text: string): Allowance {
 	return { entries };
 }
 
-/** Whether the allowance names this host (as the URL parser writes it) on this port. */
-export function allowsHost(allowance: Allowance, hostname: string, port: string): boolean {
+/** Whether the allowance names this URL's host (as the URL parser writes it) on its port. */
+export function allowsHost(allowance: Allowance, url: URL): boolean {
+	const port = url.port || (url.protocol === 'https:' ? '443' : '80');
 	return allowance.entries.some(
-		(entry) => 'host' in entry && entry.host === hostname && (!entry.port || entry.port === port),
+		(entry) =>
+			'host' in entry && entry.host === url.hostname && (!entry.port || entry.port === port),
 	);
 }
 
@@ -186,9 +188,7 @@ export function allowsAddress(allowance: Allowance, address: string): boolean {
  * a host the allowance names, or an address in one of its networks.
  */
 export function refusalOf(allowance: Allowance, url: URL, address: string): string | undefined {
-	const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-	if (allowsHost(allowance, url.hostname, port) || allowsAddress(allowance, address))
-		return undefined;
+	if (allowsHost(allowance, url) || allowsAddress(allowance, address)) return undefined;
 	const reason = internalReason(address);
 	return reason && `it leads to ${reason}`;
 }

@@ -24,7 +24,7 @@ export interface ElsewhereRequest {
 	signal: AbortSignal;
 	/** The internal hosts and networks the node lets this URL reach. */
 	allowance: Allowance;
-	/** Plain http allowed besides https. */
+	/** Plain http allowed besides https (to any host, else to hosts the allowance names only). */
 	plainHttp: boolean;
 }
 
@@ -42,8 +42,9 @@ async function hop(
 	request: ElsewhereRequest,
 	url: URL,
 ): Promise<EgressAnswer> {
-	if (url.protocol !== 'https:' && !(request.plainHttp && url.protocol === 'http:'))
-		refuse(request.plainHttp ? 'it is not an http(s) URL' : 'it is not an https URL');
+	const plainHttp = request.plainHttp || allowsHost(request.allowance, url);
+	if (url.protocol !== 'https:' && !(plainHttp && url.protocol === 'http:'))
+		refuse(plainHttp ? 'it is not an http(s) URL' : 'it is not an https URL');
 	if (url.username !== '' || url.password !== '')
 		refuse('it carries a user name or password, which are never sent');
 	const admit = (address: string) => {
@@ -52,12 +53,11 @@ async function hop(
 	};
 	// A connection to an IP address looks nothing up: the address is judged here.
 	if (addressBits(url.hostname)) admit(url.hostname);
-	const port = url.port || (url.protocol === 'https:' ? '443' : '80');
 	return await exchangeElsewhere(context, {
 		url,
 		headers: request.headers,
 		signal: request.signal,
-		named: allowsHost(request.allowance, url.hostname, port),
+		named: allowsHost(request.allowance, url),
 		admit,
 		refuse,
 	});

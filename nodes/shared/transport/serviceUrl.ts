@@ -1,8 +1,8 @@
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getAccount } from './account';
-import { NO_ALLOWANCE, RefusedUrlError } from './addresses';
-import { requestElsewhere } from './elsewhere';
+import { type Allowance, NO_ALLOWANCE, RefusedUrlError } from './addresses';
+import { type ElsewhereAnswer, requestElsewhere } from './elsewhere';
 import { perform } from './request';
 import {
 	cleanServiceText,
@@ -10,6 +10,7 @@ import {
 	describeBytes,
 	readAnswer,
 	serviceMessage,
+	type AnswerText,
 } from './responses';
 import type { ServiceContext, ServiceResponse } from './types';
 
@@ -36,7 +37,8 @@ export async function resolveServiceUrl(
  * the service, with the credential, through the account's rate limit and its bounded retries. On
  * another host (services keep error documents in blob storage or on a CDN) it goes the package's one
  * way to other hosts (see requestElsewhere): over https only, without the credential or the
- * Authorization and customer headers, to public addresses only, redirects judged hop by hop; once,
+ * Authorization and customer headers, to public addresses only (and hosts or networks `allowance`
+ * names, over plain http too when it names the host), redirects judged hop by hop; once,
  * outside the account's rate limit, which is the service's. Only the first 1 MiB is read; a longer
  * document ends with a note saying so.
  */
@@ -44,6 +46,7 @@ export async function fetchServiceUrl(
 	context: ServiceContext,
 	url: string,
 	itemIndex?: number,
+	allowance: Allowance = NO_ALLOWANCE,
 ): Promise<ServiceResponse<string>> {
 	const account = await getAccount(context, itemIndex);
 	let target: URL;
@@ -66,7 +69,12 @@ export async function fetchServiceUrl(
 					allowStatus: [],
 					truncate: true,
 				})
-			: await fetchOtherHost(context, target, account.timeoutMs, itemIndex);
+			: await fetchOtherHost(
+					context,
+					target,
+					{ timeoutMs: account.timeoutMs, allowance },
+					itemIndex,
+				);
 	if (!response.truncated) return response;
 	const limit = describeBytes(DEFAULT_ANSWER_LIMIT_BYTES);
 	return {
@@ -78,29 +86,23 @@ export async function fetchServiceUrl(
 async function fetchOtherHost(
 	context: ServiceContext,
 	target: URL,
-	timeoutMs: number,
+	{ timeoutMs, allowance }: { timeoutMs: number; allowance: Allowance },
 	itemIndex: number | undefined,
 ): Promise<ServiceResponse<string>> {
 	const host = cleanServiceText(target.host, 200);
 	const signal = AbortSignal.timeout(timeoutMs);
+	let answer: ElsewhereAnswer;
+	let read: AnswerText;
 	try {
-		const answer = await requestElsewhere(context, {
+		answer = await requestElsewhere(context, {
 			url: target.href,
 			headers: {},
 			signal,
-			allowance: NO_ALLOWANCE,
+			allowance,
 			plainHttp: false,
 		});
-		const { text, truncated } = await readAnswer(answer.body, DEFAULT_ANSWER_LIMIT_BYTES);
-		if (answer.statusCode < 200 || answer.statusCode > 299)
-			throw new NodeOperationError(
-				context.getNode(),
-				`The error document on ${host} answered with status ${answer.statusCode}`,
-				{ itemIndex, description: serviceMessage(text) },
-			);
-		return { statusCode: answer.statusCode, headers: answer.headers, body: text, truncated };
+		read = await readAnswer(answer.body, DEFAULT_ANSWER_LIMIT_BYTES);
 	} catch (error) {
-		if (error instanceof NodeOperationError) throw error;
 		const refused = error instanceof RefusedUrlError;
 		throw new NodeOperationError(
 			context.getNode(),
@@ -110,11 +112,23 @@ async function fetchOtherHost(
 			{
 				itemIndex,
 				description: refused
-					? `A URL on another host than the Base URL's is fetched over https only, without the credential, and only from the public internet. The URL is in the output (errorUrl) for a workflow to follow if it trusts that host.`
+					? `A URL on another host than the Base URL's is fetched over https, without the credential, and only from the public internet or a host named in Allowed Internal Hosts. The URL is in the output (errorUrl) for a workflow to follow if it trusts that host.`
 					: signal.aborted
 						? `No answer within ${Math.round(timeoutMs / 1000)} s (Request Timeout).`
 						: cleanServiceText((error as Error).message ?? String(error)),
 			},
 		);
 	}
+	if (answer.statusCode < 200 || answer.statusCode > 299)
+		throw new NodeOperationError(
+			context.getNode(),
+			`GET ${target.pathname} on ${host} answered with status ${answer.statusCode}`,
+			{ itemIndex, description: serviceMessage(read.text) },
+		);
+	return {
+		statusCode: answer.statusCode,
+		headers: answer.headers,
+		body: read.text,
+		truncated: read.truncated,
+	};
 }

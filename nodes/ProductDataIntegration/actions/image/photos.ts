@@ -5,7 +5,6 @@ import {
 	type Allowance,
 	cleanServiceText,
 	MAX_REDIRECTS,
-	parseAllowance,
 	readBytes,
 	RefusedUrlError,
 	requestElsewhere,
@@ -78,27 +77,6 @@ export function photoUrlOf(context: IExecuteFunctions, itemIndex: number, value:
 		`The Photo URL of item ${itemIndex} is not an http(s) URL: ${JSON.stringify(cleanServiceText(String(value ?? ''), 200))}`,
 		{ itemIndex },
 	);
-}
-
-/** The item's Allowed Internal Hosts, checked before any request. */
-export function photoAllowanceOf(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	value: unknown,
-): Allowance {
-	try {
-		return parseAllowance(typeof value === 'string' ? value : '');
-	} catch (error) {
-		throw new NodeOperationError(
-			context.getNode(),
-			`The Allowed Internal Hosts of item ${itemIndex} are not valid: ${cleanServiceText((error as Error).message, 200)}`,
-			{
-				itemIndex,
-				description:
-					'Name hosts (shop.lan), hosts with a port (10.0.0.5:8080) or networks (10.1.0.0/16), separated by commas.',
-			},
-		);
-	}
 }
 
 function fileNameOf(url: string): string {

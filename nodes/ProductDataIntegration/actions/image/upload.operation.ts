@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
+import { allowedInternalHostsOption } from '../../../shared/internalHosts';
 import {
 	DEFAULT_LOOK_UP_AGAIN_DAYS,
 	MAX_LOOK_UP_AGAIN_DAYS,
@@ -79,15 +80,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		options: [
-			{
-				displayName: 'Allowed Internal Hosts',
-				name: 'allowedInternalHosts',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. dam.intranet:8443, 10.20.0.0/16',
-				description:
-					'With Photo URL: the hosts inside your network photos may come from, separated by commas: a host (any port), host:port, or a network (CIDR). Empty: photos come from the public internet only; a Photo URL, or a redirect, leading to a loopback, private, link-local or other internal address fails its item before anything is sent.',
-			},
+			allowedInternalHostsOption,
 			{
 				displayName: 'Clipping Path',
 				name: 'clippingPath',

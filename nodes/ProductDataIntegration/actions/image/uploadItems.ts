@@ -6,12 +6,12 @@ import { getCustomerOverride } from '../../../shared/customer';
 import { HASHCODE, MD5 } from '../../../shared/hashcode';
 import { cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
+import { allowanceFrom } from '../../../shared/internalHosts';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import {
 	DEFAULT_MAX_PHOTO_MEGABYTES,
 	DEFAULT_PHOTO_TIMEOUT_SECONDS,
 	fetchPhoto,
-	photoAllowanceOf,
 	photoUrlOf,
 	type PhotoBounds,
 } from './photos';
@@ -256,7 +256,7 @@ class UploadRun {
 									options.photoTimeoutSeconds ?? DEFAULT_PHOTO_TIMEOUT_SECONDS,
 									1,
 								) * 1000,
-							allowance: photoAllowanceOf(context, itemIndex, options.allowedInternalHosts),
+							allowance: allowanceFrom(context, itemIndex, options.allowedInternalHosts),
 						},
 					}
 				: undefined;
