@@ -1,4 +1,4 @@
-import { exchangeElsewhere, type EgressAnswer } from '../edition/egressExchange';
+import { exchangeElsewhere, type EgressAnswer } from './egressExchange';
 import { addressBits, allowsHost, type Allowance, refusalOf, RefusedUrlError } from './addresses';
 import { normalizeHeaders } from './responses';
 import type { ServiceContext } from './types';
