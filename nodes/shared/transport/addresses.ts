@@ -112,7 +112,7 @@ export function internalReason(address: string): string | undefined {
 			);
 		if (inRange(bits, '2002::', 16))
 			return internalReason(
-				[120n, 112n, 104n, 96n].map((shift) => String((bits.value >> shift) & 0xffn)).join('.'),
+				[104n, 96n, 88n, 80n].map((shift) => String((bits.value >> shift) & 0xffn)).join('.'),
 			);
 	}
 	const ranges = bits.v6 ? INTERNAL_V6 : INTERNAL_V4;
