@@ -5,13 +5,14 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
-import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/transport/edition';
+import { LOOPBACK_HTTP } from '../nodes/shared/throttle';
 import {
 	BUCKET_CAPACITY_FIELD,
+	CREDENTIAL_DISPLAY_NAME,
+	CREDENTIAL_NAME,
 	LEAK_INTERVAL_FIELD,
 	REQUEST_TIMEOUT_FIELD,
-} from '../nodes/shared/transport/settings';
+} from '../nodes/shared/transport';
 import { sharingProperties } from './rateLimitSharing';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */

@@ -1,7 +1,6 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import { readErrorDocument, type ErrorDocumentFields } from './errorDocument';
-import { allowanceOf } from './internalHosts';
 import type { CustomerOverride, ServiceContext } from './transport';
 import {
 	cancelledError,
@@ -116,12 +115,7 @@ export async function getSessionOutcome(
 	if (location) {
 		outcome.errorUrl = await resolveServiceUrl(context, location, itemIndex);
 		if (options.includeErrorMessage) {
-			const fetched = await fetchServiceUrl(
-				context,
-				outcome.errorUrl,
-				itemIndex,
-				allowanceOf(context, itemIndex),
-			).then(
+			const fetched = await fetchServiceUrl(context, outcome.errorUrl, itemIndex).then(
 				(response) => ({ response }),
 				(error: Error) => ({ error }),
 			);

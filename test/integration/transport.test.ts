@@ -7,7 +7,6 @@ import type { ICredentialDataDecryptedObject, IPollFunctions } from 'n8n-workflo
 import {
 	checkBaseUrl,
 	fetchServiceUrl,
-	parseAllowance,
 	type ServiceRequest,
 	type ServiceResponse,
 	withPollDeadline,
@@ -651,9 +650,14 @@ describe('rate limit', () => {
 	});
 });
 
-/** Allowed Internal Hosts naming a local server. */
-function named(url: string) {
-	return parseAllowance(new URL(url).host);
+/** A node run whose Allowed Internal Hosts name these local servers. */
+function allowing(baseUrl: string, ...servers: string[]) {
+	return createContext({
+		credentials: credentialsFor(baseUrl),
+		nodeParameters: {
+			options: { allowedInternalHosts: servers.map((url) => new URL(url).host).join(', ') },
+		},
+	});
 }
 
 describe('fetchServiceUrl', () => {
@@ -661,13 +665,8 @@ describe('fetchServiceUrl', () => {
 		const service = await emulator();
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
-			const context = createContext({ credentials: credentialsFor(service.url) });
-			const response = await fetchServiceUrl(
-				context,
-				`${capture.url}/errors/1?sig=x`,
-				0,
-				named(capture.url),
-			);
+			const context = allowing(service.url, capture.url);
+			const response = await fetchServiceUrl(context, `${capture.url}/errors/1?sig=x`, 0);
 			expect(response.body).toBe('error document');
 			expect(capture.seen).toHaveLength(1);
 			expect(capture.seen[0].url).toBe('/errors/1?sig=x');
@@ -713,7 +712,11 @@ describe('fetchServiceUrl', () => {
 			);
 			expect(metadata.message).toMatch(/it leads to a link-local address/);
 			const besideNamed = await failure(
-				fetchServiceUrl(remote, `http://${beside}/errors/1`, 0, named(capture.url)),
+				fetchServiceUrl(
+					allowing('https://integration.example.com', capture.url),
+					`http://${beside}/errors/1`,
+					0,
+				),
 			);
 			expect(besideNamed.message).toMatch(/it is not an https URL$/);
 			expect((await failure(fetchServiceUrl(local, 'file:///etc/passwd', 0))).message).toMatch(
@@ -736,14 +739,12 @@ describe('fetchServiceUrl', () => {
 			body: '{"message":"Signature expired"}',
 		}));
 		try {
-			const context = createContext({ credentials: credentialsFor(service.url) });
-			const response = await fetchServiceUrl(context, `${huge.url}/errors/1`, 0, named(huge.url));
+			const context = allowing(service.url, huge.url, refusing.url);
+			const response = await fetchServiceUrl(context, `${huge.url}/errors/1`, 0);
 			expect(response.body).toMatch(
 				/^x{1048576}\n\[truncated: longer than 1 MiB, the rest was not read\]$/,
 			);
-			const error = await failure(
-				fetchServiceUrl(context, `${refusing.url}/errors/1`, 0, named(refusing.url)),
-			);
+			const error = await failure(fetchServiceUrl(context, `${refusing.url}/errors/1`, 0));
 			expect(error.message).toBe(
 				`GET /errors/1 on ${new URL(refusing.url).host} answered with status 401`,
 			);

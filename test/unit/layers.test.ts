@@ -113,6 +113,20 @@ describe('imports', () => {
 		);
 	});
 
+	it('enter the transport and the throttle only through their index.ts', () => {
+		const past = ['nodes/shared/transport/', 'nodes/shared/throttle/'].flatMap((folder) =>
+			files
+				.filter((file) => !file.startsWith(folder))
+				.flatMap((file) =>
+					graph
+						.get(file)!
+						.filter((target) => target.startsWith(folder) && target !== `${folder}index.ts`)
+						.map((target) => `${file} -> ${target}`),
+				),
+		);
+		expect(past).toEqual([]);
+	});
+
 	it('between the nodes and the credential go only through nodes/shared', () => {
 		const across = files
 			.filter((file) => layerOf(file) === 'node')

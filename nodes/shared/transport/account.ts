@@ -4,7 +4,7 @@ import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from '
 import { MAX_ACCOUNTS, proveHolder, touch, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { accountLimiter } from './bucketHome';
-import { oncePerNodeRun } from './context';
+import { oncePerNodeRun } from './runCache';
 import { CREDENTIAL_NAME } from './edition';
 import { bucketTerms, requestTimeoutMs } from './settings';
 import type { CustomerOverride, ServiceContext } from './types';

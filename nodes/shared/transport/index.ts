@@ -17,8 +17,14 @@ export {
 	getServiceCredentials,
 	holderOf,
 } from './account';
-export { CREDENTIAL_NAME } from './edition';
-export { bucketTerms } from './settings';
+export { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from './edition';
+export { hintOncePerRun, readOncePerRun } from './runCache';
+export {
+	BUCKET_CAPACITY_FIELD,
+	bucketTerms,
+	LEAK_INTERVAL_FIELD,
+	REQUEST_TIMEOUT_FIELD,
+} from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';
 export {
 	cleanServiceText,
@@ -33,3 +39,4 @@ export { listRequest, serviceRequest } from './request';
 export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';
 export { type Allowance, NO_ALLOWANCE, parseAllowance, RefusedUrlError } from './addresses';
 export { MAX_REDIRECTS, requestElsewhere } from './elsewhere';
+export { ALLOWED_INTERNAL_HOSTS, allowanceFrom } from './allowance';

@@ -1,7 +1,8 @@
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getAccount } from './account';
-import { type Allowance, NO_ALLOWANCE, RefusedUrlError } from './addresses';
+import { type Allowance, RefusedUrlError } from './addresses';
+import { allowanceOf } from './allowance';
 import { type ElsewhereAnswer, requestElsewhere } from './elsewhere';
 import { perform } from './request';
 import {
@@ -37,8 +38,8 @@ export async function resolveServiceUrl(
  * the service, with the credential, through the account's rate limit and its bounded retries. On
  * another host (services keep error documents in blob storage or on a CDN) it goes the package's one
  * way to other hosts (see requestElsewhere): over https only, without the credential or the
- * Authorization and customer headers, to public addresses only (and hosts or networks `allowance`
- * names, over plain http too when it names the host), redirects judged hop by hop; once,
+ * Authorization and customer headers, to public addresses only (and the hosts or networks the
+ * node's Allowed Internal Hosts names, over plain http too when it names the host), redirects judged hop by hop; once,
  * outside the account's rate limit, which is the service's. Only the first 1 MiB is read; a longer
  * document ends with a note saying so.
  */
@@ -46,7 +47,6 @@ export async function fetchServiceUrl(
 	context: ServiceContext,
 	url: string,
 	itemIndex?: number,
-	allowance: Allowance = NO_ALLOWANCE,
 ): Promise<ServiceResponse<string>> {
 	const account = await getAccount(context, itemIndex);
 	let target: URL;
@@ -72,7 +72,7 @@ export async function fetchServiceUrl(
 			: await fetchOtherHost(
 					context,
 					target,
-					{ timeoutMs: account.timeoutMs, allowance },
+					{ timeoutMs: account.timeoutMs, allowance: allowanceOf(context, itemIndex) },
 					itemIndex,
 				);
 	if (!response.truncated) return response;

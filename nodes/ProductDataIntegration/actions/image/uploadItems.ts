@@ -4,9 +4,8 @@ import { NodeOperationError } from 'n8n-workflow';
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import { getCustomerOverride } from '../../../shared/customer';
 import { HASHCODE, MD5 } from '../../../shared/hashcode';
-import { cleanServiceText } from '../../../shared/transport';
+import { allowanceFrom, cleanServiceText } from '../../../shared/transport';
 import type { ItemFailures } from '../itemErrors';
-import { allowanceFrom } from '../../../shared/internalHosts';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import {
 	DEFAULT_MAX_PHOTO_MEGABYTES,
