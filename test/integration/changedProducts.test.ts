@@ -422,7 +422,7 @@ describe('Document Upload: Only Changed Products', () => {
 			[
 				'the same product twice, with a line break in it',
 				[{ sku: 'A\r\nforged: line' }, { sku: 'A\r\nforged: line' }],
-				/^Item 1 names the same product as item 0 in the field "sku": "A  forged: line"$/,
+				/^Item 1 names the same product as item 0 in the field "sku": "A {2}forged: line"$/,
 			],
 			[
 				'a product that is an object',
