@@ -5,9 +5,8 @@
  * The verified edition (n8n Cloud, no node:http or node:dns) is built with ./egressExchange.verified.ts.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpGet, type IncomingMessage } from 'node:http';
+import { request as httpGet, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsGet } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import type { FunctionsBase, RequestHelperFunctions } from 'n8n-workflow';
 
 /** The host's answer: its status, headers as sent, and its body to be read as it arrives. */
@@ -28,6 +27,8 @@ export interface EgressExchange {
 	/** Throws the refusal of this URL, saying why. */
 	refuse(reason: string): never;
 }
+
+type LookupFunction = NonNullable<RequestOptions['lookup']>;
 
 type EgressContext = Pick<FunctionsBase, 'getNode'> & {
 	helpers: Partial<Pick<RequestHelperFunctions, 'getSecureEgressFilter'>> &
