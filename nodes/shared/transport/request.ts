@@ -30,8 +30,7 @@ import {
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
 import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
-import { oncePerNodeRun } from './runCache';
-import { hintOncePerRun } from './runCache';
+import { hintOncePerRun, oncePerNodeRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
 
