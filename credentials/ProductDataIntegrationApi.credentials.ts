@@ -6,13 +6,14 @@ import type {
 } from 'n8n-workflow';
 
 import { LOOPBACK_HTTP } from '../nodes/shared/throttle';
+// Not through the transport's index: the credential is loaded without n8n-workflow at hand, and
+// these two modules need nothing of it.
+import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/transport/edition';
 import {
 	BUCKET_CAPACITY_FIELD,
-	CREDENTIAL_DISPLAY_NAME,
-	CREDENTIAL_NAME,
 	LEAK_INTERVAL_FIELD,
 	REQUEST_TIMEOUT_FIELD,
-} from '../nodes/shared/transport';
+} from '../nodes/shared/transport/settings';
 import { sharingProperties } from './rateLimitSharing';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */

