@@ -132,7 +132,11 @@ async function night(
 	const items = products(hostUrl);
 	const result = await runNode({
 		node,
-		parameters: UPLOAD,
+		// The photo host is on this machine: Allowed Internal Hosts names it.
+		parameters: {
+			...UPLOAD,
+			options: { ...(UPLOAD.options as object), allowedInternalHosts: new URL(hostUrl).host },
+		},
 		items,
 		credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),
 	});

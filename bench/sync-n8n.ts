@@ -157,6 +157,9 @@ function nightlySync(
 		return found;
 	};
 	node(PRODUCTS_NODE).parameters.url = productsUrl;
+	// The shop is on this machine: its photo host is named in Allowed Internal Hosts, as the example's note says.
+	(node('Upload Photo').parameters.options as Record<string, unknown>).allowedInternalHosts =
+		new URL(productsUrl).host;
 	const { value } = node(KNOWN_PHOTOS_NODE).parameters.dataTableId as { value: string };
 	return { workflow, dataTable: value };
 }

@@ -5,7 +5,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { LOOPBACK_HTTP } from '../nodes/shared/transport/loopback';
+import { LOOPBACK_HTTP } from '../nodes/shared/throttle';
 import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/edition/credentialType';
 import {
 	BUCKET_CAPACITY_FIELD,

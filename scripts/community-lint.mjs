@@ -58,6 +58,15 @@ const FULL_EDITION_EXCEPTIONS = [
 			"The multipart body needs each stored image as a Readable that opens n8n's binary stream only when sent and " +
 			'hashes it on the way; without it every image of an item would be read into memory first.',
 	},
+	...['node:dns', 'node:http', 'node:https'].map((name) => ({
+		rule: 'no-restricted-imports',
+		name,
+		files: ['nodes/shared/fullEdition/directExchange.ts'],
+		why:
+			'A photo URL or an error document on another host comes from data: the address it reaches must be judged ' +
+			"in the connection's own DNS lookup (no second resolution a rebinding name could answer otherwise), and " +
+			"n8n's request helper takes no lookup of a node's; the verified edition judges with n8n's egress filter instead.",
+	})),
 	{
 		rule: 'no-runtime-dependencies',
 		name: 'form-data, ioredis',

@@ -9,6 +9,7 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
 import { includeErrorMessageOption } from '../shared/errorDocument';
+import { allowedInternalHostsOption } from '../shared/internalHosts';
 import { CREDENTIAL_NAME } from '../shared/transport';
 import type { StatusFilter } from './events';
 import { pollUploads } from './poll';
@@ -100,6 +101,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 				placeholder: 'Add Option',
 				default: {},
 				options: [
+					allowedInternalHostsOption,
 					customerOption,
 					includeErrorMessageOption,
 					{

@@ -2,7 +2,7 @@ import { sharedAnswerHome } from './edition/answerHome';
 import { MAX_ANSWER_AGE_MS, type KeptAnswer } from './keptAnswers';
 import { cancelSignal, customerScope, getServiceCredentials } from './transport';
 import type { CustomerOverride, ServiceContext } from './transport';
-import { wait } from './transport/wait';
+import { wait } from './transport';
 
 /**
  * Answers of the service that several pollers of one account and customer node would otherwise

@@ -154,7 +154,10 @@ describe('a hostile network in a running n8n', () => {
 								resource: 'uploadSession',
 								operation: 'getResult',
 								sessionId: FAILED,
-								options: { includeErrorMessage: true },
+								options: {
+									includeErrorMessage: true,
+									allowedInternalHosts: new URL(documents.url).host,
+								},
 							},
 							{ credential },
 						),
@@ -173,6 +176,82 @@ describe('a hostile network in a running n8n', () => {
 			expect(seen[0].authorization).toBeUndefined();
 			expect(seen[0].customerid).toBeUndefined();
 			expect(seen[0].customeridtype).toBeUndefined();
+		} finally {
+			await service.close();
+			await documents.close();
+		}
+	});
+
+	test('an error document on this machine is refused by default, fetched when Allowed Internal Hosts names its host, and refused beside it', async () => {
+		const FAILED = '3f2504e0-4f89-41d3-9a0c-0305e82c3302';
+		let requests = 0;
+		const documents = await listenLocal((req, res) => {
+			requests++;
+			req.resume();
+			res
+				.writeHead(200, { 'Content-Type': 'application/json' })
+				.end(JSON.stringify({ message: 'Line 3: the element Sku is empty' }));
+		});
+		const named = new URL(documents.url).host;
+		let location = `${documents.url}/blobs/${FAILED}.json`;
+		const service = await listenLocal((req, res) => {
+			req.resume();
+			res.writeHead(301, { Location: location }).end();
+		});
+		try {
+			const credential = await n8n.createCredential('Error documents on this machine', {
+				baseUrl: service.url,
+			});
+			const getResult = async (allowedInternalHosts: string) =>
+				nodeItems(
+					await n8n.run(
+						chainWorkflow(
+							'Error document on this machine',
+							[{ json: {} }],
+							[
+								actionNode(
+									'Get Result',
+									{
+										resource: 'uploadSession',
+										operation: 'getResult',
+										sessionId: FAILED,
+										options: { includeErrorMessage: true, allowedInternalHosts },
+									},
+									{ credential },
+								),
+							],
+						),
+					),
+					'Get Result',
+				)[0];
+
+			expect(await getResult('')).toEqual(
+				expect.objectContaining({
+					status: 'failed',
+					warning: `The error message could not be fetched: The service handed out an error document on ${named}, which is not fetched: it is not an https URL`,
+				}),
+			);
+			expect(requests).toBe(0);
+
+			expect(await getResult(named)).toEqual(
+				expect.objectContaining({ errorMessage: 'Line 3: the element Sku is empty' }),
+			);
+			expect(requests).toBe(1);
+
+			const beside = named.replace('127.0.0.1', 'localhost');
+			location = `http://${beside}/blobs/${FAILED}.json`;
+			expect(await getResult(named)).toEqual(
+				expect.objectContaining({
+					warning: `The error message could not be fetched: The service handed out an error document on ${beside}, which is not fetched: it is not an https URL`,
+				}),
+			);
+			location = `https://${beside}/blobs/${FAILED}.json`;
+			expect(await getResult(named)).toEqual(
+				expect.objectContaining({
+					warning: `The error message could not be fetched: The service handed out an error document on ${beside}, which is not fetched: it leads to a loopback address`,
+				}),
+			);
+			expect(requests).toBe(1);
 		} finally {
 			await service.close();
 			await documents.close();

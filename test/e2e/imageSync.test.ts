@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
+import { listenLocal } from '../helpers/server';
 import { postControl } from '../helpers/service';
 import {
 	actionNode,
@@ -94,4 +95,55 @@ test('first sync in shared requests, split after "too large"; the re-sync sends 
 	expect(nodeItems(second, 'Upload Photos')).toEqual(
 		uploaded.map((item) => ({ ...item, known: true })),
 	);
+});
+
+test('a photo host on this machine is refused by default, reached when Allowed Internal Hosts names it, and a host beside it still refused', async () => {
+	const photo = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(600)]);
+	let requests = 0;
+	const host = await listenLocal((_request, res) => {
+		requests++;
+		res.writeHead(200, { 'content-type': 'image/png' }).end(photo);
+	});
+	try {
+		const named = new URL(host.url).host;
+		const beside = named.replace('127.0.0.1', 'localhost');
+		const items: InputItem[] = [
+			`http://${named}/p/1.png`,
+			`http://${beside}/p/1.png`,
+			'http://169.254.169.254/latest/meta-data/iam/security-credentials/role',
+		].map((url) => ({ json: { url } }));
+		const upload = async (allowedInternalHosts: string) =>
+			nodeItems(
+				await n8n.executeWorkflow(
+					await n8n.importWorkflow(
+						chainWorkflow('Photos on this machine', items, [
+							actionNode(
+								'Upload Photos',
+								{
+									resource: 'image',
+									operation: 'upload',
+									imagesFrom: 'url',
+									photoUrl: '={{ $json.url }}',
+									options: { allowedInternalHosts, rememberKnownImages: false },
+								},
+								{ onError: 'continueRegularOutput' },
+							),
+						]),
+					),
+				),
+				'Upload Photos',
+			).map(({ error, md5: sent }) => error ?? sent);
+
+		const loopback = expect.stringMatching(/is not fetched: it leads to a loopback address$/);
+		const metadata = expect.stringMatching(
+			/is not fetched: it leads to a link-local address \(cloud metadata among them\)$/,
+		);
+		expect(await upload('')).toEqual([loopback, loopback, metadata]);
+		expect(requests).toBe(0);
+
+		expect(await upload(named)).toEqual([md5(photo), loopback, metadata]);
+		expect(requests).toBe(1);
+	} finally {
+		await host.close();
+	}
 });

@@ -429,6 +429,11 @@ describe('Document Upload: Only Changed Products', () => {
 				/^Item 2 names the same product as item 0 in the field "sku": "A"$/,
 			],
 			[
+				'the same product twice, with a line break in it',
+				[{ sku: 'A\r\nforged: line' }, { sku: 'A\r\nforged: line' }],
+				/^Item 1 names the same product as item 0 in the field "sku": "A {2}forged: line"$/,
+			],
+			[
 				'a product that is an object',
 				[{ sku: { id: 1 } }],
 				/^The product field "sku" of item 0 is a object, not a string or number$/,

@@ -26,6 +26,13 @@ const photos = new Map<string, Buffer>();
 /** An ETag other than the photo's quoted MD5, by path. */
 const etags = new Map<string, string>();
 const received: IncomingHttpHeaders[] = [];
+/** Where the host redirects, by path, given its own URL. */
+const redirects = new Map<string, (own: string) => string>([
+	['/r/same', () => '/p/0.jpg'],
+	['/r/beside', (own) => `${own.replace('127.0.0.1', 'localhost')}/p/0.jpg`],
+	['/r/metadata', () => 'http://169.254.169.254/latest/meta-data/iam/security-credentials/role'],
+	['/r/loop', () => '/r/loop'],
+]);
 let downloads = 0;
 let notModified = 0;
 let host: LocalServer;
@@ -38,6 +45,15 @@ beforeAll(async () => {
 		if (req.url === '/p/trickle.jpg') {
 			res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': '5000' });
 			res.write(jpeg(100));
+			return;
+		}
+		const redirect = redirects.get(req.url ?? '');
+		if (redirect) {
+			res.writeHead(302, { location: redirect(host.url) }).end();
+			return;
+		}
+		if (req.url === '/p/long-type.jpg') {
+			res.writeHead(200, { 'content-type': `image/${'x'.repeat(5000)}` }).end(jpeg());
 			return;
 		}
 		const photo = photos.get(req.url ?? '');
@@ -72,6 +88,7 @@ beforeEach(async () => {
 	emulator.reset();
 });
 
+/** Image Upload by Photo URL, the photo host on loopback named in Allowed Internal Hosts. */
 function byUrl(options: INodeParameters = {}, withVersion = true): INodeParameters {
 	return {
 		resource: 'image',
@@ -83,6 +100,7 @@ function byUrl(options: INodeParameters = {}, withVersion = true): INodeParamete
 			knownMd5: '={{ $json.knownMd5 ?? "" }}',
 			knownHashcode: '={{ $json.knownHashcode ?? "" }}',
 			knownVersion: '={{ $json.knownVersion ?? "" }}',
+			allowedInternalHosts: new URL(host.url).host,
 			...options,
 		},
 	};
@@ -235,6 +253,7 @@ describe('Image Upload by Photo URL', () => {
 		['a tab', '"a\tb"'],
 		['a Latin-1 letter', '"caf\u00e9"'],
 		['201 characters', `"${'a'.repeat(199)}"`],
+		['markup', '"<img src=x onerror=alert(1)>"'],
 	])(
 		'keeps no version for an ETag holding %s: the next night fetches the photo plainly, and it costs no upload',
 		async (_, etag) => {
@@ -348,5 +367,179 @@ describe('Image Upload by Photo URL', () => {
 		]);
 		expect(Date.now() - started).toBeLessThan(10_000);
 		expect(posts()).toBe(1);
+	});
+});
+
+describe('Photo URLs reach the public internet only, unless Allowed Internal Hosts names the host', () => {
+	const port = () => new URL(host.url).port;
+	const refused = (reason: string) =>
+		expect.stringMatching(new RegExp(`is not fetched: ${reason}$`));
+
+	it('refuses every internal address, however written, before a byte is sent, with the same text whether it answers or not', async () => {
+		photos.set('/p/0.jpg', jpeg());
+		const urls = [
+			`${host.url}/p/0.jpg`,
+			'http://127.0.0.1:1/p/0.jpg',
+			`http://localhost:${port()}/p/0.jpg`,
+			`http://0x7f000001:${port()}/p/0.jpg`,
+			`http://2130706433:${port()}/p/0.jpg`,
+			`http://127.1:${port()}/p/0.jpg`,
+			`http://[::ffff:127.0.0.1]:${port()}/p/0.jpg`,
+			`http://[::1]:${port()}/p/0.jpg`,
+			'http://169.254.169.254/latest/meta-data/iam/security-credentials/role',
+			'http://10.0.0.1/p.jpg',
+			'http://172.16.5.4/p.jpg',
+			'http://192.168.1.1/p.jpg',
+			'http://100.64.0.1/p.jpg',
+			'http://0.0.0.0/p.jpg',
+			'http://224.0.0.1/p.jpg',
+			'http://255.255.255.255/p.jpg',
+			'http://[fd00::1]/p.jpg',
+			'http://[fe80::1]/p.jpg',
+			'http://[::]/p.jpg',
+			'http://[ff02::1]/p.jpg',
+			'http://[::ffff:a9fe:a9fe]/p.jpg',
+		];
+
+		const result = await runNode({
+			node,
+			parameters: byUrl({ allowedInternalHosts: '' }),
+			items: urls.map((url) => ({ json: { url, updatedAt: '1' } })),
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		const loopback = refused('it leads to a loopback address');
+		expect(result.output[0].map(({ json }) => json.error)).toEqual([
+			loopback,
+			loopback,
+			loopback,
+			loopback,
+			loopback,
+			loopback,
+			loopback,
+			loopback,
+			refused('it leads to a link-local address \\(cloud metadata among them\\)'),
+			refused('it leads to a private address'),
+			refused('it leads to a private address'),
+			refused('it leads to a private address'),
+			refused('it leads to a carrier-grade NAT address, inside a provider network'),
+			refused('it leads to an unspecified address'),
+			refused('it leads to a multicast address'),
+			refused('it leads to a reserved or broadcast address'),
+			refused('it leads to a private \\(unique-local\\) address'),
+			refused('it leads to a link-local address'),
+			refused('it leads to an unspecified address'),
+			refused('it leads to a multicast address'),
+			refused('it leads to a link-local address \\(cloud metadata among them\\)'),
+		]);
+		expect(result.output[0][0].json.errorDetails).toMatch(/Allowed Internal Hosts/);
+		expect(received).toHaveLength(0);
+		expect(posts()).toBe(0);
+	});
+
+	it('fetches from the host the option names, and still refuses the same machine under another name or port', async () => {
+		photos.set('/p/0.jpg', jpeg());
+
+		const result = await runNode({
+			node,
+			parameters: byUrl(),
+			items: [
+				`${host.url}/p/0.jpg`,
+				`http://localhost:${port()}/p/0.jpg`,
+				'http://127.0.0.1:1/p/0.jpg',
+				`${host.url}/r/same`,
+				`${host.url}/r/beside`,
+				`${host.url}/r/metadata`,
+			].map((url) => ({ json: { url, updatedAt: '1' } })),
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		const hashcode = expect.stringMatching(/^[0-9a-f]{32}$/);
+		expect(result.output[0].map(({ json }) => json.error ?? json.hashcode)).toEqual([
+			hashcode,
+			refused('it leads to a loopback address'),
+			refused('it leads to a loopback address'),
+			hashcode,
+			refused('it leads to a loopback address'),
+			refused('it leads to a link-local address \\(cloud metadata among them\\)'),
+		]);
+		// The photo, the three redirects and the hop /r/same leads to; nothing to the refused hosts.
+		expect(received.map((headers) => headers.host)).toEqual(Array(5).fill(new URL(host.url).host));
+	});
+
+	it('allows a network named in CIDR notation, and nothing wider', async () => {
+		photos.set('/p/0.jpg', jpeg());
+
+		const result = await runNode({
+			node,
+			parameters: byUrl({ allowedInternalHosts: '127.0.0.0/8, 10.1.2.3:8080' }),
+			items: [
+				`${host.url}/p/0.jpg`,
+				'http://10.1.2.4:8080/p.jpg',
+				'http://10.1.2.3:8081/p.jpg',
+			].map((url) => ({ json: { url, updatedAt: '1' } })),
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0].map(({ json }) => json.error ?? json.hashcode)).toEqual([
+			expect.stringMatching(/^[0-9a-f]{32}$/),
+			refused('it leads to a private address'),
+			refused('it leads to a private address'),
+		]);
+	});
+
+	it('follows at most 5 redirects, each judged as the first request', async () => {
+		const result = await runNode({
+			node,
+			parameters: byUrl(),
+			items: [{ json: { url: `${host.url}/r/loop`, updatedAt: '1' } }],
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0][0].json.error).toEqual(refused('it redirects more than 5 times'));
+		expect(received).toHaveLength(6);
+	});
+
+	it('refuses a Photo URL with a user name or password without showing it, and a malformed Allowed Internal Hosts, before any request', async () => {
+		const result = await runNode({
+			node,
+			parameters: byUrl({ allowedInternalHosts: '={{ $json.allowed }}' }),
+			items: [
+				{
+					json: {
+						url: `http://user:secret@${new URL(host.url).host}/p/0.jpg`,
+						allowed: new URL(host.url).host,
+					},
+				},
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: '10.0.0.0/33' } },
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: 'http://10.0.0.1/' } },
+			],
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+
+		expect(result.output[0].map(({ json }) => json.error)).toEqual([
+			'The Photo URL of item 0 carries a user name or password, which are never sent or shown',
+			'The Allowed Internal Hosts of item 1 are not valid: "10.0.0.0/33" is not a network in CIDR notation',
+			'The Allowed Internal Hosts of item 2 are not valid: "http://10.0.0.1/" is not a host, host:port or network',
+		]);
+		expect(JSON.stringify(result.output)).not.toContain('secret');
+		expect(received).toHaveLength(0);
+	});
+
+	it('uploads a photo whose Content-Type is not a short image type as application/octet-stream', async () => {
+		const result = await runNode({
+			node,
+			parameters: byUrl(),
+			items: products(['/p/long-type.jpg']),
+			credentials: credentials(),
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(emulator.images().at(-1)?.contentType).toBe('application/octet-stream');
 	});
 });

@@ -650,12 +650,22 @@ describe('rate limit', () => {
 	});
 });
 
+/** A node run whose Allowed Internal Hosts name these local servers. */
+function allowing(baseUrl: string, ...servers: string[]) {
+	return createContext({
+		credentials: credentialsFor(baseUrl),
+		nodeParameters: {
+			options: { allowedInternalHosts: servers.map((url) => new URL(url).host).join(', ') },
+		},
+	});
+}
+
 describe('fetchServiceUrl', () => {
-	it("another origin is fetched without the credential, through n8n's plain request helper and the account's limiter", async () => {
+	it("another origin is fetched without the credential and outside the account's limiter, where Allowed Internal Hosts names it", async () => {
 		const service = await emulator();
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
-			const context = createContext({ credentials: credentialsFor(service.url) });
+			const context = allowing(service.url, capture.url);
 			const response = await fetchServiceUrl(context, `${capture.url}/errors/1?sig=x`, 0);
 			expect(response.body).toBe('error document');
 			expect(capture.seen).toHaveLength(1);
@@ -670,22 +680,50 @@ describe('fetchServiceUrl', () => {
 		}
 	});
 
-	it('another origin over plain http only where the Base URL is on this machine; never another scheme', async () => {
+	it('another origin reaches the public internet over https only: an internal one, a Base URL on this machine or not, or another scheme, is refused before anything is sent', async () => {
 		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
 		try {
+			const local = createContext({ credentials: credentialsFor(capture.url) });
 			const remote = createContext({
 				credentials: credentialsFor('https://integration.example.com'),
 			});
-			const error = await failure(fetchServiceUrl(remote, `${capture.url}/errors/1`, 0));
-			expect(error.message).toBe(
-				`The service handed out a URL on another host that is not https (${capture.url}), which is not fetched`,
+			const host = new URL(capture.url).host;
+			// Another origin than a Base URL on this machine gets no plain http either.
+			const beside = `localhost:${new URL(capture.url).port}`;
+			for (const [context, other] of [
+				[local, beside],
+				[remote, host],
+			] as const) {
+				const plain = await failure(fetchServiceUrl(context, `http://${other}/errors/1`, 0));
+				expect(plain.message).toBe(
+					`The service handed out an error document on ${other}, which is not fetched: it is not an https URL`,
+				);
+			}
+			const internal = await failure(fetchServiceUrl(remote, `https://${host}/errors/1`, 0));
+			expect(internal.message).toBe(
+				`The service handed out an error document on ${host}, which is not fetched: it leads to a loopback address`,
 			);
-			const local = createContext({ credentials: credentialsFor(capture.url) });
+			const closed = await failure(fetchServiceUrl(remote, 'https://127.0.0.1:1/errors/1', 0));
+			expect(closed.message).toBe(
+				'The service handed out an error document on 127.0.0.1:1, which is not fetched: it leads to a loopback address',
+			);
+			const metadata = await failure(
+				fetchServiceUrl(remote, 'https://169.254.169.254/latest/meta-data/', 0),
+			);
+			expect(metadata.message).toMatch(/it leads to a link-local address/);
+			const besideNamed = await failure(
+				fetchServiceUrl(
+					allowing('https://integration.example.com', capture.url),
+					`http://${beside}/errors/1`,
+					0,
+				),
+			);
+			expect(besideNamed.message).toMatch(/it is not an https URL$/);
 			expect((await failure(fetchServiceUrl(local, 'file:///etc/passwd', 0))).message).toMatch(
-				/not https \(null\)/,
+				/it is not an https URL$/,
 			);
 			expect((await failure(fetchServiceUrl(local, 'ftp://127.0.0.1/x', 0))).message).toMatch(
-				/not https/,
+				/it is not an https URL$/,
 			);
 			expect(capture.seen).toHaveLength(0);
 		} finally {
@@ -701,7 +739,7 @@ describe('fetchServiceUrl', () => {
 			body: '{"message":"Signature expired"}',
 		}));
 		try {
-			const context = createContext({ credentials: credentialsFor(service.url) });
+			const context = allowing(service.url, huge.url, refusing.url);
 			const response = await fetchServiceUrl(context, `${huge.url}/errors/1`, 0);
 			expect(response.body).toMatch(
 				/^x{1048576}\n\[truncated: longer than 1 MiB, the rest was not read\]$/,

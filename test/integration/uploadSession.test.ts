@@ -456,9 +456,14 @@ describe('Upload Session: an error document on another host', () => {
 	])(
 		'%s fetches it without the credential and outputs its message',
 		async (_operation, parameters) => {
+			// The document host is on this machine: Allowed Internal Hosts names it.
+			const allowedInternalHosts = new URL(documents.url).host;
 			const { output, error } = await runNode({
 				node,
-				parameters,
+				parameters: {
+					...parameters,
+					options: { ...(parameters.options as object), allowedInternalHosts },
+				},
 				credentials: fastCredentials(service),
 			});
 

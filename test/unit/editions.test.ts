@@ -44,6 +44,7 @@ describe('every twin', () => {
 			expect.arrayContaining([
 				'nodes/shared/edition/answerHome.verified.ts',
 				'nodes/shared/edition/bucketHome.verified.ts',
+				'nodes/shared/edition/directExchange.verified.ts',
 				'nodes/shared/edition/credentialType.verified.ts',
 				'nodes/shared/edition/knownImagesHome.verified.ts',
 				'nodes/shared/edition/multipartBody.verified.ts',

@@ -144,6 +144,7 @@ describe('imports', () => {
 		expect(through).toEqual([
 			'nodes/shared/edition/answerHome.ts',
 			'nodes/shared/edition/bucketHome.ts',
+			'nodes/shared/edition/directExchange.ts',
 			'nodes/shared/edition/knownImagesHome.ts',
 			'nodes/shared/edition/multipartBody.ts',
 			'nodes/shared/edition/runLockHome.ts',
@@ -192,6 +193,25 @@ describe('imports', () => {
 		]);
 		// Without the full edition's own code in the first place, the check above would see nothing.
 		expect(fullOnly).toEqual(expect.arrayContaining(['nodes/shared/fullEdition/bucketStore.ts']));
+	});
+
+	it('enter the transport and the throttle only through their index.ts', () => {
+		// The credential is loaded without n8n-workflow at hand, which the transport's index needs: it
+		// reads the one module it needs (its numeric fields) directly.
+		const credentialReads = [
+			'credentials/ProductDataIntegrationApi.credentials.ts -> nodes/shared/transport/settings.ts',
+		];
+		const past = ['nodes/shared/transport/', 'nodes/shared/throttle/'].flatMap((folder) =>
+			files
+				.filter((file) => !file.startsWith(folder))
+				.flatMap((file) =>
+					graph
+						.get(file)!
+						.filter((target) => target.startsWith(folder) && target !== `${folder}index.ts`)
+						.map((target) => `${file} -> ${target}`),
+				),
+		);
+		expect(past).toEqual(credentialReads);
 	});
 
 	it('between the nodes and the credential go only through nodes/shared', () => {

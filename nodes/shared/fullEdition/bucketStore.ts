@@ -11,8 +11,7 @@ import {
 	type Reservation,
 } from './bucketScripts';
 import { SharedBucket } from './sharedBucket';
-import type { Sleep } from '../throttle/time';
-import { LimiterCancelledError, type BucketTerms } from '../throttle/limiter';
+import { LimiterCancelledError, type BucketTerms, type Sleep } from '../throttle';
 
 /*
  * The connection to Redis that the accounts' buckets (./sharedBucket.ts) and the known images

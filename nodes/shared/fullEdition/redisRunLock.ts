@@ -5,7 +5,7 @@ import { SharedBucketUnavailableError, type SharedBucketStore } from './bucketSt
 import { storeFor } from './sharedRegistry';
 import { sharingFor } from './sharing';
 import type { LeaseRequest, RunLease } from '../runLease';
-import { wait } from '../transport/wait';
+import { wait } from '../transport';
 
 /*
  * The runs of one node kept apart across the n8n processes of queue mode (full edition only), in

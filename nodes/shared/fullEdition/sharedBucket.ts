@@ -1,15 +1,17 @@
 import type { Reservation } from './bucketScripts';
-import { gcraSpacing, penaltyMs } from '../throttle/gcra';
-import { waitWith, type Sleep } from '../throttle/time';
 import {
+	gcraSpacing,
 	LimiterCancelledError,
 	MAX_LIMIT_WAIT_MS,
+	penaltyMs,
 	waitTooLongError,
+	waitWith,
 	type AcquireOptions,
 	type BucketTerms,
 	type LimiterGrant,
 	type RateLimiter,
-} from '../throttle/limiter';
+	type Sleep,
+} from '../throttle';
 
 /*
  * The account's bucket kept in Redis, so that every n8n process using the account (queue-mode

@@ -6,7 +6,7 @@ import type {
 	LimiterGrant,
 	RateLimiter,
 	ScheduleHandOver,
-} from '../throttle/limiter';
+} from '../throttle';
 
 /** After Redis failed, requests stay with the in-process limiter this long before Redis is asked again. */
 const RETRY_SHARED_AFTER_MS = 5000;

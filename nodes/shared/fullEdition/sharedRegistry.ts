@@ -1,13 +1,13 @@
-import type { RateLimiter } from '../throttle/limiter';
-import { connectionId, SharedBucketStore, type RedisConnection } from './bucketStore';
 import {
 	MAX_ACCOUNTS,
 	processLimiterFor,
 	touch,
+	type RateLimiter,
+	type Sleep,
 	type TermsDeclaration,
-} from '../throttle/registry';
+} from '../throttle';
+import { connectionId, SharedBucketStore, type RedisConnection } from './bucketStore';
 import { SharedLimiter, UnsharedLimiter } from './sharedLimiter';
-import type { Sleep } from '../throttle/time';
 
 // The bucket an account's processes share through Redis, on top of each process's own limiter
 // (../throttle/registry.ts). Only the full edition has it: the verified one is built without this folder.

@@ -2,7 +2,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import type { RedisConnection } from './bucketStore';
 import type { SharingDecision } from './sharedRegistry';
-import { isLoopbackHost } from '../transport/loopback';
+import { isLoopbackHost } from '../throttle';
 
 /**
  * Where the account's bucket lives, from the credential's Rate Limit Sharing:

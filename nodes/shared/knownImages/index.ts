@@ -3,7 +3,7 @@ import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 import { SHARING_ADVICE } from '../edition/knownImagesHome';
 import { KnownImagesWithFallback, type KnownImages } from './memory';
 import { getServiceCredentials, type CustomerOverride } from '../transport';
-import { hintOncePerRun } from '../transport/runCache';
+import { hintOncePerRun } from '../transport';
 import { DAY_MS } from '../time';
 
 export type { KnownImages } from './knownImages';

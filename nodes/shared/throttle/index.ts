@@ -7,8 +7,9 @@ export {
 	type LimiterGrant,
 	type RateLimiter,
 	type ScheduleHandOver,
+	waitTooLongError,
 } from './limiter';
-export { GcraLimiter, SAFETY_MARGIN, type LimiterClock } from './gcra';
+export { GcraLimiter, gcraSpacing, penaltyMs, SAFETY_MARGIN, type LimiterClock } from './gcra';
 // The bucket shared through Redis lives in the full edition's own folder (../fullEdition/): what is
 // exported here is all either edition meters with in a process.
 export {
@@ -20,3 +21,4 @@ export {
 } from './registry';
 export { describeWait, waitWith, type Sleep } from './time';
 export { backoffDelay, parseRetryAfter, retryAfterPenalty } from './backoff';
+export { isLoopbackHost, LOOPBACK_HTTP } from './loopback';

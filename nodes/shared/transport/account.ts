@@ -1,10 +1,10 @@
-import { createHash, scryptSync } from 'crypto';
+import { createHash, scrypt, scryptSync } from 'crypto';
 import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { MAX_ACCOUNTS, proveHolder, touch, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
 import { accountLimiter } from '../edition/bucketHome';
-import { oncePerNodeRun } from './context';
+import { oncePerNodeRun } from './runCache';
 import { CREDENTIAL_NAME } from '../edition/credentialType';
 import { bucketTerms, requestTimeoutMs } from './settings';
 import type { CustomerOverride, ServiceContext } from './types';
@@ -50,8 +50,36 @@ export function accountKey(baseUrl: string, username: string): string {
 		.digest('hex');
 }
 
-/** holderKey's results of this process, by a digest of what they are made of. */
-const holderKeys = new Map<string, string>();
+/** A holder's key being derived, then derived (value), once per process. */
+interface Derivation {
+	key: Promise<string>;
+	value?: string;
+}
+
+/** holderKey's derivations in this process, by a digest of what they are made of. */
+const holderKeys = new Map<string, Derivation>();
+
+const SCRYPT = { N: 2 ** 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+
+/** One derivation per holder: concurrent first uses share its promise; a failed one is not kept. */
+function derivationOf(baseUrl: string, username: string, password: string): Derivation {
+	const salt = `${checkBaseUrl(baseUrl)}\n${username}`;
+	const lookup = createHash('sha256').update(`${salt}\n${password}`).digest('hex');
+	let derivation = holderKeys.get(lookup);
+	if (derivation === undefined) {
+		const made: Derivation = {
+			key: new Promise<string>((resolve, reject) =>
+				scrypt(password, salt, 32, SCRYPT, (error, key) =>
+					error ? reject(error) : resolve(key.toString('hex')),
+				),
+			).then((key) => (made.value = key)),
+		};
+		made.key.catch(() => holderKeys.delete(lookup));
+		derivation = made;
+	}
+	touch(holderKeys, lookup, derivation, MAX_ACCOUNTS);
+	return derivation;
+}
 
 /**
  * Names whoever holds the password of an account: scrypt of the password, salted with the Base URL
@@ -60,29 +88,35 @@ const holderKeys = new Map<string, string>();
  * credential with the same Base URL and username but another password finds and changes none of
  * it, and the key, in Redis or n8n's database, gives neither the username nor the password back.
  * Slow on purpose (about 50 ms, then remembered in this process): whoever reads those stores must
- * not be able to test guessed passwords against it quickly. Usernames are not folded: " Alice ",
- * "ALICE" and "alice" are three holders, as a service with case-sensitive usernames has three
- * accounts.
+ * not be able to test guessed passwords against it quickly. A node run derives it off the event
+ * loop when it loads the account (deriveHolderOf), before any use; only a caller outside a node run
+ * derives it here, waiting. Usernames are not folded: " Alice ", "ALICE" and "alice" are three
+ * holders, as a service with case-sensitive usernames has three accounts.
  */
 export function holderKey(baseUrl: string, username: string, password: string): string {
-	const salt = `${checkBaseUrl(baseUrl)}\n${username}`;
-	const lookup = createHash('sha256').update(`${salt}\n${password}`).digest('hex');
-	let key = holderKeys.get(lookup);
-	if (key === undefined) {
-		key = scryptSync(password, salt, 32, { N: 2 ** 14, r: 8, p: 1 }).toString('hex');
-	}
-	touch(holderKeys, lookup, key, MAX_ACCOUNTS);
-	return key;
+	const derivation = derivationOf(baseUrl, username, password);
+	derivation.value ??= scryptSync(
+		password,
+		`${checkBaseUrl(baseUrl)}\n${username}`,
+		32,
+		SCRYPT,
+	).toString('hex');
+	return derivation.value;
+}
+
+function holderParts(credentials: ICredentialDataDecryptedObject): [string, string, string] {
+	const text = (value: unknown) => (typeof value === 'string' ? value : '');
+	return [text(credentials.baseUrl), text(credentials.username), text(credentials.password)];
+}
+
+/** The credential's holderKey, derived off the event loop (once per holder in this process). */
+export async function deriveHolderOf(credentials: ICredentialDataDecryptedObject): Promise<string> {
+	return await derivationOf(...holderParts(credentials)).key;
 }
 
 /** The credential's holderKey. */
 export function holderOf(credentials: ICredentialDataDecryptedObject): string {
-	const text = (value: unknown) => (typeof value === 'string' ? value : '');
-	return holderKey(
-		text(credentials.baseUrl),
-		text(credentials.username),
-		text(credentials.password),
-	);
+	return holderKey(...holderParts(credentials));
 }
 
 /**
@@ -102,12 +136,12 @@ export function customerScope(
 }
 
 /**
- * Whether an answer shows the service accepted the password: any answer but a refused login
- * (401, 403), a refusal for the rate limit (429, which a service may give before it checks the
- * login) or a server's failure (5xx, which a proxy may give for any request).
+ * Whether an answer shows the service accepted the password: a success (2xx) of the service's own
+ * origin, the only answers its endpoints give after authenticating. Anything else may come before
+ * the login is checked: a 404 or 400 of a route or a proxy, a 429 of the rate limit, a 5xx.
  */
 function provesPassword(status: number): boolean {
-	return status < 500 && status !== 401 && status !== 403 && status !== 429;
+	return status >= 200 && status < 300;
 }
 
 async function loadAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
@@ -132,7 +166,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 	const { baseUrl, terms, timeoutMs } = settings;
 	const username = typeof credentials.username === 'string' ? credentials.username : '';
 	const key = accountKey(baseUrl, username);
-	const holder = holderOf(credentials);
+	const holder = await deriveHolderOf(credentials);
 	const limiter = accountLimiter(key, { holder, terms }, credentials, sleep);
 	let proven = false;
 	return {

@@ -1,4 +1,4 @@
-import { LOOPBACK_HTTP } from './loopback';
+import { LOOPBACK_HTTP } from '../throttle';
 
 /**
  * The one rule for the credential's base URL. The password travels with every request, so plain

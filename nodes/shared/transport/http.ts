@@ -136,9 +136,6 @@ async function exchangeWith(
 		abortSignal: signal,
 	};
 	if (body === undefined) delete options.body;
-	// n8n's own helper without a credential: its SSRF protection applies where the instance turns it on.
-	if (exchange.elsewhere === true)
-		return (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 	// Handing n8n the credential already read spares it a read (and decryption) per request. The
 	// credential's `authenticate` writes the customer headers after the request options are built,
 	// so an override is applied to the credential data it reads, not to the headers.

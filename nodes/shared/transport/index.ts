@@ -18,6 +18,7 @@ export {
 	holderOf,
 } from './account';
 export { CREDENTIAL_NAME } from '../edition/credentialType';
+export { hintOncePerRun, readOncePerRun } from './runCache';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';
 export {
@@ -29,5 +30,9 @@ export {
 } from './responses';
 export { EXTERNAL_ID, SERVICE_ID } from './validate';
 export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from './cancel';
+export { wait } from './wait';
 export { listRequest, serviceRequest } from './request';
 export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';
+export { type Allowance, NO_ALLOWANCE, parseAllowance, RefusedUrlError } from './addresses';
+export { MAX_REDIRECTS, requestElsewhere } from './elsewhere';
+export { ALLOWED_INTERNAL_HOSTS, allowanceFrom } from './allowance';

@@ -29,15 +29,8 @@ import {
 	type Unauthorized,
 } from './errors';
 import { ExchangeTimeoutError, isSingleUse, sendOnce } from './http';
-import {
-	DEFAULT_ANSWER_LIMIT_BYTES,
-	describeBytes,
-	isRefusal,
-	parseBody,
-	serviceMessage,
-} from './responses';
-import { oncePerNodeRun } from './context';
-import { hintOncePerRun } from './runCache';
+import { DEFAULT_ANSWER_LIMIT_BYTES, describeBytes, isRefusal, parseBody } from './responses';
+import { hintOncePerRun, oncePerNodeRun } from './runCache';
 import type { Exchange, ServiceContext, ServiceRequest, ServiceResponse } from './types';
 import { checkCustomer, checkHeaders, checkPath } from './validate';
 
@@ -317,9 +310,9 @@ function readBody<T>(attempt: Attempt, status: number, text: string, truncated: 
 }
 
 /**
- * One request to the service's origin, with the credential (or, `elsewhere`, to a URL on another
- * host the service named, without it), through the account's limiter, tried as often as is safe: the
- * way of serviceRequest and of a URL the service names (serviceUrl.ts).
+ * One request to the service's origin, with the credential, through the account's limiter, tried as
+ * often as is safe: the way of serviceRequest and of a URL the service names on its origin
+ * (serviceUrl.ts).
  */
 export async function perform<T>(
 	context: ServiceContext,
@@ -354,16 +347,14 @@ export async function perform<T>(
 		}
 
 		const { statusCode: status, headers, text, truncated } = result.answer;
-		// Only the service's own answer can show that it accepted the password.
-		if (exchange.elsewhere !== true) account.answered(status);
+		account.answered(status);
 		const retryAfterMs = parseRetryAfter(headers['retry-after']);
 		const refused = isRefusal(status, retryAfterMs);
 		// The penalty first: a refused request was not counted, its timing must not move the schedule.
 		// A Retry-After longer than an execution waits fails its own request (below) and holds the
 		// account back only as a refusal without one does: a penalty of 15 minutes would make each of
 		// the account's other requests wait that long or fail at once, whatever the service says to them.
-		// Another host's refusal is not the account's: it bounds that request's retries only.
-		if (refused && exchange.elsewhere !== true) {
+		if (refused) {
 			const waitable =
 				retryAfterMs !== undefined && retryAfterMs <= MAX_LIMIT_WAIT_MS ? retryAfterMs : undefined;
 			await attempt.limiter.penalize(retryAfterPenalty(waitable, intervalMs));
@@ -382,17 +373,6 @@ export async function perform<T>(
 			await afterRefusal(attempt, status, retryAfterMs);
 		} else if (status >= 500) {
 			await afterServerError(attempt, status, text, headers);
-		} else if (exchange.elsewhere === true) {
-			// No login check: the credential was not sent there.
-			throw apiError(
-				attempt.node,
-				`${describeTarget(exchange)} on ${new URL(exchange.url).host} answered with status ${status}`,
-				{
-					httpCode: status,
-					itemIndex: exchange.itemIndex,
-					description: serviceMessage(text),
-				},
-			);
 		} else {
 			const unauthorized =
 				status === 401 || status === 403

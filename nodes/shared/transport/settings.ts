@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { DEFAULT_TERMS, type BucketTerms } from '../throttle/limiter';
+import { DEFAULT_TERMS, type BucketTerms } from '../throttle';
 
 /** A numeric field of the credential: its name in the editor, its range, and whether it takes fractions. */
 export interface NumberField {

@@ -42,20 +42,14 @@ export interface ServiceRequest {
 }
 
 /**
- * A request as it goes out: its absolute URL, on the service's origin unless `elsewhere` (it goes
- * through the account's limiter, and carries the credential on the service's origin), the defaults
- * filled in.
+ * A request as it goes out to the service's origin, through the account's limiter and with the
+ * credential: its absolute URL, the defaults filled in.
  */
 export type Exchange = Omit<ServiceRequest, 'path' | 'responseType' | 'allowStatus'> &
 	Required<Pick<ServiceRequest, 'responseType' | 'allowStatus'>> & {
 		url: string;
 		/** An answer longer than maxAnswerBytes is handed back cut (truncated), not failed. */
 		truncate?: boolean;
-		/**
-		 * A URL on another host that the service named (an error document in blob storage): sent through
-		 * n8n's plain request helper, without the credential's Authorization and customer headers.
-		 */
-		elsewhere?: boolean;
 	};
 
 export interface ServiceResponse<T = unknown> {

@@ -1,8 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { serviceRequest } from '../../../shared/transport';
-import { readOncePerRun } from '../readOncePerRun';
+import { readOncePerRun, serviceRequest } from '../../../shared/transport';
 
 const properties: INodeProperties[] = [
 	{

@@ -3,7 +3,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { getServiceTimeZone, listUploads, serviceDay } from '../../../shared/uploads';
 import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
-import { readOncePerRun } from '../readOncePerRun';
+import { readOncePerRun } from '../../../shared/transport';
 
 const properties: INodeProperties[] = [
 	{

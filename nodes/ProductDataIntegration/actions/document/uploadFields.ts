@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
+import { allowedInternalHostsOption } from '../../../shared/internalHosts';
 import { waitTimeoutOption } from '../waiting';
 import { changedProductsFields } from './changedProducts/settings';
 
@@ -103,6 +104,10 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 			placeholder: 'Add Option',
 			default: {},
 			options: [
+				{
+					...allowedInternalHostsOption,
+					description: `${allowedInternalHostsOption.description} Needs Wait for Completion and Include Error Message.`,
+				},
 				{
 					displayName: 'Content Type',
 					name: 'contentType',

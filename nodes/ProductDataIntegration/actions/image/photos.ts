@@ -1,26 +1,35 @@
-import type { IExecuteFunctions, IHttpRequestOptions, IN8nHttpFullResponse } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { cleanServiceText, normalizeHeaders, readBytes } from '../../../shared/transport';
+import {
+	type Allowance,
+	cleanServiceText,
+	MAX_REDIRECTS,
+	readBytes,
+	RefusedUrlError,
+	requestElsewhere,
+} from '../../../shared/transport';
 import type { BinaryImage } from './binaryImages';
 
 /*
  * Photos the node fetches itself from the photo host (the shop, a CDN), given by URL: the host is
- * not the service, so the request goes through n8n's plain request helper, as the transport does
- * for error documents on another host (no credential, no customer header; n8n's SSRF protection
- * applies where the instance turns it on), and neither spends nor waits for the account's rate
- * limit. Its size and time are bounded (Max Photo Size, Photo Timeout). A photo is held in memory until its request to the service
- * is sent (at most a request's worth, Max Request Size), never in n8n's binary store.
+ * not the service, so the request goes the transport's one way to other hosts (no credential, no
+ * customer header; public addresses only, besides what Allowed Internal Hosts names; redirects
+ * followed and judged hop by hop), and neither spends nor waits for the account's rate limit. Its
+ * size and time are bounded (Max Photo Size, Photo Timeout). A photo is held in memory until its
+ * request to the service is sent (at most a request's worth, Max Request Size), never in n8n's
+ * binary store.
  */
 
 /** A photo the host takes longer than this to send (headers and body) is not waited for. */
 export const DEFAULT_PHOTO_TIMEOUT_SECONDS = 60;
 export const DEFAULT_MAX_PHOTO_MEGABYTES = 25;
 
-/** How much of the host a photo may take. */
+/** How much of the host a photo may take, and which internal hosts it may come from. */
 export interface PhotoBounds {
 	maxBytes: number;
 	timeoutMs: number;
+	allowance: Allowance;
 }
 
 /** What an earlier run learnt of the photo at the host: `etag:<ETag>` or `last-modified:<date>`. */
@@ -56,6 +65,12 @@ export function photoUrlOf(context: IExecuteFunctions, itemIndex: number, value:
 	} catch {
 		url = undefined;
 	}
+	if (url && (url.username !== '' || url.password !== ''))
+		throw new NodeOperationError(
+			context.getNode(),
+			`The Photo URL of item ${itemIndex} carries a user name or password, which are never sent or shown`,
+			{ itemIndex, description: 'Give the photo by a URL without user:password@ before the host.' },
+		);
 	if (url && (url.protocol === 'https:' || url.protocol === 'http:')) return url.href;
 	throw new NodeOperationError(
 		context.getNode(),
@@ -75,14 +90,17 @@ function fileNameOf(url: string): string {
 	return name.replace(/["\\\p{Cc}]/gu, '_') || 'photo';
 }
 
-const IMAGE_TYPE = /^image\/[A-Za-z0-9!#$&^_.+-]+$/;
+/** A media type as RFC 6838 bounds it (127 characters a name): a longer one is not a type. */
+const IMAGE_TYPE = /^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 
 /**
- * A validator kept only as the host sent it: given back in If-None-Match or If-Modified-Since it
- * must match byte for byte and be a header value n8n can send. An altered copy would never match
- * (the photo downloaded every night) or be refused as a header (the item failing).
+ * A validator kept only when it is a plain one, as the host sent it: 1 to 200 printable ASCII
+ * characters without markup (no < or >). It is given back byte for byte in If-None-Match or
+ * If-Modified-Since, so an altered copy would never match (the photo downloaded every night) or be
+ * refused as a header (the item failing); and it is shown as the photo's version, where markup from
+ * a host has no place.
  */
-const PLAIN_VALIDATOR = /^[\x20-\x7e]{1,200}$/;
+const PLAIN_VALIDATOR = /^[\x20-\x3b=\x3f-\x7e]{1,200}$/;
 
 /**
  * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
@@ -94,7 +112,7 @@ export async function fetchPhoto(
 	url: string,
 	version: string,
 	knownVersion: string,
-	{ maxBytes, timeoutMs }: PhotoBounds,
+	{ maxBytes, timeoutMs, allowance }: PhotoBounds,
 ): Promise<PhotoFetch> {
 	const headers: Record<string, string> = { accept: 'image/*' };
 	if (version === '' && knownVersion.startsWith(ETAG))
@@ -102,21 +120,24 @@ export async function fetchPhoto(
 	if (version === '' && knownVersion.startsWith(LAST_MODIFIED))
 		headers['if-modified-since'] = knownVersion.slice(LAST_MODIFIED.length);
 	const deadline = AbortSignal.timeout(timeoutMs);
-	const options: IHttpRequestOptions = {
-		method: 'GET',
-		url,
-		headers,
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		encoding: 'stream',
-		json: false,
-		timeout: timeoutMs,
-		abortSignal: deadline,
-	};
-	let response: IN8nHttpFullResponse;
+	let response: Awaited<ReturnType<typeof requestElsewhere>>;
 	try {
-		response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
+		response = await requestElsewhere(context, {
+			url,
+			headers,
+			signal: deadline,
+			allowance,
+			plainHttp: true,
+		});
 	} catch (error) {
+		if (error instanceof RefusedUrlError)
+			throw photoError(
+				context,
+				itemIndex,
+				url,
+				`is not fetched: ${error.message}`,
+				`Photo URLs reach the public internet only (at most ${MAX_REDIRECTS} redirects, each judged the same). To fetch photos from a host inside your network, name it in Allowed Internal Hosts.`,
+			);
 		throw photoError(
 			context,
 			itemIndex,
@@ -127,8 +148,7 @@ export async function fetchPhoto(
 				: cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
-	const body = response.body as AsyncIterable<Buffer | string> & { destroy?: () => void };
-	const answerHeaders = normalizeHeaders(response.headers);
+	const { body, headers: answerHeaders } = response;
 	if (response.statusCode === 304) {
 		body.destroy?.();
 		return { notModified: true };

@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
+import { allowedInternalHostsOption } from '../../../shared/internalHosts';
 import {
 	DEFAULT_LOOK_UP_AGAIN_DAYS,
 	MAX_LOOK_UP_AGAIN_DAYS,
@@ -80,6 +81,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		options: [
+			allowedInternalHostsOption,
 			{
 				displayName: 'Clipping Path',
 				name: 'clippingPath',

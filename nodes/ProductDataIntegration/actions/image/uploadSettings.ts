@@ -4,7 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { customerOverrideOf } from '../../../shared/customer';
 import { HASHCODE, MD5 } from '../../../shared/hashcode';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS } from '../../../shared/knownImages';
-import { cleanServiceText } from '../../../shared/transport';
+import { allowanceFrom, cleanServiceText } from '../../../shared/transport';
 import type { BatchTarget } from './imageBatches';
 import {
 	DEFAULT_MAX_PHOTO_MEGABYTES,
@@ -37,6 +37,7 @@ interface UploadOptions {
 	knownVersion?: string;
 	maxPhotoMegabytes?: number;
 	photoTimeoutSeconds?: number;
+	allowedInternalHosts?: string;
 	photosAtOnce?: number;
 }
 
@@ -181,6 +182,7 @@ function photoSettings(
 					options.photoTimeoutSeconds ?? DEFAULT_PHOTO_TIMEOUT_SECONDS,
 					1,
 				) * 1000,
+			allowance: allowanceFrom(context, itemIndex, options.allowedInternalHosts),
 		},
 		atOnce: Math.floor(
 			positiveOption(

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { getSessionOutcome } from '../../../shared/sessions';
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
+import { allowedInternalHostsOption } from '../../../shared/internalHosts';
 import { getSessionId, sessionIdField } from './sessionId';
 
 const properties: INodeProperties[] = [
@@ -14,7 +15,7 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options: [customerOption, includeErrorMessageOption],
+		options: [allowedInternalHostsOption, customerOption, includeErrorMessageOption],
 	},
 ];
 

@@ -3,6 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
+import { allowedInternalHostsOption } from '../../../shared/internalHosts';
 import {
 	isUnfollowedSession,
 	waitForSessions,
@@ -31,7 +32,12 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options: [customerOption, includeErrorMessageOption, waitTimeoutOption],
+		options: [
+			allowedInternalHostsOption,
+			customerOption,
+			includeErrorMessageOption,
+			waitTimeoutOption,
+		],
 	},
 ];
 

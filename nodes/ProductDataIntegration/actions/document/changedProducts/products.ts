@@ -3,7 +3,11 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getCustomerOverride } from '../../../../shared/customer';
-import { customerScope, getServiceCredentials } from '../../../../shared/transport';
+import {
+	cleanServiceText,
+	customerScope,
+	getServiceCredentials,
+} from '../../../../shared/transport';
 import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './memory';
 
 /**
@@ -55,7 +59,7 @@ export function readProducts(
 		const earlier = firstItemOf.get(product);
 		if (earlier !== undefined) {
 			return fail(
-				`Item ${itemIndex} names the same product as item ${earlier} in the field "${productField}": "${product.slice(0, 100)}"`,
+				`Item ${itemIndex} names the same product as item ${earlier} in the field "${productField}": "${cleanServiceText(product, 100)}"`,
 				'Each product may come once per run: which of the two the service would keep is not known. Nothing was sent for it.',
 			);
 		}

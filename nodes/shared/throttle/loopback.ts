@@ -1,8 +1,8 @@
 /**
  * The one rule for "this machine", where a password may travel unencrypted: localhost, 127.x.x.x
- * (also IPv4-mapped in IPv6) and ::1. It stands here, apart from the transport and the throttle,
- * because both apply it: the Base URL (plain http) and the Redis server of the shared rate limit
- * (Redis without TLS).
+ * (also IPv4-mapped in IPv6) and ::1. It stands in the lowest layer because the transport and the
+ * shared rate limit both apply it: the Base URL (plain http) and the Redis server of the shared
+ * rate limit (Redis without TLS). It imports nothing.
  */
 
 /**

@@ -1,0 +1,70 @@
+/*
+ * One GET to a host that is not the service (a photo host, an error document's host), for the full
+ * edition: through Node's own client, so that the address a connection goes to is judged where it
+ * is chosen, in the connection's DNS lookup, with no second resolution that could answer otherwise.
+ * The verified edition (n8n Cloud, no node:http or node:dns) has no such client: the transport then
+ * goes through n8n's request helper (../transport/elsewhere.ts).
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpGet, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsGet } from 'node:https';
+
+/** The host's answer: its status, headers as sent, and its body to be read as it arrives. */
+export interface DirectAnswer {
+	statusCode: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: AsyncIterable<Buffer | string> & { destroy?: () => void };
+}
+
+export type LookupFunction = NonNullable<RequestOptions['lookup']>;
+
+export interface DirectRequest {
+	url: URL;
+	headers: Record<string, string>;
+	signal: AbortSignal;
+	/** Throws when a connection for this URL must not go to `address`. */
+	admit(address: string): void;
+	/**
+	 * The resolver to ask: n8n's own where the running n8n offers it (2.41 on, it also applies the
+	 * instance's SSRF rules when N8N_SSRF_PROTECTION_ENABLED is on), Node's otherwise.
+	 */
+	resolver?: LookupFunction;
+}
+
+export async function exchangeDirectly(exchange: DirectRequest): Promise<DirectAnswer> {
+	const resolve = exchange.resolver ?? (dnsLookup as LookupFunction);
+	const lookup: LookupFunction = (hostname, options, callback) => {
+		resolve(hostname, { ...options, all: true }, (error, found) => {
+			const addresses = (Array.isArray(found) ? found : []) as LookupAddress[];
+			if (error || addresses.length === 0)
+				return callback(error ?? new Error(`${hostname} has no address`), '', 4);
+			try {
+				for (const { address } of addresses) exchange.admit(address);
+			} catch (refusal) {
+				return callback(refusal as Error, '', 4);
+			}
+			if (options.all) return callback(null, addresses);
+			callback(null, addresses[0].address, addresses[0].family);
+		});
+	};
+	const send = exchange.url.protocol === 'https:' ? httpsGet : httpGet;
+	return await new Promise<DirectAnswer>((resolve, reject) => {
+		const request = send(exchange.url, {
+			method: 'GET',
+			headers: exchange.headers,
+			lookup,
+			signal: exchange.signal,
+			// A connection of its own: a pooled socket was judged for another request.
+			agent: false,
+		});
+		request.once('response', (response: IncomingMessage) =>
+			resolve({
+				statusCode: response.statusCode ?? 0,
+				headers: response.headers,
+				body: response,
+			}),
+		);
+		request.once('error', reject);
+		request.end();
+	});
+}

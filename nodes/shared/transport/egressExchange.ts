@@ -1,0 +1,84 @@
+/*
+ * One GET to a host that is not the service. The full edition connects with a client of its own
+ * (../edition/directExchange.ts), judging the address in the connection's DNS lookup. The verified
+ * edition (n8n Cloud) has none: a host name is judged before the request by n8n's egress filter with
+ * its default rules, which refuse internal addresses whatever the instance's SSRF setting (n8n 2.41
+ * on), and the request goes through n8n's request helper; an n8n without that filter cannot tell
+ * where a name leads, so there only hosts named by the node and IP addresses (judged by the
+ * package) are reached.
+ */
+import type {
+	FunctionsBase,
+	IHttpRequestOptions,
+	IN8nHttpFullResponse,
+	RequestHelperFunctions,
+} from 'n8n-workflow';
+
+import { exchangeDirectly } from '../edition/directExchange';
+
+export interface EgressAnswer {
+	statusCode: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: AsyncIterable<Buffer | string> & { destroy?: () => void };
+}
+
+export interface EgressExchange {
+	url: URL;
+	headers: Record<string, string>;
+	signal: AbortSignal;
+	/** Whether the node names this host (with its port): then the host's own name decides, not its address. */
+	named: boolean;
+	/** Throws when a connection for this URL must not go to `address`. */
+	admit(address: string): void;
+	/** Throws the refusal of this URL, saying why. */
+	refuse(reason: string): never;
+}
+
+type EgressContext = Pick<FunctionsBase, 'getNode'> & {
+	helpers: Partial<Pick<RequestHelperFunctions, 'getSecureEgressFilter'>> &
+		Pick<RequestHelperFunctions, 'httpRequest'>;
+};
+
+/** Whether a URL's host is an IP address (already judged by the package before this). */
+function isAddress(hostname: string): boolean {
+	return hostname.startsWith('[') || /^[\d.]+$/.test(hostname);
+}
+
+export async function exchangeElsewhere(
+	context: EgressContext,
+	exchange: EgressExchange,
+): Promise<EgressAnswer> {
+	if (exchangeDirectly) {
+		const filter = context.helpers.getSecureEgressFilter?.('safe');
+		return await exchangeDirectly({ ...exchange, resolver: filter?.createSecureLookup() });
+	}
+	// No client of the package's own (the verified edition): n8n's egress filter judges a host name
+	// before n8n's request helper connects, which leaves a window for a name that resolves anew.
+	if (!exchange.named && !isAddress(exchange.url.hostname)) {
+		const filter = context.helpers.getSecureEgressFilter?.('enforced');
+		if (!filter)
+			exchange.refuse(
+				'this n8n (before 2.41) cannot tell which address a host name leads to; name the host in Allowed Internal Hosts to reach it anyway',
+			);
+		const checked = await filter.validateUrl(exchange.url);
+		if (!checked.ok) exchange.refuse('it leads to an address that is not on the public internet');
+	}
+	const options: IHttpRequestOptions = {
+		method: 'GET',
+		url: exchange.url.href,
+		headers: exchange.headers,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		disableFollowRedirect: true,
+		maxRedirects: 0,
+		encoding: 'stream',
+		json: false,
+		abortSignal: exchange.signal,
+	};
+	const response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
+	return {
+		statusCode: response.statusCode,
+		headers: response.headers as EgressAnswer['headers'],
+		body: response.body as EgressAnswer['body'],
+	};
+}
