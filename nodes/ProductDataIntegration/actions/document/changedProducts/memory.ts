@@ -2,6 +2,7 @@ import { createHash } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { mapWithPauses } from '../../../../shared/pauses';
 import { runAlone } from '../../../../shared/runAlone';
 import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
 
@@ -113,7 +114,7 @@ export async function recallProducts(
 	entries: ProductEntry[],
 ): Promise<Recall> {
 	const countBefore = await countEntries(context);
-	const confirmed = entries.map(confirmedValue);
+	const confirmed = await mapWithPauses(entries, confirmedValue);
 	const found: string[] = [];
 	const added: string[] = [];
 	const putBack = async () => {
@@ -129,13 +130,13 @@ export async function recallProducts(
 		keep(check, found, added);
 		const before = new Set(check.found);
 		const trusted = !before.has(CHECK_UNDER_WAY);
-		const unchanged = confirmed.map((value) => trusted && before.has(value));
+		const unchanged = await mapWithPauses(confirmed, (value) => trusted && before.has(value));
 		// Whether a session failed matters only for the products to send: only theirs are looked up.
-		const failed = entries.map((entry, index) =>
+		const failed = await mapWithPauses(entries, (entry, index) =>
 			trusted && !unchanged[index] ? failedValue(entry) : undefined,
 		);
 		const failedBefore = await lookUp(context, failed, found, added);
-		const recalled = entries.map((_, index) => ({
+		const recalled = await mapWithPauses(entries, (_, index) => ({
 			unchanged: unchanged[index],
 			failedBefore: failed[index] !== undefined && failedBefore.has(failed[index] as string),
 		}));
@@ -176,5 +177,8 @@ export async function rememberRun(
 	confirmed: ProductEntry[],
 	failed: ProductEntry[],
 ): Promise<void> {
-	await rewrite(context, [...confirmed.map(confirmedValue), ...failed.map(failedValue)]);
+	await rewrite(context, [
+		...(await mapWithPauses(confirmed, confirmedValue)),
+		...(await mapWithPauses(failed, failedValue)),
+	]);
 }

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { pausesWhenDue } from '../../../../shared/pauses';
 import { asNodeError, type ItemFailures } from '../../itemErrors';
 import { prepareDocuments, type XmlDocument } from '../documents';
 import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../sendDocuments';
@@ -14,7 +15,6 @@ import {
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
 import { itemContent, productEntry, readProducts, reasonOf } from './products';
 import type { ChangedProductsSettings } from './settings';
-import { pause } from './store';
 
 /**
  * Only Changed Products: every product is checked and its content digested before the memory is
@@ -81,9 +81,6 @@ async function syncChangedProducts(
 
 async function noPutBack(): Promise<void> {}
 
-/** Products digested between two pauses that let timers, requests and other executions run. */
-const PRODUCTS_BETWEEN_PAUSES = 5_000;
-
 /**
  * Each item's product and content, checked, and what the memory says of it. Without Continue On
  * Fail, bad input ends the run before anything is sent.
@@ -106,15 +103,16 @@ async function checkProducts(
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
 		checked.itemErrors.set(itemIndex, error);
 	};
-	readProducts(context, items, settings.productField).forEach((read, itemIndex) => {
+	(await readProducts(context, items, settings.productField)).forEach((read, itemIndex) => {
 		if ('error' in read) fail(itemIndex, read.error);
 		else checked.products.set(itemIndex, read.product);
 	});
 
 	const contents = await readContents(context, items, upload, checked, fail);
 	const found: Array<[number, ProductEntry]> = [];
+	const pauseWhenDue = pausesWhenDue();
 	for (const [itemIndex, content] of contents) {
-		if (found.length % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
+		await pauseWhenDue();
 		try {
 			const product = checked.products.get(itemIndex) as string;
 			found.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
@@ -148,8 +146,9 @@ async function readContents(
 ): Promise<Map<number, string>> {
 	const contents = new Map<number, string>();
 	if (upload.source === 'items') {
+		const pauseWhenDue = pausesWhenDue();
 		for (const itemIndex of checked.products.keys()) {
-			if (contents.size % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
+			await pauseWhenDue();
 			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
 		}
 		return contents;

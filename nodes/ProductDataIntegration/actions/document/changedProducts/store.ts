@@ -1,5 +1,6 @@
 import type { ICheckProcessedOptions, IExecuteFunctions } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
+
+import { pause } from '../../../../shared/pauses';
 
 /**
  * n8n's deduplication store as the memory uses it (n8n 2.41.1, `packages/cli/src/deduplication`):
@@ -14,15 +15,10 @@ import { sleep } from 'n8n-workflow';
 const STORE_OPTIONS: ICheckProcessedOptions = { mode: 'entries' };
 
 /** Values recorded per call: hashing them and reading the list stays well below a quarter second. */
-const RECORD_SLICE = 20_000;
+const RECORD_SLICE = 10_000;
 
 /** List entries n8n's removal may compare per call (it scans the whole list for each value). */
 const REMOVAL_SCAN_BUDGET = 4_000_000;
-
-/** Lets timers, requests and other executions run between two calls. */
-export async function pause(): Promise<void> {
-	await sleep(0);
-}
 
 /** Checks `values` and records those the list did not hold. */
 export async function checkAndRecord(
