@@ -42,7 +42,7 @@ export const MAX_PRODUCTS_PER_RUN = 250_000;
  */
 export async function aloneInMemory<T>(
 	context: IExecuteFunctions,
-	run: () => Promise<T>,
+	run: (lost: AbortSignal) => Promise<T>,
 ): Promise<T | null> {
 	return await runAlone(
 		context,
@@ -53,6 +53,15 @@ export async function aloneInMemory<T>(
 		run,
 	);
 }
+
+/**
+ * Why a run leaves the memory as it found it once its hold on the node was lost (its lease in
+ * queue mode's Redis ran out): another run may have started meanwhile, and n8n's store lets
+ * concurrent writers overwrite each other. What it found still marks its check as under way, so
+ * the next run trusts none of it and sends every product.
+ */
+export const MEMORY_LEFT_AS_FOUND =
+	'Not written: this run lost its hold on the node (another run of it may have started meanwhile), so it left the memory as it found it. The next run sends every product again.';
 
 /** Why a run that overlapped another sent nothing. */
 export function overlapRefusal(context: IExecuteFunctions): NodeOperationError {
@@ -112,6 +121,7 @@ export interface Recall {
 export async function recallProducts(
 	context: IExecuteFunctions,
 	entries: ProductEntry[],
+	lost: AbortSignal,
 ): Promise<Recall> {
 	const countBefore = await countEntries(context);
 	const confirmed = await mapWithPauses(entries, confirmedValue);
@@ -120,13 +130,13 @@ export async function recallProducts(
 	const putBack = async () => {
 		if (added.length === 0) return;
 		// The list held nothing but what the checks found: written again with that.
-		if (countBefore === found.length) await rewrite(context, found);
-		else await removeEntries(context, added, countBefore + added.length);
+		if (countBefore === found.length) await rewrite(context, lost, found);
+		else await removeEntries(context, lost, added, countBefore + added.length);
 		added.length = 0;
 	};
 	let answered = false;
 	try {
-		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed]);
+		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed], lost);
 		keep(check, found, added);
 		const before = new Set(check.found);
 		const trusted = !before.has(CHECK_UNDER_WAY);
@@ -135,7 +145,7 @@ export async function recallProducts(
 		const failed = await mapWithPauses(entries, (entry, index) =>
 			trusted && !unchanged[index] ? failedValue(entry) : undefined,
 		);
-		const failedBefore = await lookUp(context, failed, found, added);
+		const failedBefore = await lookUp(context, failed, found, added, lost);
 		const recalled = await mapWithPauses(entries, (_, index) => ({
 			unchanged: unchanged[index],
 			failedBefore: failed[index] !== undefined && failedBefore.has(failed[index] as string),
@@ -159,10 +169,11 @@ async function lookUp(
 	failed: Array<string | undefined>,
 	found: string[],
 	added: string[],
+	lost: AbortSignal,
 ): Promise<Set<string>> {
 	const toLookUp = failed.filter((value): value is string => value !== undefined);
 	if (toLookUp.length === 0) return new Set();
-	const check = await checkAndRecord(context, toLookUp);
+	const check = await checkAndRecord(context, toLookUp, lost);
 	keep(check, found, added);
 	return new Set(check.found);
 }
@@ -176,8 +187,9 @@ export async function rememberRun(
 	context: IExecuteFunctions,
 	confirmed: ProductEntry[],
 	failed: ProductEntry[],
+	lost: AbortSignal,
 ): Promise<void> {
-	await rewrite(context, [
+	await rewrite(context, lost, [
 		...(await mapWithPauses(confirmed, confirmedValue)),
 		...(await mapWithPauses(failed, failedValue)),
 	]);

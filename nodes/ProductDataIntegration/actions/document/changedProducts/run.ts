@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { pausesWhenDue } from '../../../../shared/pauses';
 import { asNodeError, type ItemFailures } from '../../itemErrors';
@@ -7,6 +7,7 @@ import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../send
 import { uploadSettings, type UploadSettings } from '../uploadSettings';
 import {
 	aloneInMemory,
+	MEMORY_LEFT_AS_FOUND,
 	overlapRefusal,
 	recallProducts,
 	rememberRun,
@@ -32,7 +33,7 @@ export async function uploadChangedProducts(
 ): Promise<INodeExecutionData[]> {
 	const output = await aloneInMemory(
 		context,
-		async () => await syncChangedProducts(context, items, failures, endpoint, settings),
+		async (lost) => await syncChangedProducts(context, items, failures, endpoint, settings, lost),
 	);
 	if (output !== null) return output;
 	// Each item says it was not sent, rather than going on as it came.
@@ -46,6 +47,7 @@ async function syncChangedProducts(
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 	settings: ChangedProductsSettings,
+	lost: AbortSignal,
 ): Promise<INodeExecutionData[]> {
 	const upload = uploadSettings(context);
 	const { checked, putBack } = await checkProducts(
@@ -55,13 +57,14 @@ async function syncChangedProducts(
 		endpoint,
 		upload,
 		settings,
+		lost,
 	);
 	// The list keeps what the checks recorded until it is written again or put back.
 	let written = false;
 	try {
 		const plans = await planChanged(context, items, upload, checked);
 		if (settings.validateOnly)
-			return await validatedOutput(context, items, failures, checked, plans);
+			return await validatedOutput(context, items, failures, checked, plans, memoryNote(lost));
 
 		const slots = await uploadPlans(context, plans, failures, endpoint);
 		const outcomes = sessionOutcomes(slots, checked.entries);
@@ -70,13 +73,18 @@ async function syncChangedProducts(
 			const unchanged = [...checked.entries.values()].filter(
 				(entry) => entry.reason === 'unchanged',
 			);
-			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
+			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused, lost);
 			written = true;
 		}
-		return runOutput(items, failures, checked, outcomes);
+		return runOutput(items, failures, checked, outcomes, memoryNote(lost));
 	} finally {
 		if (!written) await putBack();
 	}
+}
+
+/** What the run's summary says of the memory: only when the run left it as it found it. */
+function memoryNote(lost: AbortSignal): IDataObject {
+	return lost.aborted ? { memory: MEMORY_LEFT_AS_FOUND } : {};
 }
 
 async function noPutBack(): Promise<void> {}
@@ -92,6 +100,7 @@ async function checkProducts(
 	endpoint: UploadEndpoint,
 	upload: UploadSettings,
 	settings: ChangedProductsSettings,
+	lost: AbortSignal,
 ): Promise<{ checked: CheckedProducts; putBack: () => Promise<void> }> {
 	const checked: CheckedProducts = {
 		products: new Map(),
@@ -126,6 +135,7 @@ async function checkProducts(
 		: await recallProducts(
 				context,
 				found.map(([, entry]) => entry),
+				lost,
 			);
 	found.forEach(([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),

@@ -20,15 +20,17 @@ const RECORD_SLICE = 10_000;
 /** List entries n8n's removal may compare per call (it scans the whole list for each value). */
 const REMOVAL_SCAN_BUDGET = 4_000_000;
 
-/** Checks `values` and records those the list did not hold. */
+/** Checks `values` and records those the list did not hold; stops once `lost` is aborted. */
 export async function checkAndRecord(
 	context: IExecuteFunctions,
 	values: string[],
+	lost?: AbortSignal,
 ): Promise<{ found: string[]; added: string[] }> {
 	const found: string[] = [];
 	const added: string[] = [];
 	for (let start = 0; start < values.length; start += RECORD_SLICE) {
 		if (start > 0) await pause();
+		if (lost?.aborted) break;
 		const slice = values.slice(start, start + RECORD_SLICE);
 		const check = await context.helpers.checkProcessedAndRecord(slice, 'node', STORE_OPTIONS);
 		for (const value of check.processed) found.push(String(value));
@@ -41,10 +43,19 @@ export async function countEntries(context: IExecuteFunctions): Promise<number> 
 	return await context.helpers.getProcessedDataCount('node', STORE_OPTIONS);
 }
 
-/** The list becomes `values`: in time linear in their number. */
-export async function rewrite(context: IExecuteFunctions, values: string[]): Promise<void> {
+/**
+ * The list becomes `values`: in time linear in their number. Nothing is written once `lost` is
+ * aborted, not even the rest of the values (see MEMORY_LEFT_AS_FOUND); a list cut short holds
+ * only true confirmations, and what it lacks is sent again.
+ */
+export async function rewrite(
+	context: IExecuteFunctions,
+	lost: AbortSignal,
+	values: string[],
+): Promise<void> {
+	if (lost.aborted) return;
 	await context.helpers.clearAllProcessedItems('node', STORE_OPTIONS);
-	await checkAndRecord(context, values);
+	await checkAndRecord(context, values, lost);
 }
 
 /**
@@ -53,12 +64,14 @@ export async function rewrite(context: IExecuteFunctions, values: string[]): Pro
  */
 export async function removeEntries(
 	context: IExecuteFunctions,
+	lost: AbortSignal,
 	values: string[],
 	entries: number,
 ): Promise<void> {
 	const slice = Math.max(1, Math.floor(REMOVAL_SCAN_BUDGET / Math.max(1, entries)));
 	for (let start = 0; start < values.length; start += slice) {
 		if (start > 0) await pause();
+		if (lost.aborted) return;
 		await context.helpers.removeProcessed(
 			values.slice(start, start + slice),
 			'node',
