@@ -29,7 +29,8 @@
  * used the processor in it (while it is blocked, n8n answers no request, runs no other execution,
  * and a queue-mode worker renews no lock). One JSON line a night:
  *   {"part":"every-changed","night","scenario","products","changedProducts","productsSent",
- *    "requests","ms","storeMs","longestBlockMs","memoryEntries","memoryBytes"}
+ *    "requests","ms","storeMs","longestBlockMs","longestBlockInStoreMs","memoryEntries","memoryBytes"}
+ * longestBlockInStoreMs: the longest block that began and ended within one call of the store.
  */
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

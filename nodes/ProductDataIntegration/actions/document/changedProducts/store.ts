@@ -7,14 +7,20 @@ import { pause } from '../../../../shared/pauses';
  * per workflow and node one row holding a list of md5 hashes; each call reads the row, changes the
  * list and writes it whole, between two awaits without a pause: hashing, a set of the whole list,
  * and for n8n's removal a scan of the whole list for each value removed. So every call here is
- * sliced, with a pause between slices, and no call holds the event loop for long.
+ * sliced, with a pause between slices: a call holds the event loop about as long as n8n takes to
+ * read and write the list (measured at 250,000 products: up to 0.7 s while every product's check
+ * makes it twice as long; at 100,000 under 0.25 s).
  *
  * No maxEntries: n8n would trim the list from its front past it, and a check next to that bound
  * would drop part of what the list held before. The run's own bound keeps the list bounded.
  */
 const STORE_OPTIONS: ICheckProcessedOptions = { mode: 'entries' };
 
-/** Values recorded per call: hashing them and reading the list stays well below a quarter second. */
+/**
+ * Values handed to n8n per call: hashing them stays well below a quarter second. Reading and
+ * writing the whole list in the same call does not shrink with fewer values (it grows with the
+ * list), so smaller slices would only add calls.
+ */
 const RECORD_SLICE = 10_000;
 
 /** List entries n8n's removal may compare per call (it scans the whole list for each value). */
