@@ -57,11 +57,12 @@ export async function aloneInMemory<T>(
 /**
  * Why a run leaves the memory as it found it once its hold on the node was lost (its lease in
  * queue mode's Redis ran out): another run may have started meanwhile, and n8n's store lets
- * concurrent writers overwrite each other. What it found still marks its check as under way, so
- * the next run trusts none of it and sends every product.
+ * concurrent writers overwrite each other. What this run sent is not remembered as confirmed, so
+ * it goes again; once its check had begun, the list marks that check as under way, and the next
+ * run trusts none of it and sends every product.
  */
 export const MEMORY_LEFT_AS_FOUND =
-	'Not written: this run lost its hold on the node (another run of it may have started meanwhile), so it left the memory as it found it. The next run sends every product again.';
+	'Not written: this run lost its hold on the node (another run of it may have started meanwhile), so it left the memory as it found it. What it sent is not remembered as confirmed and goes again in the next run.';
 
 /** Why a run that overlapped another sent nothing. */
 export function overlapRefusal(context: IExecuteFunctions): NodeOperationError {
