@@ -29,7 +29,8 @@
  * used the processor in it (while it is blocked, n8n answers no request, runs no other execution,
  * and a queue-mode worker renews no lock). One JSON line a night:
  *   {"part":"every-changed","night","scenario","products","changedProducts","productsSent",
- *    "requests","ms","storeMs","longestBlockMs","memoryEntries","memoryBytes"}
+ *    "requests","ms","storeMs","longestBlockMs","longestBlockInStoreMs","memoryEntries","memoryBytes"}
+ * longestBlockInStoreMs: the longest block that began and ended within one call of the store.
  */
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -112,26 +113,37 @@ function everyChangedProduct(index: number, night: number, size: number): IDataO
 /**
  * The longest the event loop was held up between two ticks of a timer, until stop(). A gap counts
  * only as far as this process used the processor in it: on a loaded machine the operating system
- * also holds a process up, and that is no block of its own.
+ * also holds a process up, and that is no block of its own. `storeCall()` names the store call in
+ * flight, if any: a gap that began and ended within one call is the store's (n8n's helper and its
+ * database), the node awaiting it; it counts as `inStore`.
  */
-function eventLoopProbe() {
+function eventLoopProbe(storeCall: () => number | undefined) {
 	let longest = 0;
+	let longestInStore = 0;
 	let last = performance.now();
 	let lastCpu = process.cpuUsage();
+	let lastCall = storeCall();
 	const tick = () => {
 		const now = performance.now();
 		const cpu = process.cpuUsage(lastCpu);
 		const cpuMs = (cpu.user + cpu.system) / 1000;
-		longest = Math.max(longest, Math.min(now - last - PROBE_INTERVAL_MS, cpuMs));
+		const gap = Math.min(now - last - PROBE_INTERVAL_MS, cpuMs);
+		const call = storeCall();
+		longest = Math.max(longest, gap);
+		if (call !== undefined && call === lastCall) longestInStore = Math.max(longestInStore, gap);
 		last = now;
 		lastCpu = process.cpuUsage();
+		lastCall = call;
 	};
 	const timer = setInterval(tick, PROBE_INTERVAL_MS);
 	return {
 		stop: () => {
 			clearInterval(timer);
 			tick();
-			return Math.round(longest);
+			return {
+				longestBlockMs: Math.round(longest),
+				longestBlockInStoreMs: Math.round(longestInStore),
+			};
 		},
 	};
 }
@@ -218,13 +230,17 @@ async function n8nStore(n8nModules: string, database: string) {
 	Container.set(db.ProcessedDataRepository, new db.ProcessedDataRepository(source));
 	const helper = new DeduplicationHelper();
 	let storeMs = 0;
+	let calls = 0;
+	let callInFlight: number | undefined;
 	const timed =
 		<A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
 		async (...args: A): Promise<R> => {
 			const start = performance.now();
+			callInFlight = ++calls;
 			try {
 				return await call(...args);
 			} finally {
+				callInFlight = undefined;
 				storeMs += performance.now() - start;
 			}
 		};
@@ -236,6 +252,7 @@ async function n8nStore(n8nModules: string, database: string) {
 			clearAllProcessedItems: timed(helper.clearAllProcessedItems.bind(helper)),
 			getProcessedDataCount: timed(helper.getProcessedDataCount.bind(helper)),
 		} satisfies IDataDeduplicator,
+		storeCall: () => callInFlight,
 		takeStoreMs: () => {
 			const taken = Math.round(storeMs);
 			storeMs = 0;
@@ -321,7 +338,7 @@ async function runNights(task: ChildTask): Promise<void> {
 }
 
 async function runEveryChanged(task: ChildTask & { everyChanged: number }): Promise<void> {
-	const { store, takeStoreMs, row } = await n8nStore(task.n8nModules, task.database);
+	const { store, storeCall, takeStoreMs, row } = await n8nStore(task.n8nModules, task.database);
 	deduplicator.use(store);
 	const node = nodeOf(task.edition);
 	const size = task.everyChanged;
@@ -334,7 +351,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 			json: everyChangedProduct(index, night, size),
 		}));
 		const before = await requestCount(task.emulatorUrl);
-		const probe = eventLoopProbe();
+		const probe = eventLoopProbe(storeCall);
 		const start = performance.now();
 		const { error } = await runNode({
 			node,
@@ -347,7 +364,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 			),
 		});
 		const ms = Math.round(performance.now() - start);
-		const longestBlockMs = probe.stop();
+		const blocks = probe.stop();
 		if (error) throw new Error(`every changed, ${size}, night ${night}: ${error.message}`);
 		console.log(
 			JSON.stringify({
@@ -360,7 +377,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 				requests: (await requestCount(task.emulatorUrl)) - before,
 				ms,
 				storeMs: takeStoreMs(),
-				longestBlockMs,
+				...blocks,
 				...(await row(nodeId)),
 			}),
 		);

@@ -3,12 +3,21 @@ import { randomUUID } from 'node:crypto';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import type { TakeLease } from '../../nodes/shared/runLease';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
 import { HarnessDeduplicator } from '../../scripts/n8n/in-process/deduplication';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 import { takeUploadedSkus } from '../helpers/uploads';
+
+// Where runs take their lease across processes (queue mode's Redis): none unless a test stubs one.
+let mockTakeLease: TakeLease | undefined;
+jest.mock('../../nodes/shared/edition/runLockHome', () => ({
+	get takeLeaseAcrossProcesses() {
+		return mockTakeLease;
+	},
+}));
 
 const node = new ProductDataIntegration();
 
@@ -551,7 +560,7 @@ describe('Document Upload: Only Changed Products', () => {
 describe('Document Upload: Only Changed Products, the store called in slices', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
 
-	it("hands n8n's store at most 20,000 values a call, so that no call holds the event loop for long", async () => {
+	it("hands n8n's store at most 10,000 values a call, so that no call holds the event loop for long", async () => {
 		const store = new HarnessDeduplicator();
 		const valuesPerCall: number[] = [];
 		deduplicator.use({
@@ -582,6 +591,74 @@ describe('Document Upload: Only Changed Products, the store called in slices', (
 		expect(everyProductChanged.output[0][0].json.run).toMatchObject({ sent: 50_000 });
 		expect(Object.values(store.sizes())).toEqual([50_000]);
 		expect(valuesPerCall.length).toBeGreaterThan(0);
-		expect(Math.max(...valuesPerCall)).toBeLessThanOrEqual(20_000);
+		expect(Math.max(...valuesPerCall)).toBeLessThanOrEqual(10_000);
 	}, 120_000);
+});
+
+describe('Document Upload: Only Changed Products, a run that lost its hold on the node', () => {
+	const { emulator } = useEmulator(FAST_BUCKET);
+
+	afterEach(() => {
+		mockTakeLease = undefined;
+	});
+
+	it('writes nothing to its memory once its lease is lost, and still hands on its sessions', async () => {
+		const store = new HarnessDeduplicator();
+		const lease = new AbortController();
+		let callsAfterLoss = 0;
+		const afterLoss = () => {
+			if (lease.signal.aborted) callsAfterLoss++;
+		};
+		deduplicator.use({
+			checkProcessedAndRecord: async (items, ...rest) => {
+				afterLoss();
+				const answer = await store.checkProcessedAndRecord(items, ...rest);
+				// The lease runs out right after the run's check, while it uploads.
+				if (mockTakeLease) lease.abort();
+				return answer;
+			},
+			removeProcessed: async (items, ...rest) => {
+				afterLoss();
+				await store.removeProcessed(items, ...rest);
+			},
+			clearAllProcessedItems: async (...args) => {
+				afterLoss();
+				await store.clearAllProcessedItems(...args);
+			},
+			getProcessedDataCount: async (...args) => await store.getProcessedDataCount(...args),
+		});
+		const nodeId = randomUUID();
+		const night = async (products: IDataObject[]) =>
+			await runNode({
+				node,
+				nodeId,
+				parameters: buildFromItems(),
+				items: asItems(products),
+				credentials: fastCredentials(emulator),
+			});
+		expect((await night(catalogue(6))).error).toBeUndefined();
+		await takeUploadedSkus(emulator);
+
+		const changed = catalogue(6);
+		changed[1].price = 30;
+		changed[3].price = 30;
+		mockTakeLease = () => Promise.resolve({ lost: lease.signal, release: () => Promise.resolve() });
+		const lostNight = await night(changed);
+		mockTakeLease = undefined;
+		expect(lostNight.error).toBeUndefined();
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-1', 'P-3']);
+		expect(lostNight.output[0][1].json).toMatchObject({ product: 'P-1', sent: true });
+		expect(lostNight.output[0][1].json.sessionId).toEqual(expect.any(String));
+		expect(String((lostNight.output[0][0].json.run as IDataObject).memory)).toMatch(
+			/^Not written: this run lost its hold on the node/,
+		);
+		expect(callsAfterLoss).toBe(0);
+		// As found after the check: the 6 confirmed, the check's marker and the 2 new contents.
+		expect(Object.values(store.sizes())).toEqual([9]);
+
+		// The marker left behind makes the next run trust none of it.
+		expect((await night(changed)).error).toBeUndefined();
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3', 'P-4', 'P-5']);
+		expect((await night(changed)).output[0][0].json.run).toMatchObject({ sent: 0, unchanged: 6 });
+	});
 });

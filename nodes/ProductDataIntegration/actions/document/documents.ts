@@ -2,8 +2,14 @@ import { createHash } from 'crypto';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { pause, pausesWhenDue } from '../../../shared/pauses';
 import { cancelledError, cancelSignal, type RequestBody } from '../../../shared/transport';
-import { buildXmlDocument, prepareItemForXml, XmlFieldError } from '../../../shared/xml/build';
+import {
+	buildXmlDocument,
+	prepareItemForXml,
+	type PreparedItem,
+	XmlFieldError,
+} from '../../../shared/xml/build';
 import { isXmlName } from '../../../shared/xml/chars';
 import { checkXml, checkXmlStream, type XmlProblem } from '../../../shared/xml/check';
 import {
@@ -82,9 +88,9 @@ export async function prepareDocuments(
 				const buffer =
 					source === 'text'
 						? readTextDocument(context, first)
-						: buildDocument(context, items, itemIndexes);
+						: await buildDocument(context, items, itemIndexes);
 				if (isXmlEncodedDocument(buffer)) throw xmlEncoded(context, itemIndexes);
-				const problem = validate ? checkXml(buffer) : null;
+				const { problem, sha256 } = await checkAndHash(buffer, validate);
 				if (problem) throw notWellFormed(context, itemIndexes, problem);
 				document = {
 					position,
@@ -92,7 +98,7 @@ export async function prepareDocuments(
 					fileName: null,
 					buffer,
 					bytes: buffer.length,
-					sha256: createHash('sha256').update(buffer).digest('hex'),
+					sha256,
 					validation: validate ? 'passed' : 'skipped: Validate Before Upload is off',
 				};
 			}
@@ -106,6 +112,30 @@ export async function prepareDocuments(
 		}
 	}
 	return prepared;
+}
+
+/** Bytes checked and hashed between two pauses. */
+const BYTES_BETWEEN_PAUSES = 1024 * 1024;
+
+/**
+ * Checks and hashes a document held in memory in slices with a pause between them: a document of a
+ * whole catalogue (tens of MB) does not hold n8n up in one piece.
+ */
+async function checkAndHash(
+	buffer: Buffer,
+	validate: boolean,
+): Promise<{ problem: XmlProblem | null; sha256: string }> {
+	const hash = createHash('sha256');
+	async function* slices(): AsyncGenerator<Buffer> {
+		for (let start = 0; start < buffer.length; start += BYTES_BETWEEN_PAUSES) {
+			if (start > 0) await pause();
+			yield buffer.subarray(start, start + BYTES_BETWEEN_PAUSES);
+		}
+	}
+	let problem: XmlProblem | null = null;
+	if (validate) problem = await checkXmlStream(slices(), (slice) => hash.update(slice));
+	else for await (const slice of slices()) hash.update(slice);
+	return { problem, sha256: hash.digest('hex') };
 }
 
 function groupItems(context: IExecuteFunctions, itemIndexes: number[]): number[][] {
@@ -298,43 +328,57 @@ function elementName(
 	return name;
 }
 
-function buildDocument(
+/** Builds the document of a group, pausing now and then: a group may be a whole catalogue. */
+async function buildDocument(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	itemIndexes: number[],
-): Buffer {
+): Promise<Buffer> {
 	const first = itemIndexes[0];
 	const rootElement = elementName(context, 'rootElement', first);
 	const itemElement = elementName(context, 'itemElement', first);
 	const declaration = context.getNodeParameter('xmlDeclaration', first, true) as boolean;
-	const entries = itemIndexes.map((itemIndex) => {
-		const encodedField = findXmlEncodedField(items[itemIndex].json);
-		if (encodedField !== null) {
-			throw new NodeOperationError(
-				context.getNode(),
-				`Item ${itemIndex} cannot become XML: the field '${encodedField}' holds an XML-encoded document (it starts with "&lt;?xml")`,
-				{
-					itemIndex,
-					description: `Build From Items writes every field as text, so the service would get that document as text. Nothing was uploaded for ${describeItems(itemIndexes)}. To upload the document itself, decode it (${HOW_TO_DECODE}) and choose XML Source: Text.`,
-				},
-			);
-		}
-		try {
-			return prepareItemForXml(items[itemIndex].json, itemElement);
-		} catch (error) {
-			if (!(error instanceof XmlFieldError))
-				throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
-			throw new NodeOperationError(
-				context.getNode(),
-				`Item ${itemIndex} cannot become XML: ${error.message}`,
-				{
-					itemIndex,
-					description: `${capitalized(describeItems(itemIndexes))} would make one document; nothing was uploaded for them. Rename or remove the field "${error.field}" (e.g. with an Edit Fields node) before this node.`,
-				},
-			);
-		}
-	});
+	const pauseWhenDue = pausesWhenDue();
+	const entries: PreparedItem[] = [];
+	for (const itemIndex of itemIndexes) {
+		await pauseWhenDue();
+		entries.push(prepareEntry(context, items, itemIndexes, itemIndex, itemElement));
+	}
 	return Buffer.from(buildXmlDocument(entries, { rootElement, declaration }), 'utf8');
+}
+
+function prepareEntry(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	itemIndexes: number[],
+	itemIndex: number,
+	itemElement: string,
+): PreparedItem {
+	const encodedField = findXmlEncodedField(items[itemIndex].json);
+	if (encodedField !== null) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Item ${itemIndex} cannot become XML: the field '${encodedField}' holds an XML-encoded document (it starts with "&lt;?xml")`,
+			{
+				itemIndex,
+				description: `Build From Items writes every field as text, so the service would get that document as text. Nothing was uploaded for ${describeItems(itemIndexes)}. To upload the document itself, decode it (${HOW_TO_DECODE}) and choose XML Source: Text.`,
+			},
+		);
+	}
+	try {
+		return prepareItemForXml(items[itemIndex].json, itemElement);
+	} catch (error) {
+		if (!(error instanceof XmlFieldError))
+			throw new NodeOperationError(context.getNode(), error as Error, { itemIndex });
+		throw new NodeOperationError(
+			context.getNode(),
+			`Item ${itemIndex} cannot become XML: ${error.message}`,
+			{
+				itemIndex,
+				description: `${capitalized(describeItems(itemIndexes))} would make one document; nothing was uploaded for them. Rename or remove the field "${error.field}" (e.g. with an Edit Fields node) before this node.`,
+			},
+		);
+	}
 }
 
 export interface DocumentBody {

@@ -2,6 +2,7 @@ import { createHash } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { mapWithPauses } from '../../../../shared/pauses';
 import { runAlone } from '../../../../shared/runAlone';
 import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
 
@@ -41,7 +42,7 @@ export const MAX_PRODUCTS_PER_RUN = 250_000;
  */
 export async function aloneInMemory<T>(
 	context: IExecuteFunctions,
-	run: () => Promise<T>,
+	run: (lost: AbortSignal) => Promise<T>,
 ): Promise<T | null> {
 	return await runAlone(
 		context,
@@ -52,6 +53,16 @@ export async function aloneInMemory<T>(
 		run,
 	);
 }
+
+/**
+ * Why a run leaves the memory as it found it once its hold on the node was lost (its lease in
+ * queue mode's Redis ran out): another run may have started meanwhile, and n8n's store lets
+ * concurrent writers overwrite each other. What this run sent is not remembered as confirmed, so
+ * it goes again; once its check had begun, the list marks that check as under way, and the next
+ * run trusts none of it and sends every product.
+ */
+export const MEMORY_LEFT_AS_FOUND =
+	'Not written: this run lost its hold on the node (another run of it may have started meanwhile), so it left the memory as it found it. What it sent is not remembered as confirmed and goes again in the next run.';
 
 /** Why a run that overlapped another sent nothing. */
 export function overlapRefusal(context: IExecuteFunctions): NodeOperationError {
@@ -111,31 +122,32 @@ export interface Recall {
 export async function recallProducts(
 	context: IExecuteFunctions,
 	entries: ProductEntry[],
+	lost: AbortSignal,
 ): Promise<Recall> {
 	const countBefore = await countEntries(context);
-	const confirmed = entries.map(confirmedValue);
+	const confirmed = await mapWithPauses(entries, confirmedValue);
 	const found: string[] = [];
 	const added: string[] = [];
 	const putBack = async () => {
 		if (added.length === 0) return;
 		// The list held nothing but what the checks found: written again with that.
-		if (countBefore === found.length) await rewrite(context, found);
-		else await removeEntries(context, added, countBefore + added.length);
+		if (countBefore === found.length) await rewrite(context, lost, found);
+		else await removeEntries(context, lost, added, countBefore + added.length);
 		added.length = 0;
 	};
 	let answered = false;
 	try {
-		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed]);
+		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed], lost);
 		keep(check, found, added);
 		const before = new Set(check.found);
 		const trusted = !before.has(CHECK_UNDER_WAY);
-		const unchanged = confirmed.map((value) => trusted && before.has(value));
+		const unchanged = await mapWithPauses(confirmed, (value) => trusted && before.has(value));
 		// Whether a session failed matters only for the products to send: only theirs are looked up.
-		const failed = entries.map((entry, index) =>
+		const failed = await mapWithPauses(entries, (entry, index) =>
 			trusted && !unchanged[index] ? failedValue(entry) : undefined,
 		);
-		const failedBefore = await lookUp(context, failed, found, added);
-		const recalled = entries.map((_, index) => ({
+		const failedBefore = await lookUp(context, failed, found, added, lost);
+		const recalled = await mapWithPauses(entries, (_, index) => ({
 			unchanged: unchanged[index],
 			failedBefore: failed[index] !== undefined && failedBefore.has(failed[index] as string),
 		}));
@@ -158,10 +170,11 @@ async function lookUp(
 	failed: Array<string | undefined>,
 	found: string[],
 	added: string[],
+	lost: AbortSignal,
 ): Promise<Set<string>> {
 	const toLookUp = failed.filter((value): value is string => value !== undefined);
 	if (toLookUp.length === 0) return new Set();
-	const check = await checkAndRecord(context, toLookUp);
+	const check = await checkAndRecord(context, toLookUp, lost);
 	keep(check, found, added);
 	return new Set(check.found);
 }
@@ -175,6 +188,10 @@ export async function rememberRun(
 	context: IExecuteFunctions,
 	confirmed: ProductEntry[],
 	failed: ProductEntry[],
+	lost: AbortSignal,
 ): Promise<void> {
-	await rewrite(context, [...confirmed.map(confirmedValue), ...failed.map(failedValue)]);
+	await rewrite(context, lost, [
+		...(await mapWithPauses(confirmed, confirmedValue)),
+		...(await mapWithPauses(failed, failedValue)),
+	]);
 }

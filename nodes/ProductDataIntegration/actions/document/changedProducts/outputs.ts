@@ -62,6 +62,7 @@ export function runOutput(
 	failures: ItemFailures,
 	{ products, itemErrors, entries }: CheckedProducts,
 	{ outcomeOf, sessions }: SessionOutcomes,
+	memory: IDataObject,
 ): INodeExecutionData[] {
 	const toSend = [...entries.values()].filter((entry) => entry.reason !== 'unchanged');
 	const summary: IDataObject = {
@@ -77,6 +78,7 @@ export function runOutput(
 		sessionsUnconfirmed: sessions.filter(
 			(json) => json.status !== 'succeeded' && json.status !== 'failed',
 		).length,
+		...memory,
 	};
 	if (toSend.length === 0) summary.message = nothingToSend(entries.size);
 	return items.map((_, itemIndex) => {
@@ -131,6 +133,7 @@ export async function validatedOutput(
 	failures: ItemFailures,
 	{ entries, itemErrors }: CheckedProducts,
 	plans: Plan[],
+	memory: IDataObject,
 ): Promise<INodeExecutionData[]> {
 	const failedPlans = plans.flatMap((plan) => ('error' in plan ? [plan] : []));
 	// Without Continue On Fail, a document that cannot be built fails the run, as a real run would.
@@ -157,6 +160,7 @@ export async function validatedOutput(
 		documents,
 		requests,
 		bucketSeconds: bucketSecondsFor(credentials, requests),
+		...memory,
 	};
 	if (documents === 0) summary.message = nothingToSend(summary.unchanged as number);
 	return items.map((_, itemIndex) => {

@@ -2,6 +2,7 @@ import { createHash } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { mapWithPauses } from '../../../../shared/pauses';
 import { getCustomerOverride } from '../../../../shared/customer';
 import {
 	cleanServiceText,
@@ -15,11 +16,11 @@ import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './memory
  * is not a string or number, or a product that an earlier item already named is an error of that
  * item that names the field.
  */
-export function readProducts(
+export async function readProducts(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	productField: string,
-): Array<{ product: string } | { error: NodeOperationError }> {
+): Promise<Array<{ product: string } | { error: NodeOperationError }>> {
 	if (items.length > MAX_PRODUCTS_PER_RUN) {
 		throw new NodeOperationError(
 			context.getNode(),
@@ -32,7 +33,7 @@ export function readProducts(
 		);
 	}
 	const firstItemOf = new Map<string, number>();
-	return items.map((item, itemIndex) => {
+	return await mapWithPauses(items, (item, itemIndex) => {
 		const fail = (message: string, description: string) => ({
 			error: new NodeOperationError(context.getNode(), message, { itemIndex, description }),
 		});

@@ -1,11 +1,13 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { pausesWhenDue } from '../../../../shared/pauses';
 import { asNodeError, type ItemFailures } from '../../itemErrors';
 import { prepareDocuments, type XmlDocument } from '../documents';
 import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../sendDocuments';
 import { uploadSettings, type UploadSettings } from '../uploadSettings';
 import {
 	aloneInMemory,
+	MEMORY_LEFT_AS_FOUND,
 	overlapRefusal,
 	recallProducts,
 	rememberRun,
@@ -14,7 +16,6 @@ import {
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
 import { itemContent, productEntry, readProducts, reasonOf } from './products';
 import type { ChangedProductsSettings } from './settings';
-import { pause } from './store';
 
 /**
  * Only Changed Products: every product is checked and its content digested before the memory is
@@ -32,7 +33,7 @@ export async function uploadChangedProducts(
 ): Promise<INodeExecutionData[]> {
 	const output = await aloneInMemory(
 		context,
-		async () => await syncChangedProducts(context, items, failures, endpoint, settings),
+		async (lost) => await syncChangedProducts(context, items, failures, endpoint, settings, lost),
 	);
 	if (output !== null) return output;
 	// Each item says it was not sent, rather than going on as it came.
@@ -46,6 +47,7 @@ async function syncChangedProducts(
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 	settings: ChangedProductsSettings,
+	lost: AbortSignal,
 ): Promise<INodeExecutionData[]> {
 	const upload = uploadSettings(context);
 	const { checked, putBack } = await checkProducts(
@@ -55,13 +57,14 @@ async function syncChangedProducts(
 		endpoint,
 		upload,
 		settings,
+		lost,
 	);
 	// The list keeps what the checks recorded until it is written again or put back.
 	let written = false;
 	try {
 		const plans = await planChanged(context, items, upload, checked);
 		if (settings.validateOnly)
-			return await validatedOutput(context, items, failures, checked, plans);
+			return await validatedOutput(context, items, failures, checked, plans, memoryNote(lost));
 
 		const slots = await uploadPlans(context, plans, failures, endpoint);
 		const outcomes = sessionOutcomes(slots, checked.entries);
@@ -70,19 +73,21 @@ async function syncChangedProducts(
 			const unchanged = [...checked.entries.values()].filter(
 				(entry) => entry.reason === 'unchanged',
 			);
-			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused);
+			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused, lost);
 			written = true;
 		}
-		return runOutput(items, failures, checked, outcomes);
+		return runOutput(items, failures, checked, outcomes, memoryNote(lost));
 	} finally {
 		if (!written) await putBack();
 	}
 }
 
-async function noPutBack(): Promise<void> {}
+/** What the run's summary says of the memory: only when the run left it as it found it. */
+function memoryNote(lost: AbortSignal): IDataObject {
+	return lost.aborted ? { memory: MEMORY_LEFT_AS_FOUND } : {};
+}
 
-/** Products digested between two pauses that let timers, requests and other executions run. */
-const PRODUCTS_BETWEEN_PAUSES = 5_000;
+async function noPutBack(): Promise<void> {}
 
 /**
  * Each item's product and content, checked, and what the memory says of it. Without Continue On
@@ -95,6 +100,7 @@ async function checkProducts(
 	endpoint: UploadEndpoint,
 	upload: UploadSettings,
 	settings: ChangedProductsSettings,
+	lost: AbortSignal,
 ): Promise<{ checked: CheckedProducts; putBack: () => Promise<void> }> {
 	const checked: CheckedProducts = {
 		products: new Map(),
@@ -106,15 +112,16 @@ async function checkProducts(
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
 		checked.itemErrors.set(itemIndex, error);
 	};
-	readProducts(context, items, settings.productField).forEach((read, itemIndex) => {
+	(await readProducts(context, items, settings.productField)).forEach((read, itemIndex) => {
 		if ('error' in read) fail(itemIndex, read.error);
 		else checked.products.set(itemIndex, read.product);
 	});
 
 	const contents = await readContents(context, items, upload, checked, fail);
 	const found: Array<[number, ProductEntry]> = [];
+	const pauseWhenDue = pausesWhenDue();
 	for (const [itemIndex, content] of contents) {
-		if (found.length % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
+		await pauseWhenDue();
 		try {
 			const product = checked.products.get(itemIndex) as string;
 			found.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
@@ -128,6 +135,7 @@ async function checkProducts(
 		: await recallProducts(
 				context,
 				found.map(([, entry]) => entry),
+				lost,
 			);
 	found.forEach(([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
@@ -148,8 +156,9 @@ async function readContents(
 ): Promise<Map<number, string>> {
 	const contents = new Map<number, string>();
 	if (upload.source === 'items') {
+		const pauseWhenDue = pausesWhenDue();
 		for (const itemIndex of checked.products.keys()) {
-			if (contents.size % PRODUCTS_BETWEEN_PAUSES === PRODUCTS_BETWEEN_PAUSES - 1) await pause();
+			await pauseWhenDue();
 			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
 		}
 		return contents;
