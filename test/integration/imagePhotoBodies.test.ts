@@ -51,17 +51,21 @@ beforeEach(async () => {
 	emulator.reset();
 });
 
-const BY_URL: INodeParameters = {
-	resource: 'image',
-	operation: 'upload',
-	imagesFrom: 'url',
-	photoUrl: '={{ $json.url }}',
-	options: {
-		knownMd5: '={{ $json.knownMd5 ?? "" }}',
-		knownHashcode: '={{ $json.knownHashcode ?? "" }}',
-		knownVersion: '={{ $json.knownVersion ?? "" }}',
-	},
-};
+/** The photo host is on this machine: named in Allowed Internal Hosts, as an intranet host would be. */
+function byUrl(): INodeParameters {
+	return {
+		resource: 'image',
+		operation: 'upload',
+		imagesFrom: 'url',
+		photoUrl: '={{ $json.url }}',
+		options: {
+			knownMd5: '={{ $json.knownMd5 ?? "" }}',
+			knownHashcode: '={{ $json.knownHashcode ?? "" }}',
+			knownVersion: '={{ $json.knownVersion ?? "" }}',
+			allowedInternalHosts: new URL(host.url).host,
+		},
+	};
+}
 
 function imageRequests(): number {
 	return emulator.stats().requests['POST /api/images'] ?? 0;
@@ -75,7 +79,7 @@ describe('Image Upload by Photo URL: what the host sends', () => {
 	it('fails alone an item whose host sends a page instead of its photo, before any image request', async () => {
 		const run = await runNode({
 			node,
-			parameters: BY_URL,
+			parameters: byUrl(),
 			items: [at('/p/gone.jpg')],
 			credentials: credentials(),
 			continueOnFail: true,
@@ -91,7 +95,7 @@ describe('Image Upload by Photo URL: what the host sends', () => {
 	it('uploads the other items of the run: one request for the photo, none for the page', async () => {
 		const run = await runNode({
 			node,
-			parameters: BY_URL,
+			parameters: byUrl(),
 			items: [at('/p/photo.jpg'), at('/p/gone.jpg'), at('/p/other.jpg')],
 			credentials: credentials(),
 			continueOnFail: true,
@@ -114,7 +118,7 @@ describe('Image Upload by Photo URL: what the host sends', () => {
 	it('asks the host once for a URL that three items give back with its known values', async () => {
 		const first = await runNode({
 			node,
-			parameters: BY_URL,
+			parameters: byUrl(),
 			items: [at('/p/photo.jpg')],
 			credentials: credentials(),
 		});
@@ -125,7 +129,7 @@ describe('Image Upload by Photo URL: what the host sends', () => {
 
 		const night = await runNode({
 			node,
-			parameters: BY_URL,
+			parameters: byUrl(),
 			items: [at('/p/photo.jpg', known), at('/p/photo.jpg', known), at('/p/photo.jpg', known)],
 			credentials: credentials(),
 		});

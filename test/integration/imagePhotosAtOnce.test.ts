@@ -56,13 +56,14 @@ beforeEach(async () => {
 	emulator.reset();
 });
 
+/** The photo host is on this machine: named in Allowed Internal Hosts, as an intranet host would be. */
 function byUrl(options: INodeParameters = {}): INodeParameters {
 	return {
 		resource: 'image',
 		operation: 'upload',
 		imagesFrom: 'url',
 		photoUrl: '={{ $json.url }}',
-		options,
+		options: { allowedInternalHosts: new URL(host.url).host, ...options },
 	};
 }
 
