@@ -192,6 +192,12 @@ describe('a hostile network in a running n8n', () => {
 				.writeHead(200, { 'Content-Type': 'application/json' })
 				.end(JSON.stringify({ message: 'Line 3: the element Sku is empty' }));
 		});
+		let neighbourRequests = 0;
+		const neighbour = await listenLocal((req, res) => {
+			neighbourRequests++;
+			req.resume();
+			res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"message":"neighbour"}');
+		});
 		const named = new URL(documents.url).host;
 		let location = `${documents.url}/blobs/${FAILED}.json`;
 		const service = await listenLocal((req, res) => {
@@ -251,9 +257,23 @@ describe('a hostile network in a running n8n', () => {
 					warning: `The error message could not be fetched: The service handed out an error document on ${beside}, which is not fetched: it leads to a loopback address`,
 				}),
 			);
+			// The same address on another port, and another loopback address on the same port.
+			for (const other of [
+				new URL(neighbour.url).host,
+				`127.0.0.2:${new URL(documents.url).port}`,
+			]) {
+				location = `https://${other}/blobs/${FAILED}.json`;
+				expect(await getResult(named)).toEqual(
+					expect.objectContaining({
+						warning: `The error message could not be fetched: The service handed out an error document on ${other}, which is not fetched: it leads to a loopback address`,
+					}),
+				);
+			}
 			expect(requests).toBe(1);
+			expect(neighbourRequests).toBe(0);
 		} finally {
 			await service.close();
+			await neighbour.close();
 			await documents.close();
 		}
 	});

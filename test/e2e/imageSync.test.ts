@@ -99,19 +99,28 @@ test('first sync in shared requests, split after "too large"; the re-sync sends 
 
 test('a photo host on this machine is refused by default, reached when Allowed Internal Hosts names it, and a host beside it still refused', async () => {
 	const photo = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(600)]);
-	let requests = 0;
+	let photoRequests = 0;
 	const host = await listenLocal((_request, res) => {
-		requests++;
+		photoRequests++;
+		res.writeHead(200, { 'content-type': 'image/png' }).end(photo);
+	});
+	// Another server on the same address, another port: never asked either.
+	let neighbourRequests = 0;
+	const neighbour = await listenLocal((_request, res) => {
+		neighbourRequests++;
 		res.writeHead(200, { 'content-type': 'image/png' }).end(photo);
 	});
 	try {
 		const named = new URL(host.url).host;
-		const beside = named.replace('127.0.0.1', 'localhost');
-		const items: InputItem[] = [
+		const { port } = new URL(host.url);
+		const urls = [
 			`http://${named}/p/1.png`,
-			`http://${beside}/p/1.png`,
+			`http://${new URL(neighbour.url).host}/p/1.png`,
+			`http://127.0.0.2:${port}/p/1.png`,
+			`http://localhost:${port}/p/1.png`,
 			'http://169.254.169.254/latest/meta-data/iam/security-credentials/role',
-		].map((url) => ({ json: { url } }));
+		];
+		const items: InputItem[] = urls.map((url) => ({ json: { url } }));
 		const upload = async (allowedInternalHosts: string) =>
 			nodeItems(
 				await n8n.executeWorkflow(
@@ -133,17 +142,33 @@ test('a photo host on this machine is refused by default, reached when Allowed I
 				),
 				'Upload Photos',
 			).map(({ error, md5: sent }) => error ?? sent);
+		const refused = (item: number, reason: string) =>
+			`The photo ${urls[item]} of item ${item} is not fetched: it leads to ${reason}`;
+		const loopback = (item: number) => refused(item, 'a loopback address');
+		const metadata = refused(4, 'a link-local address (cloud metadata among them)');
+		const imageRequests = requests('POST /api/images');
 
-		const loopback = expect.stringMatching(/is not fetched: it leads to a loopback address$/);
-		const metadata = expect.stringMatching(
-			/is not fetched: it leads to a link-local address \(cloud metadata among them\)$/,
-		);
-		expect(await upload('')).toEqual([loopback, loopback, metadata]);
-		expect(requests).toBe(0);
+		expect(await upload('')).toEqual([
+			loopback(0),
+			loopback(1),
+			loopback(2),
+			loopback(3),
+			metadata,
+		]);
+		expect(photoRequests).toBe(0);
+		expect(requests('POST /api/images')).toBe(imageRequests);
 
-		expect(await upload(named)).toEqual([md5(photo), loopback, metadata]);
-		expect(requests).toBe(1);
+		expect(await upload(named)).toEqual([
+			md5(photo),
+			loopback(1),
+			loopback(2),
+			loopback(3),
+			metadata,
+		]);
+		expect(photoRequests).toBe(1);
+		expect(neighbourRequests).toBe(0);
 	} finally {
+		await neighbour.close();
 		await host.close();
 	}
 });

@@ -21,6 +21,8 @@ jest.setTimeout(60_000);
 
 const DAY = 24 * 60 * 60 * 1000;
 const PASSWORD = 'image-memory-password';
+/** Whose memories these are: the transport's holderKey of a credential, here any name. */
+const HOLDER = 'holder';
 const md5 = (n: number) => n.toString(16).padStart(32, '0');
 
 let redis: RedisServer;
@@ -102,8 +104,22 @@ describe('known images in Redis', () => {
 	it('shares images between instances (processes), trusts them for the age, and lets the keys expire with it', async () => {
 		let now = Date.now();
 		const scope = randomBytes(8).toString('hex');
-		const writer = new RedisKnownImages(connection(), scope, 7 * DAY, { entries: 1000 }, () => now);
-		const reader = new RedisKnownImages(connection(), scope, 7 * DAY, { entries: 1000 }, () => now);
+		const writer = new RedisKnownImages(
+			connection(),
+			HOLDER,
+			scope,
+			7 * DAY,
+			{ entries: 1000 },
+			() => now,
+		);
+		const reader = new RedisKnownImages(
+			connection(),
+			HOLDER,
+			scope,
+			7 * DAY,
+			{ entries: 1000 },
+			() => now,
+		);
 		await writer.remember([
 			{ md5: md5(1), hashcode: 'h1' },
 			{ md5: md5(2), hashcode: 'h2' },
@@ -132,7 +148,14 @@ describe('known images in Redis', () => {
 	it('keeps at most its bound per account and customer node, dropping what expires first', async () => {
 		let now = Date.now();
 		const scope = randomBytes(8).toString('hex');
-		const memory = new RedisKnownImages(connection(), scope, DAY, { entries: 3 }, () => now);
+		const memory = new RedisKnownImages(
+			connection(),
+			HOLDER,
+			scope,
+			DAY,
+			{ entries: 3 },
+			() => now,
+		);
 		for (let n = 0; n < 5; n++) {
 			await memory.remember([{ md5: md5(n), hashcode: `h${n}` }]);
 			now += 1000;
@@ -151,12 +174,12 @@ describe('known images in Redis', () => {
 	it("grows the memory's lifetime and each entry's, never shortens them: one writer's short age leaves the others' entries", async () => {
 		let now = Date.now();
 		const scope = randomBytes(8).toString('hex');
-		const owner = new RedisKnownImages(connection(), scope, 7 * DAY, {}, () => now);
+		const owner = new RedisKnownImages(connection(), HOLDER, scope, 7 * DAY, {}, () => now);
 		await owner.remember(
 			Array.from({ length: 1000 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })),
 		);
 		// One writer trusting images for 86 ms (0.000001 days) remembers one of them again and a new one.
-		const hasty = new RedisKnownImages(connection(), scope, 86, {}, () => now);
+		const hasty = new RedisKnownImages(connection(), HOLDER, scope, 86, {}, () => now);
 		await hasty.remember([
 			{ md5: md5(0), hashcode: 'h0' },
 			{ md5: md5(5000), hashcode: 'h5000' },
@@ -173,7 +196,7 @@ describe('known images in Redis', () => {
 	it('removes expired entries 1000 at a time while it keeps being written', async () => {
 		let now = Date.now();
 		const scope = randomBytes(8).toString('hex');
-		const memory = new RedisKnownImages(connection(), scope, DAY, {}, () => now);
+		const memory = new RedisKnownImages(connection(), HOLDER, scope, DAY, {}, () => now);
 		await memory.remember(
 			Array.from({ length: 1500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })),
 		);
@@ -186,18 +209,15 @@ describe('known images in Redis', () => {
 		expect(await raw.zcard(`n8n-nodes-product-data-integration:images:${scope}:expiry`)).toBe(2);
 	});
 
-	it('keeps a bound across all accounts and customer nodes: the memories that expire first go whole', async () => {
+	it("keeps a bound per password holder across its memories: the holder's memories that expire first go whole", async () => {
 		const now = Date.now();
-		const bounds = { totalEntries: 5, scopes: 3 };
+		const bounds = { entriesPerHolder: 5, memoriesPerHolder: 3 };
+		const holder = randomBytes(8).toString('hex');
 		const [first, second, third, fourth] = Array.from({ length: 4 }, () =>
 			randomBytes(8).toString('hex'),
 		);
 		const memory = (scope: string, age: number) =>
-			new RedisKnownImages(connection(), scope, age, bounds, () => now);
-		await raw.del(
-			'n8n-nodes-product-data-integration:image-scopes',
-			'n8n-nodes-product-data-integration:image-scope-entries',
-		);
+			new RedisKnownImages(connection(), holder, scope, age, bounds, () => now);
 		await memory(first, DAY).remember([0, 1, 2].map((n) => ({ md5: md5(n), hashcode: `h${n}` })));
 		await memory(second, 2 * DAY).remember(
 			[3, 4, 5].map((n) => ({ md5: md5(n), hashcode: `h${n}` })),
@@ -214,6 +234,42 @@ describe('known images in Redis', () => {
 		// 4 memories beyond the bound of 3: the one that expires first went.
 		expect(await raw.keys(`*${second}*`)).toEqual([]);
 		expect((await memory(fourth, 4 * DAY).recall([md5(7)])).size).toBe(1);
+	});
+
+	it("never drops another holder's memory: 6 memories of one holder leave the other's 500 entries", async () => {
+		const now = Date.now();
+		const bounds = { entries: 500, entriesPerHolder: 500, memoriesPerHolder: 5 };
+		const [owner, other] = [randomBytes(8).toString('hex'), randomBytes(8).toString('hex')];
+		const ownerScope = randomBytes(8).toString('hex');
+		// The owner's memory expires first: a bound across holders would drop it first.
+		const owned = new RedisKnownImages(connection(), owner, ownerScope, DAY, bounds, () => now);
+		await owned.remember(
+			Array.from({ length: 500 }, (_, n) => ({ md5: md5(n), hashcode: `h${n}` })),
+		);
+		const otherScopes = Array.from({ length: 6 }, () => randomBytes(8).toString('hex'));
+		// The other holder's memories, each trusted a minute longer than the one before.
+		const othersMemory = (n: number) =>
+			new RedisKnownImages(
+				connection(),
+				other,
+				otherScopes[n],
+				2 * DAY + n * 60_000,
+				bounds,
+				() => now,
+			);
+		for (let n = 0; n < 6; n++)
+			await othersMemory(n).remember([{ md5: md5(1000 + n), hashcode: `o${n}` }]);
+		// And beyond its entries: 500 more in its last memory.
+		await othersMemory(5).remember(
+			Array.from({ length: 500 }, (_, n) => ({ md5: md5(2000 + n), hashcode: `p${n}` })),
+		);
+
+		expect((await owned.recall(Array.from({ length: 500 }, (_, n) => md5(n)))).size).toBe(500);
+		// What the other holder could not keep was its own: of its 6 memories, only the last is left.
+		const left = await Promise.all(
+			otherScopes.map(async (scope) => (await raw.keys(`*${scope}*`)).length > 0),
+		);
+		expect(left).toEqual([false, false, false, false, false, true]);
 	});
 });
 

@@ -51,7 +51,7 @@ beforeEach(async () => {
 	emulator.reset();
 });
 
-/** The photo host is on this machine: the node names it, as a company names its own DAM. */
+/** The photo host is on this machine: named in Allowed Internal Hosts, as an intranet host would be. */
 function byUrl(): INodeParameters {
 	return {
 		resource: 'image',

@@ -56,6 +56,7 @@ beforeEach(async () => {
 	emulator.reset();
 });
 
+/** The photo host is on this machine: named in Allowed Internal Hosts, as an intranet host would be. */
 function byUrl(options: INodeParameters = {}): INodeParameters {
 	return {
 		resource: 'image',

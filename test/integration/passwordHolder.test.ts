@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 
 import Redis from 'ioredis';
 
@@ -8,6 +9,7 @@ import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { binaryItem, emulatorCredentials, runNode } from '../../scripts/n8n/in-process';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { customRateLimit, FAST_BUCKET, useEmulator } from '../helpers/emulator';
+import { listenLocal } from '../helpers/server';
 
 /*
  * What the nodes keep per account (known images, the rate-limit terms a credential declares) belongs
@@ -176,6 +178,55 @@ describe("the account's rate-limit terms", () => {
 				credentials: owner,
 			});
 			expect(result.error).toBeUndefined();
+		}
+	});
+
+	it('are not changed by a wrong password that a proxy in front answers 404 before any login check', async () => {
+		let beforeLogin = true;
+		const proxy = await listenLocal((req, res) => {
+			if (beforeLogin) {
+				res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+				return;
+			}
+			const forwarded = request(
+				new URL(req.url ?? '/', emulator.url),
+				{ method: req.method, headers: req.headers },
+				(answer) => {
+					res.writeHead(answer.statusCode ?? 502, answer.headers);
+					answer.pipe(res);
+				},
+			);
+			req.pipe(forwarded);
+		});
+		try {
+			const environmentInfo = { resource: 'account', operation: 'getEnvironmentInfo' };
+			const stranger = await runNode({
+				node,
+				parameters: environmentInfo,
+				items: [{ json: {} }],
+				credentials: emulatorCredentials(proxy, {
+					customRateLimit: true,
+					bucketCapacity: 1,
+					leakIntervalSeconds: 900,
+					rateLimitSharing: 'process',
+					password: 'not-the-password',
+				}),
+			});
+			expect(stranger.error).toBeDefined();
+
+			beforeLogin = false;
+			const owner = emulatorCredentials(proxy, { ...FAST, rateLimitSharing: 'process' });
+			for (let run = 0; run < 3; run++) {
+				const result = await runNode({
+					node,
+					parameters: environmentInfo,
+					items: [{ json: {} }],
+					credentials: owner,
+				});
+				expect(result.error).toBeUndefined();
+			}
+		} finally {
+			await proxy.close();
 		}
 	});
 

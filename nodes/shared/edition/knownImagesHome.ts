@@ -3,6 +3,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { RedisKnownImages } from '../fullEdition/knownImages';
 import { sharingFor } from '../fullEdition/sharing';
 import type { SharedKnownImages } from '../knownImages/knownImages';
+import { holderOf } from '../transport';
 
 /*
  * Where the known images can be shared, for the full edition: the Redis the account shares its
@@ -21,5 +22,7 @@ export const sharedKnownImages: SharedKnownImages | undefined = (
 	ageMs: number,
 ) => {
 	const { connection } = sharingFor(credentials);
-	return connection ? new RedisKnownImages(connection, scope, ageMs) : undefined;
+	return connection
+		? new RedisKnownImages(connection, holderOf(credentials), scope, ageMs)
+		: undefined;
 };

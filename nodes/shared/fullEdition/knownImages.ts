@@ -1,3 +1,5 @@
+import { createHash } from 'crypto';
+
 import { HASHCODE } from '../hashcode';
 import type { KnownImages } from '../knownImages/knownImages';
 import type { RedisConnection, SharedBucketStore } from './bucketStore';
@@ -9,26 +11,34 @@ import { storeFor } from './sharedRegistry';
  */
 
 /**
- * Bounds of the known images in Redis, which may be the queue's own: entries per account and
- * customer node (beyond it, the entries that expire first are dropped), entries of all of them
- * together, and how many memories (accounts and customer nodes) are kept (beyond either, the
- * memories that expire first are dropped whole, never the one being written).
+ * Bounds of the known images in Redis, which may be the queue's own, each per password holder (see
+ * the transport's holderKey): entries per memory (an account's customer node; beyond it, the
+ * entries that expire first are dropped), entries of all the holder's memories together, and how
+ * many memories the holder keeps (beyond either, the holder's memories that expire first are dropped
+ * whole, never the one being written). No holder's writes ever drop another holder's memories: what
+ * a holder cannot keep costs that holder requests only.
  */
 export interface RedisBounds {
 	entries: number;
-	totalEntries: number;
-	scopes: number;
+	entriesPerHolder: number;
+	memoriesPerHolder: number;
 }
 
-const REDIS_BOUNDS: RedisBounds = { entries: 200_000, totalEntries: 1_000_000, scopes: 1000 };
+const REDIS_BOUNDS: RedisBounds = {
+	entries: 200_000,
+	entriesPerHolder: 1_000_000,
+	memoriesPerHolder: 1000,
+};
 
 /** Expired entries removed per write: a memory that keeps being written does not keep what expired. */
 const PRUNED_PER_WRITE = 1000;
 
 const KEY_PREFIX = 'n8n-nodes-product-data-integration:images:';
-/** Every memory (scope) with when its keys expire, and how many entries each holds: for the bounds across all. */
-const SCOPES_KEY = 'n8n-nodes-product-data-integration:image-scopes';
-const SCOPE_ENTRIES_KEY = 'n8n-nodes-product-data-integration:image-scope-entries';
+/**
+ * Per holder, its memories with when their keys expire, and how many entries each holds: for the
+ * holder's bounds. Named by a digest of the holder's key, which is never stored as it is.
+ */
+const HOLDER_PREFIX = 'n8n-nodes-product-data-integration:image-holder:';
 
 // KEYS: the hash md5 -> hashcode, the sorted set md5 -> expiry (ms). ARGV: now, then the md5s.
 // Answers a hashcode per md5, '' for one unknown or expired (a Lua table cannot hold nil).
@@ -44,13 +54,14 @@ end
 return found
 `;
 
-// KEYS: the hash, the sorted set, the scopes (sorted by when their keys expire), their entry counts.
-// ARGV: now, the bounds (entries, total entries, scopes), the writer's lifetime (ms), the key prefix,
-// the scope, how many expired entries to remove, then md5, hashcode, expiry per entry.
+// KEYS: the hash, the sorted set, the holder's scopes (sorted by when their keys expire), their entry
+// counts. ARGV: now, the bounds (entries, entries per holder, scopes per holder), the writer's
+// lifetime (ms), the key prefix, the scope, how many expired entries to remove, then md5, hashcode,
+// expiry per entry.
 // An entry's expiry and the keys' lifetime only grow: a writer with a short age never cuts what
 // others remembered for longer. Both keys live as long as their longest-trusted entry: an account
-// that stops syncing leaves nothing behind. Dropping another memory whole names its keys from the
-// prefix, which a Redis cluster would refuse (it is not supported: see sharing.ts).
+// that stops syncing leaves nothing behind. Only the holder's own index is looked at, so only the
+// holder's own memories are ever dropped. Dropping one whole names its keys from the prefix, which a Redis cluster would refuse (it is not supported: see sharing.ts).
 const REMEMBER = `
 local now = tonumber(ARGV[1])
 local prefix, scope = ARGV[6], ARGV[7]
@@ -133,19 +144,22 @@ export class RedisKnownImages implements KnownImages {
 
 	private readonly bounds: RedisBounds;
 
+	/** `holder`: the password holder whose memory `scope` is (see the transport's holderKey). */
 	constructor(
 		connection: RedisConnection,
+		holder: string,
 		private readonly scope: string,
 		private readonly ageMs: number,
 		bounds: Partial<RedisBounds> = {},
 		private readonly now: () => number = Date.now,
 	) {
 		this.store = storeFor(connection);
+		const holderKeys = `${HOLDER_PREFIX}${createHash('sha256').update(holder).digest('hex')}`;
 		this.keys = [
 			`${KEY_PREFIX}${scope}`,
 			`${KEY_PREFIX}${scope}:expiry`,
-			SCOPES_KEY,
-			SCOPE_ENTRIES_KEY,
+			`${holderKeys}:scopes`,
+			`${holderKeys}:scope-entries`,
 		];
 		this.bounds = { ...REDIS_BOUNDS, ...bounds };
 	}
@@ -169,12 +183,12 @@ export class RedisKnownImages implements KnownImages {
 		if (entries.length === 0) return;
 		const now = this.now();
 		const expiresAt = String(now + this.ageMs);
-		const { entries: perScope, totalEntries, scopes } = this.bounds;
+		const { entries: perMemory, entriesPerHolder, memoriesPerHolder } = this.bounds;
 		const head = [
 			now,
-			perScope,
-			totalEntries,
-			scopes,
+			perMemory,
+			entriesPerHolder,
+			memoriesPerHolder,
 			Math.ceil(this.ageMs),
 			KEY_PREFIX,
 			this.scope,

@@ -34,5 +34,5 @@ export { wait } from './wait';
 export { listRequest, serviceRequest } from './request';
 export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';
 export { type Allowance, NO_ALLOWANCE, parseAllowance, RefusedUrlError } from './addresses';
-export { MAX_REDIRECTS, requestElsewhere } from './elsewhere';
+export { type ElsewhereAnswer, MAX_REDIRECTS, requestElsewhere } from './elsewhere';
 export { ALLOWED_INTERNAL_HOSTS, allowanceFrom } from './allowance';

@@ -3,6 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import {
 	type Allowance,
+	type ElsewhereAnswer,
 	cleanServiceText,
 	MAX_REDIRECTS,
 	readBytes,
@@ -102,31 +103,37 @@ const IMAGE_TYPE = /^image\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
  */
 const PLAIN_VALIDATOR = /^[\x20-\x3b=\x3f-\x7e]{1,200}$/;
 
-/**
- * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
- * run (ETag, Last-Modified): an unchanged photo then costs no download. At most `maxBytes` are read.
- */
-export async function fetchPhoto(
-	context: IExecuteFunctions,
-	itemIndex: number,
-	url: string,
-	version: string,
-	knownVersion: string,
-	{ maxBytes, timeoutMs, allowance }: PhotoBounds,
-): Promise<PhotoFetch> {
+/** The photo's request: conditional when an earlier run kept the host's validator and no version is given. */
+function photoRequestHeaders(version: string, knownVersion: string): Record<string, string> {
 	const headers: Record<string, string> = { accept: 'image/*' };
 	if (version === '' && knownVersion.startsWith(ETAG))
 		headers['if-none-match'] = knownVersion.slice(ETAG.length);
 	if (version === '' && knownVersion.startsWith(LAST_MODIFIED))
 		headers['if-modified-since'] = knownVersion.slice(LAST_MODIFIED.length);
-	const deadline = AbortSignal.timeout(timeoutMs);
-	let response: Awaited<ReturnType<typeof requestElsewhere>>;
+	return headers;
+}
+
+/** One photo's time at its host, shared by its answer and its body. */
+interface PhotoRequest {
+	context: IExecuteFunctions;
+	itemIndex: number;
+	url: string;
+	deadline: AbortSignal;
+	bounds: PhotoBounds;
+}
+
+/** The host's answer, or the item's error: refused by address, or no answer in time. */
+async function requestPhoto(
+	photo: PhotoRequest,
+	headers: Record<string, string>,
+): Promise<ElsewhereAnswer> {
+	const { context, itemIndex, url, deadline, bounds } = photo;
 	try {
-		response = await requestElsewhere(context, {
+		return await requestElsewhere(context, {
 			url,
 			headers,
 			signal: deadline,
-			allowance,
+			allowance: bounds.allowance,
 			plainHttp: true,
 		});
 	} catch (error) {
@@ -144,35 +151,31 @@ export async function fetchPhoto(
 			url,
 			'could not be fetched',
 			deadline.aborted
-				? `No answer within ${timeoutMs / 1000} s (Photo Timeout).`
+				? `No answer within ${bounds.timeoutMs / 1000} s (Photo Timeout).`
 				: cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
-	const { body, headers: answerHeaders } = response;
-	if (response.statusCode === 304) {
-		body.destroy?.();
-		return { notModified: true };
-	}
-	if (response.statusCode < 200 || response.statusCode > 299) {
-		body.destroy?.();
-		throw photoError(context, itemIndex, url, `could not be fetched (HTTP ${response.statusCode})`);
-	}
-	const announced = Number(answerHeaders['content-length']);
+}
+
+/** The photo's bytes, at most Max Photo Size of them, refused as soon as they are known to be more. */
+async function readPhotoBody(photo: PhotoRequest, answer: ElsewhereAnswer): Promise<Buffer> {
+	const { context, itemIndex, url, deadline, bounds } = photo;
 	const tooLarge = () =>
 		photoError(
 			context,
 			itemIndex,
 			url,
-			`is larger than Max Photo Size (${maxBytes} bytes)`,
+			`is larger than Max Photo Size (${bounds.maxBytes} bytes)`,
 			'Nothing was uploaded. Raise Max Photo Size (MB) or make the photo smaller.',
 		);
-	if (Number.isFinite(announced) && announced > maxBytes) {
-		body.destroy?.();
+	const announced = Number(answer.headers['content-length']);
+	if (Number.isFinite(announced) && announced > bounds.maxBytes) {
+		answer.body.destroy?.();
 		throw tooLarge();
 	}
 	let read: { bytes: Buffer; truncated: boolean };
 	try {
-		read = await readBytes(body, maxBytes);
+		read = await readBytes(answer.body, bounds.maxBytes);
 	} catch (error) {
 		throw photoError(
 			context,
@@ -180,25 +183,65 @@ export async function fetchPhoto(
 			url,
 			'could not be read to its end',
 			deadline.aborted
-				? `Not sent within ${timeoutMs / 1000} s (Photo Timeout).`
+				? `Not sent within ${bounds.timeoutMs / 1000} s (Photo Timeout).`
 				: cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
 	if (read.truncated) throw tooLarge();
 	if (read.bytes.length === 0) throw photoError(context, itemIndex, url, 'is empty');
+	return read.bytes;
+}
+
+/** What the photo is: its type when the host names a valid image type, its version, its name. */
+function photoImage(
+	url: string,
+	version: string,
+	answerHeaders: ElsewhereAnswer['headers'],
+	data: Buffer,
+): BinaryImage {
 	const contentType = (answerHeaders['content-type'] ?? '').split(';')[0].trim();
 	const [kind, validator] = answerHeaders.etag
 		? [ETAG, answerHeaders.etag]
 		: [LAST_MODIFIED, answerHeaders['last-modified'] ?? ''];
 	const hostVersion = PLAIN_VALIDATOR.test(validator) ? `${kind}${validator}` : '';
 	return {
-		image: {
-			binaryProperty: '',
-			url,
-			version: version !== '' ? version : hostVersion,
-			fileName: fileNameOf(url),
-			mimeType: IMAGE_TYPE.test(contentType) ? contentType : 'application/octet-stream',
-			data: read.bytes,
-		},
+		binaryProperty: '',
+		url,
+		version: version !== '' ? version : hostVersion,
+		fileName: fileNameOf(url),
+		mimeType: IMAGE_TYPE.test(contentType) ? contentType : 'application/octet-stream',
+		data,
 	};
+}
+
+/**
+ * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
+ * run (ETag, Last-Modified): an unchanged photo then costs no download. At most `maxBytes` are read.
+ */
+export async function fetchPhoto(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	url: string,
+	version: string,
+	knownVersion: string,
+	bounds: PhotoBounds,
+): Promise<PhotoFetch> {
+	const photo: PhotoRequest = {
+		context,
+		itemIndex,
+		url,
+		deadline: AbortSignal.timeout(bounds.timeoutMs),
+		bounds,
+	};
+	const answer = await requestPhoto(photo, photoRequestHeaders(version, knownVersion));
+	if (answer.statusCode === 304) {
+		answer.body.destroy?.();
+		return { notModified: true };
+	}
+	if (answer.statusCode < 200 || answer.statusCode > 299) {
+		answer.body.destroy?.();
+		throw photoError(context, itemIndex, url, `could not be fetched (HTTP ${answer.statusCode})`);
+	}
+	const data = await readPhotoBody(photo, answer);
+	return { image: photoImage(url, version, answer.headers, data) };
 }
