@@ -29,7 +29,6 @@ export async function pollUploads(
 	return await runAlone(
 		context,
 		{
-			whenBusy: 'skip',
 			skipped: 'Skipping a poll: the previous poll of this trigger is still running',
 			deadline: {
 				ms: deadlineMs,

@@ -23,14 +23,7 @@ interface Alone {
 
 /** While another run goes on, this one does not happen (null), and the debug log says `skipped`. */
 export interface SkipWhenBusy extends Alone {
-	whenBusy: 'skip';
 	skipped: string;
-}
-
-/** While another run goes on, this one fails with `refusal()`. */
-export interface RefuseWhenBusy extends Alone {
-	whenBusy: 'refuse';
-	refusal: () => Error;
 }
 
 /**
@@ -42,20 +35,9 @@ export async function runAlone<T>(
 	context: IExecuteFunctions | IPollFunctions,
 	options: SkipWhenBusy,
 	run: (lost: AbortSignal) => Promise<T>,
-): Promise<T | null>;
-export async function runAlone<T>(
-	context: IExecuteFunctions | IPollFunctions,
-	options: RefuseWhenBusy,
-	run: (lost: AbortSignal) => Promise<T>,
-): Promise<T>;
-export async function runAlone<T>(
-	context: IExecuteFunctions | IPollFunctions,
-	options: SkipWhenBusy | RefuseWhenBusy,
-	run: (lost: AbortSignal) => Promise<T>,
 ): Promise<T | null> {
 	const node = `${context.getWorkflow().id ?? ''}\n${context.getNode().id || context.getNode().name}`;
 	const busy = (): null => {
-		if (options.whenBusy === 'refuse') throw options.refusal();
 		context.logger.debug(options.skipped);
 		return null;
 	};

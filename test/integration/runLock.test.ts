@@ -90,15 +90,9 @@ function pollRun(node: string) {
 	return { context: context as unknown as IPollFunctions, logged };
 }
 
-const refuse = {
-	whenBusy: 'refuse' as const,
-	refusal: () => new Error('Another run of this node is still going on'),
-};
+const sync = { skipped: 'Another run of this node is still going on' };
 
-const skip = {
-	whenBusy: 'skip' as const,
-	skipped: 'Skipping a poll: the previous poll of this trigger is still running',
-};
+const skip = { skipped: 'Skipping a poll: the previous poll of this trigger is still running' };
 
 /** Ends the runs a failed test left going, so that their leases are not renewed on. */
 const endings: Array<() => void> = [];
@@ -113,7 +107,7 @@ function longRun(process: Process, node: string) {
 	endings.push(end);
 	let lost: AbortSignal | undefined;
 	const { context, logged } = nodeRun(node);
-	const result = process.runAlone(context, refuse, async (signal) => {
+	const result = process.runAlone(context, sync, async (signal) => {
 		lost = signal;
 		started();
 		await ended;
@@ -160,17 +154,15 @@ describe("in the queue's Redis", () => {
 		const other = await anotherProcess();
 		const second = jest.fn(async () => 'second');
 
-		await expect(other.runAlone(nodeRun(node()).context, refuse, second)).rejects.toThrow(
-			'Another run of this node is still going on',
-		);
+		await expect(other.runAlone(nodeRun(node()).context, sync, second)).resolves.toBeNull();
 		expect(second).not.toHaveBeenCalled();
 		// Another node of the same workflow is not held back.
-		expect(await other.runAlone(nodeRun(`${node()}-other`).context, refuse, second)).toBe('second');
+		expect(await other.runAlone(nodeRun(`${node()}-other`).context, sync, second)).toBe('second');
 
 		first.end();
 		expect(await first.result).toBe('first');
 		expect(await runKeys()).toEqual([]);
-		expect(await other.runAlone(nodeRun(node()).context, refuse, second)).toBe('second');
+		expect(await other.runAlone(nodeRun(node()).context, sync, second)).toBe('second');
 		expect(first.logged).toEqual([]);
 	});
 
@@ -216,9 +208,7 @@ describe("in the queue's Redis", () => {
 		await until('the renewal after the stall', async () => (await client.pttl(key)) > 25_000);
 		expect(first.lost().aborted).toBe(false);
 		const other = await anotherProcess();
-		await expect(other.runAlone(nodeRun(node()).context, refuse, jest.fn())).rejects.toThrow(
-			'Another run of this node is still going on',
-		);
+		await expect(other.runAlone(nodeRun(node()).context, sync, jest.fn())).resolves.toBeNull();
 		first.end();
 		await first.result;
 		expect(first.logged).toEqual([]);
@@ -281,17 +271,15 @@ describe("in the queue's Redis", () => {
 		}
 
 		const other = await anotherProcess();
-		await expect(other.runAlone(nodeRun(node()).context, refuse, jest.fn())).rejects.toThrow(
-			'Another run of this node is still going on',
-		);
+		await expect(other.runAlone(nodeRun(node()).context, sync, jest.fn())).resolves.toBeNull();
 		const [key] = await runKeys();
 		expect(await client.pttl(key)).toBeLessThanOrEqual(2000);
 		await until('the lease of the killed process to run out', async () =>
 			(await runKeys()).every((left) => left !== key),
 		);
-		expect(
-			await other.runAlone(nodeRun(node()).context, refuse, async () => 'after the crash'),
-		).toBe('after the crash');
+		expect(await other.runAlone(nodeRun(node()).context, sync, async () => 'after the crash')).toBe(
+			'after the crash',
+		);
 	});
 });
 
@@ -308,17 +296,17 @@ describe('Redis unreachable', () => {
 		]);
 		// This process still refuses a second run; another one cannot see the first.
 		await expect(
-			runAlone(nodeRun(`down-${nodeNumber}`).context, refuse, jest.fn()),
-		).rejects.toThrow('Another run of this node is still going on');
+			runAlone(nodeRun(`down-${nodeNumber}`).context, sync, jest.fn()),
+		).resolves.toBeNull();
 		const other = await anotherProcess();
 		expect(
-			await other.runAlone(nodeRun(`down-${nodeNumber}`).context, refuse, async () => 'unseen'),
+			await other.runAlone(nodeRun(`down-${nodeNumber}`).context, sync, async () => 'unseen'),
 		).toBe('unseen');
 		first.end();
 		await first.result;
 
 		const again = nodeRun(`down-${nodeNumber}`);
-		expect(await runAlone(again.context, refuse, async () => 'again')).toBe('again');
+		expect(await runAlone(again.context, sync, async () => 'again')).toBe('again');
 		expect(again.logged).toEqual([]);
 
 		const redis = await startRedis({ port, password: PASSWORD });
@@ -329,8 +317,8 @@ describe('Redis unreachable', () => {
 				'info Redis answers again: runs of a node are kept apart across all n8n processes again',
 			]);
 			await expect(
-				other.runAlone(nodeRun(`down-${nodeNumber}`).context, refuse, jest.fn()),
-			).rejects.toThrow('Another run of this node is still going on');
+				other.runAlone(nodeRun(`down-${nodeNumber}`).context, sync, jest.fn()),
+			).resolves.toBeNull();
 			back.end();
 			await back.result;
 		} finally {
@@ -344,7 +332,7 @@ describe('Redis unreachable', () => {
 		queueMode(mute.port);
 		const cancel = new AbortController();
 		const run = jest.fn();
-		const refused = runAlone(nodeRun('cancelled', cancel.signal).context, refuse, run);
+		const refused = runAlone(nodeRun('cancelled', cancel.signal).context, sync, run);
 		await sleep(100);
 		cancel.abort();
 		await expect(refused).rejects.toThrow('The execution was cancelled');

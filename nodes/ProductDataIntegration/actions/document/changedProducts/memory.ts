@@ -47,7 +47,6 @@ export async function aloneInMemory<T>(
 	return await runAlone(
 		context,
 		{
-			whenBusy: 'skip',
 			skipped: 'Only Changed Products: refused, another run of this node is syncing',
 		},
 		run,
