@@ -1,8 +1,13 @@
 import { sharedAnswerHome } from './edition/answerHome';
 import { MAX_ANSWER_AGE_MS, type KeptAnswer } from './keptAnswers';
-import { cancelSignal, customerScope, getServiceCredentials } from './transport';
-import type { CustomerOverride, ServiceContext } from './transport';
-import { wait } from './transport';
+import {
+	cancelSignal,
+	customerScope,
+	getServiceCredentials,
+	wait,
+	type CustomerOverride,
+	type ServiceContext,
+} from './transport';
 
 /**
  * Answers of the service that several pollers of one account and customer node would otherwise
