@@ -50,7 +50,7 @@ async function main(): Promise<void> {
 					operation: 'upload',
 					imagesFrom: 'url',
 					photoUrl: '={{ $json.url }}',
-					options: { photosAtOnce },
+					options: { photosAtOnce, allowedInternalHosts: new URL(host.url).host },
 				},
 				items,
 				credentials: emulatorCredentials(emulator, FAST_CREDENTIAL),

@@ -60,6 +60,7 @@ const BY_URL: INodeParameters = {
 		knownMd5: '={{ $json.knownMd5 ?? "" }}',
 		knownHashcode: '={{ $json.knownHashcode ?? "" }}',
 		knownVersion: '={{ $json.knownVersion ?? "" }}',
+		allowedInternalHosts: '127.0.0.0/8',
 	},
 };
 

@@ -62,7 +62,7 @@ function byUrl(options: INodeParameters = {}): INodeParameters {
 		operation: 'upload',
 		imagesFrom: 'url',
 		photoUrl: '={{ $json.url }}',
-		options,
+		options: { allowedInternalHosts: new URL(host.url).host, ...options },
 	};
 }
 
