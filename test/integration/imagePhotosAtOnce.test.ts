@@ -20,7 +20,10 @@ function md5(data: Buffer): string {
 	return createHash('md5').update(data).digest('hex');
 }
 
-/** A photo host answering after a delay; counts the requests it is answering at the same time. */
+/**
+ * A photo host answering after a delay, with an ETag and "not modified" to a request that gives it
+ * back; counts the requests it is answering at the same time.
+ */
 const photos = new Map<string, Buffer>();
 let answering = 0;
 let mostAtOnce = 0;
@@ -35,8 +38,10 @@ beforeAll(async () => {
 		setTimeout(() => {
 			answering--;
 			const photo = photos.get(req.url ?? '');
+			const etag = `"${req.url}"`;
 			if (!photo) res.writeHead(404).end();
-			else res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo);
+			else if (req.headers['if-none-match'] === etag) res.writeHead(304, { etag }).end();
+			else res.writeHead(200, { 'content-type': 'image/jpeg', etag }).end(photo);
 		}, 40);
 	});
 });
@@ -88,6 +93,30 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 		expect(run.output[0].map(({ json }) => json.md5)).toEqual(
 			items.map((_, n) => md5(photos.get(`/p/${n}.jpg`) as Buffer)),
 		);
+	});
+
+	it('revalidates 8 photos at once when the host answers every one "not modified"', async () => {
+		const items = products(24, 2_000);
+		const first = await runNode({ node, parameters: byUrl(), items, credentials: credentials() });
+		expect(first.error).toBeUndefined();
+		mostAtOnce = 0;
+		requests = 0;
+
+		const again = await runNode({
+			node,
+			parameters: byUrl({
+				knownMd5: '={{ $json.md5 }}',
+				knownHashcode: '={{ $json.hashcode }}',
+				knownVersion: '={{ $json.version }}',
+			}),
+			items: first.output[0].map(({ json }) => ({ json })),
+			credentials: credentials(),
+		});
+
+		expect(again.error).toBeUndefined();
+		expect(mostAtOnce).toBe(8);
+		expect(requests).toBe(24);
+		expect(again.output[0].map(({ json }) => json.known)).toEqual(items.map(() => 'item'));
 	});
 
 	it('fetches at most Photos At Once at a time', async () => {

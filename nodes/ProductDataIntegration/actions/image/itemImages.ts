@@ -34,6 +34,9 @@ export class RunImages {
 
 	private largestPhoto = 0;
 
+	/** Whether the host has answered a fetch of this run (a photo or "not modified"). */
+	private hostAnswered = false;
+
 	/**
 	 * @param isAnswered whether the run has the answer to an image (target and md5), so that a
 	 * photo met again needs neither its bytes nor a download.
@@ -113,10 +116,11 @@ export class RunImages {
 	/**
 	 * Whether one more photo may be fetched ahead, with `room` bytes left for photos fetched and not
 	 * yet sent: those on their way are reckoned at the largest photo of the run so far, and before
-	 * the first has come only one is fetched.
+	 * the host's first answer only one is fetched. A night of "not modified" alone brings no photo,
+	 * and its revalidations go side by side too.
 	 */
 	hasRoom(room: number): boolean {
-		if (this.largestPhoto === 0) return this.inFlight === 0;
+		if (!this.hostAnswered) return this.inFlight === 0;
 		return this.arrivedBytes + (this.inFlight + 1) * this.largestPhoto <= room;
 	}
 
@@ -179,6 +183,7 @@ export class RunImages {
 				const bytes = 'image' in fetched ? (fetched.image.data?.length ?? 0) : 0;
 				this.arrivedBytes += bytes;
 				this.largestPhoto = Math.max(this.largestPhoto, bytes);
+				this.hostAnswered = true;
 				this.onArrival();
 				return fetched;
 			});
