@@ -7,13 +7,11 @@
 import { listenLocal, type LocalServer } from '../helpers/server';
 import { takeUploadedSkus } from '../helpers/uploads';
 import {
-	CREDENTIAL_TYPE,
-	nodeType,
+	changedProductsSyncWorkflow,
 	startQueueCluster,
 	type N8nHarness,
 	type N8nServer,
 	type QueueCluster,
-	type WorkflowDefinition,
 } from './harness';
 
 const PATH = 'catalogue-sync';
@@ -34,60 +32,6 @@ function catalogue(): Array<Record<string, unknown>> {
 	}));
 }
 
-/** Webhook -> the shop's products (HTTP Request) -> Upload with Only Changed Products. */
-function syncWorkflow(credential: { id: string; name: string }): WorkflowDefinition {
-	return {
-		name: 'Catalogue sync in queue mode',
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			{
-				id: 'catalogue-sync-webhook',
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: 'catalogue-sync-webhook',
-				parameters: {
-					httpMethod: 'POST',
-					path: PATH,
-					responseMode: 'lastNode',
-					responseData: 'allEntries',
-					options: {},
-				},
-			},
-			{
-				id: 'catalogue-sync-shop',
-				name: 'Shop',
-				type: 'n8n-nodes-base.httpRequest',
-				typeVersion: 4.2,
-				position: [220, 0],
-				parameters: { url: shop.url },
-			},
-			{
-				id: 'catalogue-sync-upload',
-				name: 'Upload',
-				type: nodeType('productDataIntegration'),
-				typeVersion: 1,
-				position: [440, 0],
-				parameters: {
-					resource: 'document',
-					operation: 'upload',
-					source: 'items',
-					rootElement: 'Products',
-					itemElement: 'Product',
-					onlyChangedProducts: true,
-					productField: 'sku',
-				},
-				credentials: { [CREDENTIAL_TYPE]: credential },
-			},
-		],
-		connections: {
-			Webhook: { main: [[{ node: 'Shop', type: 'main', index: 0 }]] },
-			Shop: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
-		},
-	};
-}
-
 /** Runs the sync through its webhook; its output and the index of the worker that ran it. */
 async function sync(): Promise<{ output: Array<Record<string, unknown>>; worker: number }> {
 	return await cluster.callWebhook(PATH, workflowId);
@@ -102,7 +46,15 @@ beforeAll(async () => {
 		workers: WORKERS,
 		concurrency: 1,
 		publish: async (prepared) => {
-			workflowId = await prepared.importWorkflow(syncWorkflow(prepared.credential));
+			workflowId = await prepared.importWorkflow(
+				changedProductsSyncWorkflow({
+					name: 'Catalogue sync in queue mode',
+					path: PATH,
+					shopUrl: shop.url,
+					credential: prepared.credential,
+					responseMode: 'lastNode',
+				}),
+			);
 			await prepared.server.activateWorkflow(workflowId);
 		},
 	});

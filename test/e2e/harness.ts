@@ -87,6 +87,7 @@ import {
 import { editionTarball, type Edition } from '../../scripts/n8n/edition';
 import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
+import { nodeType } from '../../scripts/n8n/workflows';
 import { startRedis } from '../../scripts/redis';
 import type {
 	N8nServer,
@@ -389,6 +390,8 @@ export interface QueueCluster {
 	n8n: N8nHarness;
 	main: N8nServer;
 	workers: N8nServer[];
+	/** The port of the queue's Redis on 127.0.0.1. */
+	redisPort: number;
 	/**
 	 * POSTs `{}` to a workflow's webhook on the main; its answer and the index in `workers` of the
 	 * worker that ran that execution (other executions of the workflow, a trigger's, run on them too).
@@ -463,9 +466,74 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			);
 			return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
 		};
-		return { n8n, main, workers, callWebhook, stop };
+		return { n8n, main, workers, redisPort: redis.port, callWebhook, stop };
 	} catch (error) {
 		await stop();
 		throw error;
 	}
+}
+
+/**
+ * A catalogue sync started by a webhook: the shop's products (HTTP Request) -> Upload with Only
+ * Changed Products. Node ids are named after `path`. The webhook answers at once (`onReceived`) or
+ * with the Upload's items (`lastNode`).
+ */
+export function changedProductsSyncWorkflow(options: {
+	name: string;
+	path: string;
+	shopUrl: string;
+	credential: { id: string; name: string };
+	responseMode: 'onReceived' | 'lastNode';
+}): WorkflowDefinition {
+	const { name, path, shopUrl, credential, responseMode } = options;
+	return {
+		name,
+		settings: { executionOrder: 'v1' },
+		nodes: [
+			{
+				id: `${path}-webhook`,
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: `${path}-webhook`,
+				parameters: {
+					httpMethod: 'POST',
+					path,
+					responseMode,
+					...(responseMode === 'lastNode' ? { responseData: 'allEntries' } : {}),
+					options: {},
+				},
+			},
+			{
+				id: `${path}-shop`,
+				name: 'Shop',
+				type: 'n8n-nodes-base.httpRequest',
+				typeVersion: 4.2,
+				position: [220, 0],
+				parameters: { url: shopUrl },
+			},
+			{
+				id: `${path}-upload`,
+				name: 'Upload',
+				type: nodeType('productDataIntegration'),
+				typeVersion: 1,
+				position: [440, 0],
+				parameters: {
+					resource: 'document',
+					operation: 'upload',
+					source: 'items',
+					rootElement: 'Products',
+					itemElement: 'Product',
+					onlyChangedProducts: true,
+					productField: 'sku',
+				},
+				credentials: { [CREDENTIAL_TYPE]: credential },
+			},
+		],
+		connections: {
+			Webhook: { main: [[{ node: 'Shop', type: 'main', index: 0 }]] },
+			Shop: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
+		},
+	};
 }

@@ -6,79 +6,28 @@
 import Redis from 'ioredis';
 import { request } from 'undici';
 
-import { startRedis, type RedisServer } from '../../scripts/redis';
 import { listenLocal, type LocalServer } from '../helpers/server';
 import {
-	CREDENTIAL_TYPE,
-	nodeType,
-	OWNER,
-	prepareN8n,
+	changedProductsSyncWorkflow,
 	runError,
+	startQueueCluster,
 	until,
 	type N8nHarness,
 	type N8nServer,
-	type WorkflowDefinition,
+	type QueueCluster,
 } from './harness';
 
 const PATH = 'overlapping-sync';
 const WORKERS = 2;
 
-let redis: RedisServer;
+let cluster: QueueCluster;
 let shop: LocalServer;
 let n8n: N8nHarness;
 let main: N8nServer;
-const workers: N8nServer[] = [];
+let workers: N8nServer[] = [];
 let workflowId: string;
 
 const products = Array.from({ length: 5 }, (_, index) => ({ sku: `O-${index}`, price: 5 }));
-
-/** Webhook -> the shop's products (HTTP Request) -> Upload with Only Changed Products. */
-function syncWorkflow(credential: { id: string; name: string }): WorkflowDefinition {
-	return {
-		name: 'Overlapping catalogue syncs in queue mode',
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			{
-				id: 'overlapping-sync-webhook',
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: 'overlapping-sync-webhook',
-				parameters: { httpMethod: 'POST', path: PATH, responseMode: 'onReceived', options: {} },
-			},
-			{
-				id: 'overlapping-sync-shop',
-				name: 'Shop',
-				type: 'n8n-nodes-base.httpRequest',
-				typeVersion: 4.2,
-				position: [220, 0],
-				parameters: { url: shop.url },
-			},
-			{
-				id: 'overlapping-sync-upload',
-				name: 'Upload',
-				type: nodeType('productDataIntegration'),
-				typeVersion: 1,
-				position: [440, 0],
-				parameters: {
-					resource: 'document',
-					operation: 'upload',
-					source: 'items',
-					rootElement: 'Products',
-					itemElement: 'Product',
-					onlyChangedProducts: true,
-					productField: 'sku',
-				},
-				credentials: { [CREDENTIAL_TYPE]: credential },
-			},
-		],
-		connections: {
-			Webhook: { main: [[{ node: 'Shop', type: 'main', index: 0 }]] },
-			Shop: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
-		},
-	};
-}
 
 /** Starts a sync through its webhook (answered at once); the id of the execution it started. */
 async function startSync(): Promise<string> {
@@ -122,7 +71,7 @@ async function workerOf(executionId: string): Promise<number> {
 
 /** The run locks held in the queue's Redis now. */
 async function runKeys(): Promise<string[]> {
-	const client = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
+	const client = new Redis({ host: '127.0.0.1', port: cluster.redisPort, lazyConnect: true });
 	await client.connect();
 	try {
 		return await client.keys('*:run:*');
@@ -132,38 +81,34 @@ async function runKeys(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-	redis = await startRedis();
 	shop = await listenLocal((_, response) => {
 		response.setHeader('content-type', 'application/json');
 		response.end(JSON.stringify(products));
 	});
-	const queue = {
-		EXECUTIONS_MODE: 'queue',
-		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-		QUEUE_BULL_REDIS_PORT: String(redis.port),
-	};
-	// The service takes 8 s to process a document: the first run waits that long for its session.
-	n8n = await prepareN8n({ env: queue, emulator: { processingMs: 8000 } });
-	workflowId = await n8n.importWorkflow(syncWorkflow(n8n.credential));
-	await n8n.server.activateWorkflow(workflowId);
-	// A main instance in queue mode serves the webhooks of workflows published before it started.
-	await n8n.server.stop();
-	main = await n8n.folder.start({ env: queue });
-	await main.ensureOwner(OWNER);
-	for (let index = 0; index < WORKERS; index++) {
-		workers.push(
-			await n8n.folder.start({ command: 'worker', args: ['--concurrency=1'], env: queue }),
-		);
-	}
+	cluster = await startQueueCluster({
+		workers: WORKERS,
+		concurrency: 1,
+		// The service takes 8 s to process a document: the first run waits that long for its session.
+		emulator: { processingMs: 8000 },
+		publish: async (prepared) => {
+			workflowId = await prepared.importWorkflow(
+				changedProductsSyncWorkflow({
+					name: 'Overlapping catalogue syncs in queue mode',
+					path: PATH,
+					shopUrl: shop.url,
+					credential: prepared.credential,
+					responseMode: 'onReceived',
+				}),
+			);
+			await prepared.server.activateWorkflow(workflowId);
+		},
+	});
+	({ n8n, main, workers } = cluster);
 });
 
 afterAll(async () => {
-	await Promise.all(
-		[...workers, main].filter(Boolean).map(async (process) => await process.stop()),
-	);
-	await n8n?.stop();
+	await cluster?.stop();
 	await shop?.close();
-	await redis?.stop();
 });
 
 test('a second run of the node on the other worker is refused while the first waits for its session', async () => {
