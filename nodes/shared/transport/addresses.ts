@@ -129,8 +129,6 @@ export interface Allowance {
 	entries: AllowedEntry[];
 }
 
-export const NO_ALLOWANCE: Allowance = { entries: [] };
-
 /**
  * Reads an allowance: entries separated by commas, spaces or lines, each a host name or IP address
  * (any port), host:port ([IPv6]:port), or a network in CIDR notation (10.1.0.0/16, fd00::/8).

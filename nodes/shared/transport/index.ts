@@ -33,6 +33,6 @@ export { cancelledError, cancelSignal, sleepOrCancel, withPollDeadline } from '.
 export { wait } from './wait';
 export { listRequest, serviceRequest } from './request';
 export { fetchServiceUrl, resolveServiceUrl } from './serviceUrl';
-export { type Allowance, NO_ALLOWANCE, parseAllowance, RefusedUrlError } from './addresses';
+export { type Allowance, parseAllowance, RefusedUrlError } from './addresses';
 export { type ElsewhereAnswer, MAX_REDIRECTS, requestElsewhere } from './elsewhere';
 export { ALLOWED_INTERNAL_HOSTS, allowanceFrom } from './allowance';
