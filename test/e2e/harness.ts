@@ -474,6 +474,31 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 }
 
 /**
+ * The Webhook node that starts a test workflow: a POST to `path` (node ids are named after it),
+ * answered at once (`onReceived`) or with every item of the last node (`lastNode`).
+ */
+export function webhookNode(
+	path: string,
+	responseMode: 'onReceived' | 'lastNode',
+): WorkflowDefinition['nodes'][number] {
+	return {
+		id: `${path}-webhook`,
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position: [0, 0],
+		webhookId: `${path}-webhook`,
+		parameters: {
+			httpMethod: 'POST',
+			path,
+			responseMode,
+			...(responseMode === 'lastNode' ? { responseData: 'allEntries' } : {}),
+			options: {},
+		},
+	};
+}
+
+/**
  * A catalogue sync started by a webhook: the shop's products (HTTP Request) -> Upload with Only
  * Changed Products. Node ids are named after `path`. The webhook answers at once (`onReceived`) or
  * with the Upload's items (`lastNode`).
@@ -490,21 +515,7 @@ export function changedProductsSyncWorkflow(options: {
 		name,
 		settings: { executionOrder: 'v1' },
 		nodes: [
-			{
-				id: `${path}-webhook`,
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: `${path}-webhook`,
-				parameters: {
-					httpMethod: 'POST',
-					path,
-					responseMode,
-					...(responseMode === 'lastNode' ? { responseData: 'allEntries' } : {}),
-					options: {},
-				},
-			},
+			webhookNode(path, responseMode),
 			{
 				id: `${path}-shop`,
 				name: 'Shop',

@@ -16,6 +16,7 @@ import {
 	type N8nServer,
 	type QueueCluster,
 	type WorkflowDefinition,
+	webhookNode,
 } from './harness';
 
 const PATH = 'photo-sync';
@@ -43,21 +44,7 @@ function photoSyncWorkflow(credential: { id: string; name: string }): WorkflowDe
 		name: 'Photo sync beside a trigger',
 		settings: { executionOrder: 'v1' },
 		nodes: [
-			{
-				id: 'photo-sync-webhook',
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: 'photo-sync-webhook',
-				parameters: {
-					httpMethod: 'POST',
-					path: PATH,
-					responseMode: 'lastNode',
-					responseData: 'allEntries',
-					options: {},
-				},
-			},
+			webhookNode(PATH, 'lastNode'),
 			{
 				id: 'photo-sync-photos',
 				name: 'Photos',

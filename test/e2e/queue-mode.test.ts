@@ -17,6 +17,7 @@ import {
 	type N8nServer,
 	type QueueCluster,
 	type WorkflowDefinition,
+	webhookNode,
 } from './harness';
 
 const CAPACITY = 50;
@@ -44,21 +45,7 @@ function batchUploadWorkflow(
 		name: `Batch upload (${path})`,
 		settings: { executionOrder: 'v1' },
 		nodes: [
-			{
-				id: `${path}-webhook`,
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: `${path}-webhook`,
-				parameters: {
-					httpMethod: 'POST',
-					path,
-					responseMode: 'lastNode',
-					responseData: 'allEntries',
-					options: {},
-				},
-			},
+			webhookNode(path, 'lastNode'),
 			{
 				id: `${path}-products`,
 				name: 'Products',
