@@ -342,6 +342,21 @@ describe('Image Upload by Photo URL', () => {
 		expect(posts()).toBe(1);
 	});
 
+	it('takes a Photo Timeout in fractions of a second, as an expression may give it', async () => {
+		photos.set('/p/0.jpg', jpeg());
+
+		const result = await runNode({
+			node,
+			parameters: byUrl({ photoTimeoutSeconds: 2.5005 }),
+			items: products(['/p/0.jpg']),
+			credentials: credentials(),
+		});
+
+		expect(result.error).toBeUndefined();
+		expect(result.output[0][0].json.error).toBeUndefined();
+		expect(result.output[0][0].json.hashcode).toEqual(expect.any(String));
+	});
+
 	it('fails alone an item whose photo does not arrive within Photo Timeout, headers or body', async () => {
 		photos.set('/p/fine.jpg', jpeg());
 		const started = Date.now();

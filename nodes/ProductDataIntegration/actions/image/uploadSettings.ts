@@ -174,7 +174,8 @@ function photoSettings(
 					0.001,
 				) * MEGABYTE,
 			),
-			timeoutMs:
+			// Whole milliseconds, as AbortSignal.timeout takes them (an expression may give 2.5 s).
+			timeoutMs: Math.round(
 				positiveOption(
 					context,
 					itemIndex,
@@ -182,6 +183,7 @@ function photoSettings(
 					options.photoTimeoutSeconds ?? DEFAULT_PHOTO_TIMEOUT_SECONDS,
 					1,
 				) * 1000,
+			),
 			allowance: allowanceFrom(context, itemIndex, options.allowedInternalHosts),
 		},
 		atOnce: Math.floor(
