@@ -178,14 +178,17 @@ export class RunImages {
 			settings.givenKnown ? photo.knownVersion : '',
 			photo.bounds,
 		)
-			.finally(() => this.inFlight--)
 			.then((fetched) => {
 				const bytes = 'image' in fetched ? (fetched.image.data?.length ?? 0) : 0;
 				this.arrivedBytes += bytes;
 				this.largestPhoto = Math.max(this.largestPhoto, bytes);
 				this.hostAnswered = true;
-				this.onArrival();
 				return fetched;
+			})
+			// A failed photo frees its place too: the next one is asked for at once.
+			.finally(() => {
+				this.inFlight--;
+				this.onArrival();
 			});
 		// Its item hears of a failure at its turn; until then it is not an unhandled rejection.
 		fetch.catch(() => undefined);
