@@ -26,20 +26,21 @@ export async function pollUploads(
 		context.getPollBudgetMs(),
 		context.getNodeParameter('pollTimes', {}),
 	);
-	return await runAlone(
+	// The deadline holds the wait for the node across processes too, not only the poll itself.
+	return await withPollDeadline(
 		context,
-		{
-			skipped: 'Skipping a poll: the previous poll of this trigger is still running',
-			deadline: {
-				ms: deadlineMs,
-				stuck:
-					'The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
-			},
-		},
+		deadlineMs,
 		async () =>
-			await withPollDeadline(
+			await runAlone(
 				context,
-				deadlineMs,
+				{
+					skipped: 'Skipping a poll: the previous poll of this trigger is still running',
+					deadline: {
+						ms: deadlineMs,
+						stuck:
+							'The previous poll of this trigger has not ended long after its deadline: polling goes on without it',
+					},
+				},
 				async () => await poll(context, settings, deadlineMs),
 			),
 	);
