@@ -1,6 +1,7 @@
 import { sharedAnswerHome } from './edition/answerHome';
 import { MAX_ANSWER_AGE_MS, type KeptAnswer } from './keptAnswers';
 import {
+	cancelledError,
 	cancelSignal,
 	customerScope,
 	getServiceCredentials,
@@ -21,7 +22,7 @@ import {
  */
 
 /** Answers larger than this (as JSON) are not kept: the poller that asked uses it alone. */
-export const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
 /** Answers this process keeps at most, and their size (JSON), for all accounts together; the oldest go first. */
 const MAX_PROCESS_ANSWERS = 500;
 const MAX_PROCESS_BYTES = 16 * 1024 * 1024;
@@ -123,9 +124,12 @@ export async function sharedAnswer<T>(
 		return { value: JSON.parse(kept.json) as T, askedAt: kept.askedAt };
 	const underWay = flights.get(key);
 	if (underWay && accepts(underWay, freshness)) {
-		const joined = await joinFlight(underWay.answer, cancelSignal(context));
+		const signal = cancelSignal(context);
+		const joined = await joinFlight(underWay.answer, signal);
 		if (joined && accepts(joined, freshness, Date.now()))
 			return { value: JSON.parse(joined.json) as T, askedAt: joined.askedAt };
+		// A poll stopped while it waited asks nothing: a flight of its own would only fail.
+		if (signal?.aborted) throw cancelledError(context.getNode(), undefined, signal.reason);
 	}
 
 	// Looked for and registered without a wait in between: polls that miss at once share this one.
