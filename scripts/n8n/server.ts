@@ -83,6 +83,11 @@ export class N8nServer {
 		});
 	}
 
+	/** The pid of the n8n process this driver started; undefined for one started elsewhere. */
+	get pid(): number | undefined {
+		return this.child?.pid;
+	}
+
 	/** A promise that settles when the n8n this driver started has exited, for whatever reason. */
 	get stopped(): Promise<void> {
 		return this.exited;
