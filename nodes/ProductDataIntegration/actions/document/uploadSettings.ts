@@ -1,5 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { RunParameters } from '../runParameters';
 import type { WaitOptions } from '../waiting';
 
 export type XmlSource = 'binary' | 'text' | 'items';
@@ -21,16 +22,18 @@ export interface UploadSettings {
 
 /**
  * Every read of the Options collection evaluates each of its expressions again, so a run reads it
- * once per item. A read that fails is not kept: each use reports the item's error itself.
+ * once per item (through the run's parameters: once per run without an expression). A read that
+ * fails is not kept: each use reports the item's error itself.
  */
 export function uploadSettings(context: IExecuteFunctions): UploadSettings {
+	const parameters = new RunParameters(context);
 	const read = new Map<number, UploadOptions>();
 	return {
 		source: context.getNodeParameter('source', 0) as XmlSource,
 		optionsOf(itemIndex) {
 			let options = read.get(itemIndex);
 			if (!options) {
-				options = context.getNodeParameter('options', itemIndex, {}) as UploadOptions;
+				options = parameters.read('options', itemIndex, {}) as UploadOptions;
 				read.set(itemIndex, options);
 			}
 			return options;

@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { knownImagesOf, type KnownImages } from '../../../shared/knownImages';
 import type { ItemFailures } from '../itemErrors';
+import { RunParameters } from '../runParameters';
 import {
 	ImageAnswers,
 	placesOf,
@@ -11,7 +12,7 @@ import {
 } from './imageAnswers';
 import { uploadInBatches, type BatchLimits, type BatchTarget } from './imageBatches';
 import { RunImages } from './itemImages';
-import { RunParameters, uploadSettings, type UploadSettings } from './uploadSettings';
+import { uploadSettings, type UploadSettings } from './uploadSettings';
 
 /** No limit learnt from the service yet. */
 const NO_CEILING = { images: Infinity, bytes: Infinity };

@@ -5,6 +5,7 @@ import { customerOverrideOf } from '../../../shared/customer';
 import { HASHCODE, MD5 } from '../../../shared/hashcode';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS } from '../../../shared/knownImages';
 import { allowanceFrom, cleanServiceText } from '../../../shared/transport';
+import type { RunParameters } from '../runParameters';
 import type { BatchTarget } from './imageBatches';
 import {
 	DEFAULT_MAX_PHOTO_MEGABYTES,
@@ -72,32 +73,6 @@ export interface UploadSettings {
 	skipExisting: boolean;
 	rememberKnownImages: boolean;
 	lookUpAgainAfterDays: number;
-}
-
-/** Whether a parameter's value holds an expression: without one, every item reads the same value. */
-function holdsExpression(value: unknown): boolean {
-	if (typeof value === 'string') return value.startsWith('=');
-	if (typeof value === 'object' && value !== null)
-		return Object.values(value).some(holdsExpression);
-	return false;
-}
-
-/**
- * The node's parameters as the items of one run read them: each once per item, and a parameter
- * whose value holds no expression once per run (n8n would give every item the same value, at the
- * cost of reading it again).
- */
-export class RunParameters {
-	private readonly fixed = new Map<string, unknown>();
-
-	constructor(private readonly context: IExecuteFunctions) {}
-
-	read(name: string, itemIndex: number, fallback: unknown): unknown {
-		if (this.fixed.has(name)) return this.fixed.get(name);
-		const value = this.context.getNodeParameter(name, itemIndex, fallback);
-		if (!holdsExpression(this.context.getNode().parameters[name])) this.fixed.set(name, value);
-		return value;
-	}
 }
 
 /** An item's settings: every parameter read once, every value checked, in the order shown. */
