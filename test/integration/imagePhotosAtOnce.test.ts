@@ -101,14 +101,14 @@ function products(count: number, size: number): INodeExecutionData[] {
 }
 
 describe('Image Upload by Photo URL: photos fetched side by side', () => {
-	it('fetches 8 photos at once by default, each once, and keeps every output in its item order', async () => {
-		const items = products(24, 2_000);
+	it('fetches 12 photos at once by default, each once, and keeps every output in its item order', async () => {
+		const items = products(36, 2_000);
 
 		const run = await runNode({ node, parameters: byUrl(), items, credentials: credentials() });
 
 		expect(run.error).toBeUndefined();
-		expect(mostAtOnce).toBe(8);
-		expect(requests).toBe(24);
+		expect(mostAtOnce).toBe(12);
+		expect(requests).toBe(36);
 		expect(run.output[0].map(({ pairedItem }) => pairedItem)).toEqual(
 			items.map((_, item) => ({ item })),
 		);
@@ -117,8 +117,8 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 		);
 	});
 
-	it('revalidates 8 photos at once when the host answers every one "not modified"', async () => {
-		const items = products(24, 2_000);
+	it('revalidates 12 photos at once when the host answers every one "not modified"', async () => {
+		const items = products(36, 2_000);
 		const first = await runNode({ node, parameters: byUrl(), items, credentials: credentials() });
 		expect(first.error).toBeUndefined();
 		mostAtOnce = 0;
@@ -136,8 +136,8 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 		});
 
 		expect(again.error).toBeUndefined();
-		expect(mostAtOnce).toBe(8);
-		expect(requests).toBe(24);
+		expect(mostAtOnce).toBe(12);
+		expect(requests).toBe(36);
 		expect(again.output[0].map(({ json }) => json.known)).toEqual(items.map(() => 'item'));
 	});
 
@@ -187,38 +187,43 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 
 describe('Image Upload by Photo URL: photos fetched ahead end with their run', () => {
 	it('closes the requests of the photos fetched ahead when a failing item ends the run', async () => {
-		const items = products(12, 2_000);
+		const items = products(8, 2_000);
 		photos.delete('/p/1.jpg');
-		for (let n = 2; n < 12; n++) slowPaths.add(`/p/${n}.jpg`);
+		for (let n = 2; n < 8; n++) slowPaths.add(`/p/${n}.jpg`);
 
-		const run = await runNode({ node, parameters: byUrl(), items, credentials: credentials() });
+		const run = await runNode({
+			node,
+			parameters: byUrl({ photosAtOnce: 4 }),
+			items,
+			credentials: credentials(),
+		});
 
 		expect(run.error?.message).toContain('item 1');
-		// Item 0's photo first, alone; then 8 at once: item 1's and items 2 to 8 (9 when its request
+		// Item 0's photo first, alone; then 4 at once: item 1's and items 2 to 4 (5 when its request
 		// goes out before the run ends).
-		expect(slowRequests.length).toBeGreaterThanOrEqual(7);
+		expect(slowRequests.length).toBeGreaterThanOrEqual(3);
 		expect(await Promise.all(slowRequests)).toEqual(slowRequests.map(() => 'closed unanswered'));
 	});
 
 	it('closes the requests of the photos on their way when the execution is cancelled', async () => {
-		const items = products(12, 2_000);
-		for (let n = 1; n < 12; n++) slowPaths.add(`/p/${n}.jpg`);
+		const items = products(8, 2_000);
+		for (let n = 1; n < 8; n++) slowPaths.add(`/p/${n}.jpg`);
 		const stop = new AbortController();
-		const cancelWhenEightWait = setInterval(() => {
-			if (slowRequests.length === 8) stop.abort();
+		const cancelWhenFourWait = setInterval(() => {
+			if (slowRequests.length === 4) stop.abort();
 		}, 10);
 
 		const run = await runNode({
 			node,
-			parameters: byUrl(),
+			parameters: byUrl({ photosAtOnce: 4 }),
 			items,
 			credentials: credentials(),
 			abortSignal: stop.signal,
 		});
-		clearInterval(cancelWhenEightWait);
+		clearInterval(cancelWhenFourWait);
 
 		expect(run.output[0] ?? []).toEqual([]);
-		expect(slowRequests).toHaveLength(8);
+		expect(slowRequests).toHaveLength(4);
 		expect(await Promise.all(slowRequests)).toEqual(slowRequests.map(() => 'closed unanswered'));
 		expect(emulator.stats().uploads).toBe(0);
 	});
