@@ -3,7 +3,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import { runNode } from '../../scripts/n8n/in-process';
+import { RunImages } from '../../nodes/ProductDataIntegration/actions/image/itemImages';
+import {
+	RunParameters,
+	uploadSettings,
+} from '../../nodes/ProductDataIntegration/actions/image/uploadSettings';
+import { createContext, runNode } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
@@ -22,12 +27,15 @@ function md5(data: Buffer): string {
 
 /**
  * A photo host answering after a delay, with an ETag and "not modified" to a request that gives it
- * back; counts the requests it is answering at the same time.
+ * back; counts the requests it is answering at the same time. The photos in `slowPaths` are
+ * answered only after seconds: the requests for them settle when answered or closed unanswered.
  */
 const photos = new Map<string, Buffer>();
+const slowPaths = new Set<string>();
 let answering = 0;
 let mostAtOnce = 0;
 let requests = 0;
+let slowRequests: Array<Promise<'answered' | 'closed unanswered'>> = [];
 let host: LocalServer;
 
 beforeAll(async () => {
@@ -35,14 +43,25 @@ beforeAll(async () => {
 		requests++;
 		answering++;
 		mostAtOnce = Math.max(mostAtOnce, answering);
-		setTimeout(() => {
-			answering--;
-			const photo = photos.get(req.url ?? '');
-			const etag = `"${req.url}"`;
-			if (!photo) res.writeHead(404).end();
-			else if (req.headers['if-none-match'] === etag) res.writeHead(304, { etag }).end();
-			else res.writeHead(200, { 'content-type': 'image/jpeg', etag }).end(photo);
-		}, 40);
+		const slow = slowPaths.has(req.url ?? '');
+		if (slow)
+			slowRequests.push(
+				new Promise((settled) =>
+					res.once('close', () => settled(res.writableFinished ? 'answered' : 'closed unanswered')),
+				),
+			);
+		const answer = setTimeout(
+			() => {
+				answering--;
+				const photo = photos.get(req.url ?? '');
+				const etag = `"${req.url}"`;
+				if (!photo) res.writeHead(404).end();
+				else if (req.headers['if-none-match'] === etag) res.writeHead(304, { etag }).end();
+				else res.writeHead(200, { 'content-type': 'image/jpeg', etag }).end(photo);
+			},
+			slow ? 5_000 : 40,
+		);
+		res.once('close', () => clearTimeout(answer));
 	});
 });
 
@@ -50,6 +69,8 @@ afterAll(async () => await host.close());
 
 beforeEach(async () => {
 	photos.clear();
+	slowPaths.clear();
+	slowRequests = [];
 	answering = 0;
 	mostAtOnce = 0;
 	requests = 0;
@@ -80,14 +101,14 @@ function products(count: number, size: number): INodeExecutionData[] {
 }
 
 describe('Image Upload by Photo URL: photos fetched side by side', () => {
-	it('fetches 8 photos at once by default, each once, and keeps every output in its item order', async () => {
-		const items = products(24, 2_000);
+	it('fetches 12 photos at once by default, each once, and keeps every output in its item order', async () => {
+		const items = products(36, 2_000);
 
 		const run = await runNode({ node, parameters: byUrl(), items, credentials: credentials() });
 
 		expect(run.error).toBeUndefined();
-		expect(mostAtOnce).toBe(8);
-		expect(requests).toBe(24);
+		expect(mostAtOnce).toBe(12);
+		expect(requests).toBe(36);
 		expect(run.output[0].map(({ pairedItem }) => pairedItem)).toEqual(
 			items.map((_, item) => ({ item })),
 		);
@@ -96,8 +117,8 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 		);
 	});
 
-	it('revalidates 8 photos at once when the host answers every one "not modified"', async () => {
-		const items = products(24, 2_000);
+	it('revalidates 12 photos at once when the host answers every one "not modified"', async () => {
+		const items = products(36, 2_000);
 		const first = await runNode({ node, parameters: byUrl(), items, credentials: credentials() });
 		expect(first.error).toBeUndefined();
 		mostAtOnce = 0;
@@ -115,8 +136,8 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 		});
 
 		expect(again.error).toBeUndefined();
-		expect(mostAtOnce).toBe(8);
-		expect(requests).toBe(24);
+		expect(mostAtOnce).toBe(12);
+		expect(requests).toBe(36);
 		expect(again.output[0].map(({ json }) => json.known)).toEqual(items.map(() => 'item'));
 	});
 
@@ -161,5 +182,93 @@ describe('Image Upload by Photo URL: photos fetched side by side', () => {
 			items.map((_, n) => (n === 4 ? 'string' : 'undefined')),
 		);
 		expect(run.output[0][4].json.error).toContain('item 4');
+	});
+});
+
+describe('Image Upload by Photo URL: photos fetched ahead end with their run', () => {
+	it('closes the requests of the photos fetched ahead when a failing item ends the run', async () => {
+		const items = products(8, 2_000);
+		photos.delete('/p/1.jpg');
+		for (let n = 2; n < 8; n++) slowPaths.add(`/p/${n}.jpg`);
+
+		const run = await runNode({
+			node,
+			parameters: byUrl({ photosAtOnce: 4 }),
+			items,
+			credentials: credentials(),
+		});
+
+		expect(run.error?.message).toContain('item 1');
+		// Item 0's photo first, alone; then 4 at once: item 1's and items 2 to 4 (5 when its request
+		// goes out before the run ends).
+		expect(slowRequests.length).toBeGreaterThanOrEqual(3);
+		expect(await Promise.all(slowRequests)).toEqual(slowRequests.map(() => 'closed unanswered'));
+	});
+
+	it('closes the requests of the photos on their way when the execution is cancelled', async () => {
+		const items = products(8, 2_000);
+		for (let n = 1; n < 8; n++) slowPaths.add(`/p/${n}.jpg`);
+		const stop = new AbortController();
+		const cancelWhenFourWait = setInterval(() => {
+			if (slowRequests.length === 4) stop.abort();
+		}, 10);
+
+		const run = await runNode({
+			node,
+			parameters: byUrl({ photosAtOnce: 4 }),
+			items,
+			credentials: credentials(),
+			abortSignal: stop.signal,
+		});
+		clearInterval(cancelWhenFourWait);
+
+		expect(run.output[0] ?? []).toEqual([]);
+		expect(slowRequests).toHaveLength(4);
+		expect(await Promise.all(slowRequests)).toEqual(slowRequests.map(() => 'closed unanswered'));
+		expect(emulator.stats().uploads).toBe(0);
+	});
+});
+
+describe('Image Upload by Photo URL: the photos of an item that fails', () => {
+	/** The run's photos for `count` items, and their settings, as Image Upload reads them. */
+	function runImages(count: number, size: number) {
+		const items = products(count, size);
+		const context = createContext({ credentials: credentials(), nodeParameters: byUrl(), items });
+		const parameters = new RunParameters(context);
+		const arrivals: Array<() => void> = [];
+		const images = new RunImages(
+			context,
+			() => false,
+			() => arrivals.shift()?.(),
+		);
+		const arrived = async () => await new Promise<void>((resolve) => arrivals.push(resolve));
+		const settings = (itemIndex: number) => uploadSettings(context, parameters, itemIndex);
+		return { images, settings, arrived };
+	}
+
+	it('counts off at once the bytes fetched ahead for an item that fails before its turn', async () => {
+		const { images, settings, arrived } = runImages(2, 2_000);
+		const arrival = arrived();
+		images.fetchAhead(settings(1));
+		await arrival;
+		expect(images.hasRoom(3_999)).toBe(false);
+
+		images.forget(1);
+
+		// The next photo is asked for in the same turn: no room is held for an item that failed.
+		expect(images.hasRoom(3_999)).toBe(true);
+		images.end();
+	});
+
+	it('lets go the bytes of a photo whose item fails before it is queued', async () => {
+		const { images, settings } = runImages(2, 2_000);
+		const taken = await images.of(settings(0));
+		if (!('images' in taken)) throw new Error('expected the photo, fetched');
+		expect(taken.images[0].data).toHaveLength(2_000);
+
+		images.forget(0);
+
+		expect(taken.images[0].data).toBeUndefined();
+		images.end();
 	});
 });

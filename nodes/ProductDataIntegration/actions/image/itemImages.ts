@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { cleanServiceText } from '../../../shared/transport';
+import { cancelSignal, cleanServiceText } from '../../../shared/transport';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
 import { imageSignature } from './imageSignature';
 import { fetchPhoto } from './photos';
@@ -11,6 +11,15 @@ type PhotoFetch = Awaited<ReturnType<typeof fetchPhoto>>;
 
 /** An item's images, measured; or, for a photo known without a download, its answer. */
 export type ItemImages = { images: BinaryImage[] } | { answer: IDataObject };
+
+/** A photo's fetch, and the bytes it brought that no item has taken yet. */
+interface Fetching {
+	fetch: Promise<PhotoFetch>;
+	/** Counted in the run's arrived bytes until the photo is taken or its item needs it no longer. */
+	heldBytes: number;
+	/** Taken or let go: its bytes are counted no longer, nor when it arrives after that. */
+	released: boolean;
+}
 
 /** The images of the items of one run: binary fields read, photos fetched at most once per run. */
 export class RunImages {
@@ -23,8 +32,17 @@ export class RunImages {
 	/** Fetches started ahead of their item's turn, by URL and version: one at a time for each. */
 	private readonly ahead = new Map<
 		string,
-		{ itemIndex: number; key: string; fetch: Promise<PhotoFetch> }
+		{ itemIndex: number; key: string; fetching: Fetching }
 	>();
+
+	/** The photo the item at its turn took, until its item is queued: let go if the item fails first. */
+	private taken: { itemIndex: number; image: BinaryImage } | undefined;
+
+	/** Ends every fetch of the run: aborted when the run takes no more photos. */
+	private readonly runEnd = new AbortController();
+
+	/** The run's end or the execution's cancellation, whichever comes first. */
+	private readonly runEnded: AbortSignal;
 
 	/** Photos on their way from their host. */
 	private inFlight = 0;
@@ -46,7 +64,17 @@ export class RunImages {
 		private readonly context: IExecuteFunctions,
 		private readonly isAnswered: (sameImage: string) => boolean,
 		private readonly onArrival: () => void,
-	) {}
+	) {
+		const cancelled = cancelSignal(context);
+		this.runEnded = cancelled
+			? AbortSignal.any([this.runEnd.signal, cancelled])
+			: this.runEnd.signal;
+	}
+
+	/** The run takes no more photos: those still on their way are not waited for, their connections closed. */
+	end(): void {
+		this.runEnd.abort();
+	}
 
 	async of(settings: UploadSettings): Promise<ItemImages> {
 		const { context } = this;
@@ -87,6 +115,7 @@ export class RunImages {
 			this.checkIsImage(itemIndex, fetched.image);
 			await measureImage(this.context, itemIndex, fetched.image);
 			this.photos.set(JSON.stringify([settings.targetKey, url, version]), fetched.image);
+			this.taken = { itemIndex, image: fetched.image };
 			return { images: [fetched.image] };
 		} finally {
 			// Kept until the run knows the photo's outcome: no item fetches it again meanwhile.
@@ -136,20 +165,23 @@ export class RunImages {
 		const photoKey = JSON.stringify([photo.url, photo.version]);
 		if (this.ahead.has(photoKey)) return;
 		const key = fetchKey(settings, photo);
-		this.ahead.set(photoKey, { itemIndex, key, fetch: this.startFetch(settings, photo) });
+		this.ahead.set(photoKey, { itemIndex, key, fetching: this.startFetch(settings, photo) });
 	}
 
-	/** An item that needs its fetch no longer (failed, or answered after all): its bytes are let go. */
+	/**
+	 * An item that needs its photo no longer (failed, or answered after all): the bytes it took and
+	 * has not queued, and those fetched ahead for it, are let go at once, so that fetching ahead
+	 * goes on.
+	 */
 	forget(itemIndex: number): void {
+		if (this.taken?.itemIndex === itemIndex) {
+			this.taken.image.data = undefined;
+			this.taken = undefined;
+		}
 		for (const [photoKey, started] of this.ahead) {
 			if (started.itemIndex !== itemIndex) continue;
 			this.ahead.delete(photoKey);
-			started.fetch.then(
-				(fetched) => {
-					if ('image' in fetched) this.arrivedBytes -= fetched.image.data?.length ?? 0;
-				},
-				() => undefined,
-			);
+			this.release(started.fetching);
 		}
 	}
 
@@ -159,16 +191,33 @@ export class RunImages {
 		const ahead = this.ahead.get(photoKey);
 		// Started for another item asking the host otherwise (with or without a known version).
 		const started = ahead?.key === fetchKey(settings, photo) ? ahead : undefined;
-		let fetched: PhotoFetch;
-		if (!started) fetched = await this.startFetch(settings, photo);
-		else if (started.itemIndex === settings.itemIndex) fetched = await started.fetch;
-		// A failure is told by the item whose fetch it was, naming it.
-		else fetched = await started.fetch.catch(async () => await this.startFetch(settings, photo));
-		if ('image' in fetched) this.arrivedBytes -= fetched.image.data?.length ?? 0;
-		return fetched;
+		if (started?.itemIndex === settings.itemIndex) return await this.claim(started.fetching);
+		if (started) {
+			try {
+				return await this.claim(started.fetching);
+			} catch {
+				// A failure is told by the item whose fetch it was, naming it.
+			}
+		}
+		return await this.claim(this.startFetch(settings, photo));
 	}
 
-	private startFetch(settings: UploadSettings, photo: PhotoSettings): Promise<PhotoFetch> {
+	/** The fetch's outcome, its bytes no longer waiting for an item once it has come. */
+	private async claim(fetching: Fetching): Promise<PhotoFetch> {
+		try {
+			return await fetching.fetch;
+		} finally {
+			this.release(fetching);
+		}
+	}
+
+	private release(fetching: Fetching): void {
+		fetching.released = true;
+		this.arrivedBytes -= fetching.heldBytes;
+		fetching.heldBytes = 0;
+	}
+
+	private startFetch(settings: UploadSettings, photo: PhotoSettings): Fetching {
 		this.inFlight++;
 		const fetch = fetchPhoto(
 			this.context,
@@ -177,10 +226,14 @@ export class RunImages {
 			photo.version,
 			settings.givenKnown ? photo.knownVersion : '',
 			photo.bounds,
+			this.runEnded,
 		)
 			.then((fetched) => {
 				const bytes = 'image' in fetched ? (fetched.image.data?.length ?? 0) : 0;
-				this.arrivedBytes += bytes;
+				if (!fetching.released) {
+					fetching.heldBytes = bytes;
+					this.arrivedBytes += bytes;
+				}
 				this.largestPhoto = Math.max(this.largestPhoto, bytes);
 				this.hostAnswered = true;
 				return fetched;
@@ -192,7 +245,8 @@ export class RunImages {
 			});
 		// Its item hears of a failure at its turn; until then it is not an unhandled rejection.
 		fetch.catch(() => undefined);
-		return fetch;
+		const fetching: Fetching = { fetch, heldBytes: 0, released: false };
+		return fetching;
 	}
 
 	/** A body that is not an image fails its item here, before it costs an image request. */

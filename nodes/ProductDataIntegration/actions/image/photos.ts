@@ -4,6 +4,8 @@ import { NodeOperationError } from 'n8n-workflow';
 import {
 	type Allowance,
 	type ElsewhereAnswer,
+	cancelledError,
+	cancelSignal,
 	cleanServiceText,
 	MAX_REDIRECTS,
 	readBytes,
@@ -118,8 +120,31 @@ interface PhotoRequest {
 	context: IExecuteFunctions;
 	itemIndex: number;
 	url: string;
+	/** Photo Timeout, for this photo alone. */
+	timeout: AbortSignal;
+	/** Ends the request and the reading of its body: the photo's timeout, or its run's end. */
 	deadline: AbortSignal;
 	bounds: PhotoBounds;
+}
+
+/**
+ * Why a photo's request or body ended before it was whole, when its host did not end it: the
+ * execution was cancelled, Photo Timeout passed, or its run ended before the photo's turn (no item
+ * hears of that one).
+ */
+function stoppedProblem(photo: PhotoRequest, whatFailed: string, notWithin: string): Error {
+	const { context, itemIndex, url, timeout, bounds } = photo;
+	const cancel = cancelSignal(context);
+	if (cancel?.aborted) return cancelledError(context.getNode(), itemIndex, cancel.reason);
+	if (timeout.aborted)
+		return photoError(
+			context,
+			itemIndex,
+			url,
+			whatFailed,
+			`${notWithin} within ${bounds.timeoutMs / 1000} s (Photo Timeout).`,
+		);
+	return photoError(context, itemIndex, url, `${whatFailed}: the run ended before its turn`);
 }
 
 /** The host's answer, or the item's error: refused by address, or no answer in time. */
@@ -145,14 +170,13 @@ async function requestPhoto(
 				`is not fetched: ${error.message}`,
 				`Photo URLs reach the public internet only (at most ${MAX_REDIRECTS} redirects, each judged the same). To fetch photos from a host inside your network, name it in Allowed Internal Hosts.`,
 			);
+		if (deadline.aborted) throw stoppedProblem(photo, 'could not be fetched', 'No answer');
 		throw photoError(
 			context,
 			itemIndex,
 			url,
 			'could not be fetched',
-			deadline.aborted
-				? `No answer within ${bounds.timeoutMs / 1000} s (Photo Timeout).`
-				: cleanServiceText((error as Error).message ?? String(error)),
+			cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
 }
@@ -177,14 +201,13 @@ async function readPhotoBody(photo: PhotoRequest, answer: ElsewhereAnswer): Prom
 	try {
 		read = await readBytes(answer.body, bounds.maxBytes);
 	} catch (error) {
+		if (deadline.aborted) throw stoppedProblem(photo, 'could not be read to its end', 'Not sent');
 		throw photoError(
 			context,
 			itemIndex,
 			url,
 			'could not be read to its end',
-			deadline.aborted
-				? `Not sent within ${bounds.timeoutMs / 1000} s (Photo Timeout).`
-				: cleanServiceText((error as Error).message ?? String(error)),
+			cleanServiceText((error as Error).message ?? String(error)),
 		);
 	}
 	if (read.truncated) throw tooLarge();
@@ -217,6 +240,8 @@ function photoImage(
 /**
  * Fetches a photo, conditionally when `knownVersion` holds the host's validator from an earlier
  * run (ETag, Last-Modified): an unchanged photo then costs no download. At most `maxBytes` are read.
+ * `runEnded` ends the fetch with its run (which includes the execution's cancellation): a photo
+ * fetched ahead of its item's turn keeps no connection open once no item will take it.
  */
 export async function fetchPhoto(
 	context: IExecuteFunctions,
@@ -225,12 +250,15 @@ export async function fetchPhoto(
 	version: string,
 	knownVersion: string,
 	bounds: PhotoBounds,
+	runEnded: AbortSignal,
 ): Promise<PhotoFetch> {
+	const timeout = AbortSignal.timeout(bounds.timeoutMs);
 	const photo: PhotoRequest = {
 		context,
 		itemIndex,
 		url,
-		deadline: AbortSignal.timeout(bounds.timeoutMs),
+		timeout,
+		deadline: AbortSignal.any([runEnded, timeout]),
 		bounds,
 	};
 	const answer = await requestPhoto(photo, photoRequestHeaders(version, knownVersion));

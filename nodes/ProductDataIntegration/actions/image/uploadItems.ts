@@ -42,7 +42,8 @@ export async function uploadItems(
 			}
 		}
 	} finally {
-		// A run stopped by an item's failure fetches nothing more ahead.
+		// Whether every item had its turn or a failure stopped the run, the photos still fetched
+		// ahead are for no item.
 		run.stopFetchingAhead();
 	}
 	await run.flush();
@@ -149,9 +150,11 @@ class UploadRun {
 		if (toSend.length > 0) await this.queue(settings, toSend);
 	}
 
+	/** No item takes a photo any more: nothing more is fetched, and what is on its way is ended. */
 	stopFetchingAhead(): void {
 		this.aheadOf = undefined;
 		this.nextAhead = this.itemCount;
+		this.images.end();
 	}
 
 	private settingsOf(itemIndex: number): UploadSettings {

@@ -18,10 +18,11 @@ export const DEFAULT_IMAGES_PER_REQUEST = 50;
 /** Below the 30,000,000 bytes that common servers (IIS, ASP.NET Core) accept by default. */
 export const DEFAULT_MAX_REQUEST_MEGABYTES = 25;
 /**
- * Photos fetched at once by default: from a host answering in 100 ms, 8 cut the waiting to an
- * eighth, while a shop's server or CDN sees no more connections than a browser opens to it.
+ * Photos fetched at once by default: from a host answering in 100 ms, 12 keep the waiting below an
+ * eighth of one photo after another (8 left 0.13 to 0.15 of it: on average only about 7 are on
+ * their way), and a shop's server or CDN still sees a handful of connections, not a flood.
  */
-export const DEFAULT_PHOTOS_AT_ONCE = 8;
+export const DEFAULT_PHOTOS_AT_ONCE = 12;
 const MEGABYTE = 1024 * 1024;
 
 interface UploadOptions {
