@@ -4,10 +4,8 @@ import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { RunImages } from '../../nodes/ProductDataIntegration/actions/image/itemImages';
-import {
-	RunParameters,
-	uploadSettings,
-} from '../../nodes/ProductDataIntegration/actions/image/uploadSettings';
+import { uploadSettings } from '../../nodes/ProductDataIntegration/actions/image/uploadSettings';
+import { RunParameters } from '../../nodes/ProductDataIntegration/actions/runParameters';
 import { createContext, runNode } from '../../scripts/n8n/in-process';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
