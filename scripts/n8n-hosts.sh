@@ -6,6 +6,10 @@
 
 N8N_HOSTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
+# The end-to-end files that prove the package in an n8n version: loading and the credential's test
+# request (harness, trigger), every operation, the trigger's polls, the node as a tool of the AI Agent.
+VERSION_MATRIX_FILES=(test/e2e/harness.test.ts test/e2e/operations.test.ts test/e2e/trigger.test.ts test/e2e/agent.test.ts)
+
 # pinned_n8n_version <host folder>: the n8n version its package.json pins.
 pinned_n8n_version() {
 	node -p "require(process.argv[1]).dependencies.n8n" "$1/package.json"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm run test:versions`: the version matrix, not part of `npm test` (each n8n version is a 3 GB
-# install of a few minutes the first time, and its run takes minutes). For every n8n version with a
+# `npm run test:versions`: the version matrix on its own (`npm test` runs the same files in each
+# version beside its whole suite in the pinned one; each n8n version is a 3 GB install of a few
+# minutes the first time, and its run takes minutes). For every n8n version with a
 # host folder (scripts/n8n-hosts.sh: the pinned one and each scripts/n8n-host-<version>), or only the
 # versions given (`npm run test:versions -- 2.38.4`), it installs that n8n and runs in it the
 # end-to-end files that prove the package there: loading and the credential's test request (harness,
@@ -14,7 +15,6 @@ ensure_dependencies
 ensure_redis
 cd "$PROJECT_ROOT"
 
-FILES=(test/e2e/harness.test.ts test/e2e/operations.test.ts test/e2e/trigger.test.ts test/e2e/agent.test.ts)
 
 versions=("$@")
 if [ ${#versions[@]} -eq 0 ]; then
@@ -40,7 +40,7 @@ for version in "${versions[@]}"; do
 	# One worker, so one n8n at a time: the minutes of two versions compare, and the machine keeps
 	# room for whatever else runs on it.
 	N8N_VERSION_UNDER_TEST="$version" E2E_PACKAGE_TGZ="$tarball" \
-		npx jest --config test/e2e/jest.config.js --ci --maxWorkers=1 --json --outputFile="$results/$version.json" "${FILES[@]}" ||
+		npx jest --config test/e2e/jest.config.js --ci --maxWorkers=1 --json --outputFile="$results/$version.json" "${VERSION_MATRIX_FILES[@]}" ||
 		status=1
 	echo "$version $((SECONDS - started))" >>"$results/seconds"
 done

@@ -2,31 +2,52 @@
 # `npm test`: everything that proves the package, from a fresh clone: lint, strict type-check, one
 # build and pack of each edition (full, verified), n8n's community-package lint of each edition's
 # source and tarball, then the test tiers: unit, integration, tools, and the end-to-end suite in a
-# real n8n with the full edition's tarball installed, and its operation, trigger, AI Agent and Only
-# Changed Products files again with the verified edition's.
+# real n8n with the full edition's tarball installed, its operation, trigger, AI Agent and Only
+# Changed Products files again with the verified edition's, and the files of the version matrix
+# (scripts/test-versions.sh) in every other n8n version the README promises (the oldest).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/n8n-hosts.sh"
 ensure_dependencies
 ensure_redis
 cd "$PROJECT_ROOT"
 
 results="$(mktemp -d)"
-n8n_install=
+installs=()
 cleanup() {
-  # A run that stops early stops the install too (a half-done install is redone by the next run).
-  if [ -n "$n8n_install" ]; then
-    pkill -TERM -P "$n8n_install" 2>/dev/null || true
-    kill "$n8n_install" 2>/dev/null || true
-  fi
+  # A run that stops early stops the installs too (a half-done install is redone by the next run).
+  local install
+  for install in "${installs[@]}"; do
+    pkill -TERM -P "$install" 2>/dev/null || true
+    kill "$install" 2>/dev/null || true
+  done
   rm -rf "$results"
 }
 trap cleanup EXIT
 
+# await_install <pid> <log>: waits for a background install; on failure prints its log and fails.
+await_install() {
+  if ! wait "$1"; then
+    echo "Installing n8n failed:" >&2
+    cat "$2" >&2
+    return 1
+  fi
+}
+
 # The pinned n8n installs (minutes on a fresh machine, mostly waiting on the registry) while the
 # steps before the end-to-end suite run; the suite's own call of the same script then finds it done.
+# The other versions of the matrix install beside it, each the next after the last, for their run
+# after the suite.
+other_versions=()
+while read -r version; do other_versions+=("$version"); done < <(matrix_versions | tail -n +2)
 if [ "${SKIP_E2E:-}" != "1" ]; then
   bash scripts/install-n8n.sh >"$results/n8n-install.log" 2>&1 &
-  n8n_install=$!
+  pinned_install=$!
+  {
+    for version in "${other_versions[@]}"; do bash scripts/install-n8n.sh "$version" || exit 1; done
+  } >"$results/n8n-versions-install.log" 2>&1 &
+  versions_install=$!
+  installs=("$pinned_install" "$versions_install")
 fi
 
 npm run lint
@@ -49,18 +70,18 @@ done
 if [ "${SKIP_E2E:-}" = "1" ]; then
   echo "SKIP_E2E=1: end-to-end suite not run" >&2
 else
-  if ! wait "$n8n_install"; then
-    n8n_install=
-    echo "Installing n8n failed:" >&2
-    cat "$results/n8n-install.log" >&2
-    exit 1
-  fi
-  n8n_install=
+  await_install "$pinned_install" "$results/n8n-install.log"
   bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
   # The verified edition installed as a user installs it: its operations, trigger, AI Agent tool and
   # Only Changed Products across a restart.
   E2E_EDITION=verified bash scripts/e2e.sh --json --outputFile="$results/e2e-verified.json" \
     'test/e2e/(operations|trigger|agent|changedProducts)\.test\.ts$'
+  await_install "$versions_install" "$results/n8n-versions-install.log"
+  installs=()
+  for version in "${other_versions[@]}"; do
+    N8N_VERSION_UNDER_TEST="$version" bash scripts/e2e.sh --json \
+      --outputFile="$results/e2e-n8n-$version.json" "${VERSION_MATRIX_FILES[@]}"
+  done
 fi
 
 # One closing line for all tiers (jest prints a summary per run).
