@@ -8,6 +8,7 @@ import { DEFAULT_ACCOUNT, type Emulator } from '../../scripts/emulator';
 import { createPollContext, runPoll } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { fakeDateOnly } from '../helpers/clock';
 import { startedEmulators } from '../helpers/emulator';
 
 /**
@@ -28,20 +29,7 @@ const EVERY_MINUTE: INodeParameters = {
 };
 
 beforeEach(() => {
-	jest.useFakeTimers({
-		doNotFake: [
-			'nextTick',
-			'queueMicrotask',
-			'setImmediate',
-			'setTimeout',
-			'clearTimeout',
-			'setInterval',
-			'clearInterval',
-			'hrtime',
-			'performance',
-		],
-	});
-	jest.setSystemTime(Date.parse('2025-03-10T12:00:00Z'));
+	fakeDateOnly(Date.parse('2025-03-10T12:00:00Z'));
 });
 
 afterEach(() => {
