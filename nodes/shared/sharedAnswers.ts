@@ -148,7 +148,10 @@ export async function sharedAnswer<T>(
 	}
 }
 
-/** The answer kept in Redis (full edition) if `freshness` accepts it, else `ask`'s, kept for the others. */
+/**
+ * The answer kept in Redis (full edition) if `freshness` accepts it, else `ask`'s, kept for the
+ * others: in this process at once, in Redis as soon as its write gets there.
+ */
 async function answerOf<T>(
 	context: ServiceContext,
 	key: string,
@@ -168,7 +171,9 @@ async function answerOf<T>(
 	const kept = { ...flight, json: JSON.stringify(await ask()) ?? 'null' };
 	if (kept.json.length > MAX_ANSWER_BYTES) return kept;
 	keepInProcess(key, kept);
-	await home?.write(key, kept).catch((error: Error) => {
+	// Handed out at once: the write finishes on its own, within the connection's time limits, and
+	// a failed one leaves Redis alone for a while (./fullEdition/redisAnswers.ts).
+	void home?.write(key, kept).catch((error: Error) => {
 		context.logger.debug(`An answer could not be shared through Redis: ${error.message}`);
 	});
 	return kept;

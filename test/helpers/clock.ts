@@ -49,3 +49,29 @@ export class FakeClock implements LimiterClock {
 export async function flush(): Promise<void> {
 	for (let i = 0; i < 5; i++) await Promise.resolve();
 }
+
+/**
+ * Fakes Date alone, at `now`: timers keep real time, and so do the servers, clients and timeouts
+ * of a test that waits for real I/O. Undo it with jest.useRealTimers().
+ */
+export function fakeDateOnly(now: number): void {
+	jest.useFakeTimers({
+		doNotFake: [
+			'hrtime',
+			'nextTick',
+			'performance',
+			'queueMicrotask',
+			'requestAnimationFrame',
+			'cancelAnimationFrame',
+			'requestIdleCallback',
+			'cancelIdleCallback',
+			'setImmediate',
+			'clearImmediate',
+			'setInterval',
+			'clearInterval',
+			'setTimeout',
+			'clearTimeout',
+		],
+		now,
+	});
+}

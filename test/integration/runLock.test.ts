@@ -16,7 +16,8 @@ import { runAlone } from '../../nodes/shared/runAlone';
 import type { RunLease } from '../../nodes/shared/runLease';
 import { freePort, sleep } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
-import { startMuteRedis } from '../helpers/redisWire';
+import { fakeDateOnly } from '../helpers/clock';
+import { startMuteRedis, startScriptedRedis, type Reply } from '../helpers/redisWire';
 
 jest.setTimeout(60_000);
 
@@ -283,7 +284,16 @@ describe("in the queue's Redis", () => {
 	});
 });
 
+/** Moves Date `ms` on, and only Date: Redis's timeouts and the leases' renewals keep real time. */
+function advanceClock(ms: number): void {
+	fakeDateOnly(Date.now() + ms);
+}
+
 describe('Redis unreachable', () => {
+	afterEach(() => {
+		jest.useRealTimers();
+	});
+
 	test('each process keeps its own runs apart, the log says so once, and Redis is used again once it is back', async () => {
 		const port = await freePort();
 		queueMode(port);
@@ -310,6 +320,8 @@ describe('Redis unreachable', () => {
 		expect(again.logged).toEqual([]);
 
 		const redis = await startRedis({ port, password: PASSWORD });
+		// Redis is left alone for 5 s after it failed.
+		advanceClock(5000);
 		try {
 			const back = longRun(processes[0], `down-${nodeNumber}`);
 			await back.running;
@@ -324,6 +336,46 @@ describe('Redis unreachable', () => {
 		} finally {
 			await Promise.all(processes.map(async (process) => await process.closeStores()));
 			await redis.stop();
+		}
+	});
+
+	test('after Redis failed, the runs of the next 5 s do not ask it: each process keeps its own apart meanwhile', async () => {
+		let answer: Reply = { error: 'ERR not now' };
+		const asked: string[] = [];
+		const scripted = await startScriptedRedis((command) => {
+			asked.push(command[0]);
+			return answer;
+		});
+		queueMode(scripted.port);
+		try {
+			advanceClock(0);
+			const failed = nodeRun('left-alone');
+			expect(await runAlone(failed.context, sync, async () => 'alone')).toBe('alone');
+			expect(asked).toHaveLength(1);
+			expect(failed.logged).toEqual([
+				expect.stringMatching(/^warn Redis cannot be asked .*\(ERR not now\)/),
+			]);
+
+			advanceClock(4999);
+			const meanwhile = nodeRun('left-alone');
+			expect(await runAlone(meanwhile.context, sync, async () => 'still alone')).toBe(
+				'still alone',
+			);
+			expect(asked).toHaveLength(1);
+			expect(meanwhile.logged).toEqual([]);
+
+			answer = 1;
+			advanceClock(1);
+			const back = nodeRun('left-alone');
+			expect(await runAlone(back.context, sync, async () => 'held')).toBe('held');
+			// The node taken, then let go.
+			expect(asked).toHaveLength(3);
+			expect(back.logged).toEqual([
+				'info Redis answers again: runs of a node are kept apart across all n8n processes again',
+			]);
+		} finally {
+			await closeStores();
+			await scripted.close();
 		}
 	});
 

@@ -3,6 +3,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
 import { clearLoggedLines, getLoggedLines, NODE_NAME, runPoll } from '../../scripts/n8n/in-process';
 import { putXml } from '../../scripts/emulator/client';
+import { fakeDateOnly } from '../helpers/clock';
 import { useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 
@@ -19,25 +20,7 @@ const RESULT = 'GET /api/status/{id}/result';
 const ERROR_DOCUMENT = 'GET /api/status/{id}/errors';
 
 beforeEach(async () => {
-	jest.useFakeTimers({
-		doNotFake: [
-			'hrtime',
-			'nextTick',
-			'performance',
-			'queueMicrotask',
-			'requestAnimationFrame',
-			'cancelAnimationFrame',
-			'requestIdleCallback',
-			'cancelIdleCallback',
-			'setImmediate',
-			'clearImmediate',
-			'setInterval',
-			'clearInterval',
-			'setTimeout',
-			'clearTimeout',
-		],
-	});
-	jest.setSystemTime(Date.parse('2025-03-10T12:00:00Z'));
+	fakeDateOnly(Date.parse('2025-03-10T12:00:00Z'));
 	clearLoggedLines();
 });
 

@@ -2,13 +2,15 @@ import Redis from 'ioredis';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { ProductDataIntegrationTrigger } from '../../nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node';
-import { storeFor } from '../../nodes/shared/fullEdition/sharedRegistry';
+import { closeStores, storeFor } from '../../nodes/shared/fullEdition/sharedRegistry';
 import { sharedAnswer } from '../../nodes/shared/sharedAnswers';
 import { DEFAULT_ACCOUNT, type Emulator } from '../../scripts/emulator';
 import { createPollContext, runPoll } from '../../scripts/n8n/in-process';
-import { freePort } from '../../scripts/n8n/processes';
+import { freePort, sleep } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
+import { fakeDateOnly } from '../helpers/clock';
 import { startedEmulators } from '../helpers/emulator';
+import { startScriptedRedis } from '../helpers/redisWire';
 
 /**
  * Triggers of one account and customer node share the day's listing and the status answers: the
@@ -28,20 +30,7 @@ const EVERY_MINUTE: INodeParameters = {
 };
 
 beforeEach(() => {
-	jest.useFakeTimers({
-		doNotFake: [
-			'nextTick',
-			'queueMicrotask',
-			'setImmediate',
-			'setTimeout',
-			'clearTimeout',
-			'setInterval',
-			'clearInterval',
-			'hrtime',
-			'performance',
-		],
-	});
-	jest.setSystemTime(Date.parse('2025-03-10T12:00:00Z'));
+	fakeDateOnly(Date.parse('2025-03-10T12:00:00Z'));
 });
 
 afterEach(() => {
@@ -321,6 +310,13 @@ describe('triggers of one account in two processes sharing the listing through R
 	});
 });
 
+async function until(what: string, condition: () => boolean): Promise<void> {
+	for (let tries = 0; !condition(); tries++) {
+		if (tries === 200) throw new Error(`Timed out waiting for ${what}`);
+		await sleep(50);
+	}
+}
+
 describe('shared answers when the Redis of queue mode cannot be asked', () => {
 	const saved = { ...process.env };
 
@@ -353,5 +349,44 @@ describe('shared answers when the Redis of queue mode cannot be asked', () => {
 		expect(context.logged.filter((line) => line.includes('Redis could not be asked'))).toHaveLength(
 			1,
 		);
+	});
+
+	it('are handed out while their write to Redis hangs, and the write that fails leaves Redis alone for a while', async () => {
+		let reads = 0;
+		const writes: string[] = [];
+		const redis = await startScriptedRedis(([, script, , key]) => {
+			if (!script.includes("'SET'")) {
+				reads++;
+				return '';
+			}
+			writes.push(key);
+			return undefined;
+		});
+		process.env.EXECUTIONS_MODE = 'queue';
+		process.env.QUEUE_BULL_REDIS_HOST = '127.0.0.1';
+		process.env.QUEUE_BULL_REDIS_PORT = String(redis.port);
+		try {
+			const emulator = await started();
+			const context = createPollContext({
+				credentials: { baseUrl: emulator.url, username: 'user', password: 'secret' },
+			});
+			const unshared = () =>
+				context.logged.filter((line) => line.includes('could not be shared through Redis'));
+			const freshness = { notBefore: 0, maxAgeMs: MINUTE, poller: 'one' };
+			expect(
+				(await sharedAnswer(context, undefined, ['x'], freshness, async () => 'the answer')).value,
+			).toBe('the answer');
+			expect(unshared()).toEqual([]);
+			await until('the write to fail', () => unshared().length === 1);
+			expect(reads).toBe(1);
+			expect(writes).toHaveLength(1);
+			// Another answer a moment later: Redis, whose write failed, is not asked.
+			await sharedAnswer(context, undefined, ['y'], freshness, async () => 'another');
+			expect(reads).toBe(1);
+			expect(writes).toHaveLength(1);
+		} finally {
+			await closeStores();
+			await redis.close();
+		}
 	});
 });

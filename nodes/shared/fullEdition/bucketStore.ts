@@ -10,8 +10,9 @@ import {
 	RESERVE,
 	type Reservation,
 } from './bucketScripts';
+import { unlessCancelled } from './cancellable';
 import { SharedBucket } from './sharedBucket';
-import { LimiterCancelledError, type BucketTerms, type Sleep } from '../throttle';
+import type { BucketTerms, Sleep } from '../throttle';
 
 /*
  * The connection to Redis that the accounts' buckets (./sharedBucket.ts) and the known images
@@ -72,22 +73,6 @@ const COMMAND_TIMEOUT_MS = 2000;
 
 /** An answer that is not what the script returns: the connection does not lead to what it should. */
 const UNEXPECTED_REPLY = 'Redis answered with something else than the rate-limit script returns';
-
-/** Resolves as `work` does, or rejects with LimiterCancelledError as soon as `signal` aborts. */
-async function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-	if (!signal) return await work;
-	if (signal.aborted) throw new LimiterCancelledError();
-	let onAbort: () => void = () => undefined;
-	const cancelled = new Promise<never>((_, reject) => {
-		onAbort = () => reject(new LimiterCancelledError());
-		signal.addEventListener('abort', onAbort, { once: true });
-	});
-	try {
-		return await Promise.race([work, cancelled]);
-	} finally {
-		signal.removeEventListener('abort', onAbort);
-	}
-}
 
 /**
  * One connection per Redis server (and login) for the whole process, shared by every account that

@@ -1,5 +1,6 @@
 import { MAX_ANSWER_AGE_MS, type AnswerHome, type KeptAnswer } from '../keptAnswers';
 import type { RedisConnection, SharedBucketStore } from './bucketStore';
+import { RedisBackOff } from './redisBackOff';
 import { storeFor } from './sharedRegistry';
 
 /*
@@ -36,18 +37,25 @@ function readKept(reply: unknown): KeptAnswer | null | undefined {
 }
 
 /**
- * After Redis could not be asked, answers are not looked for there for this long (per connection),
+ * After Redis could not be asked, answers are not looked for there for a while (per connection),
  * as the rate limit waits before it tries Redis again: a poll does not wait for a Redis that is
  * away at every answer.
  */
-const RETRY_AFTER_MS = 5000;
-const unavailableUntil = new Map<string, number>();
+const backOffs = new WeakMap<SharedBucketStore, RedisBackOff>();
 
 export class RedisAnswers implements AnswerHome {
 	private readonly store: SharedBucketStore;
 
+	private readonly backOff: RedisBackOff;
+
 	constructor(connection: RedisConnection) {
 		this.store = storeFor(connection);
+		let backOff = backOffs.get(this.store);
+		if (!backOff) {
+			backOff = new RedisBackOff();
+			backOffs.set(this.store, backOff);
+		}
+		this.backOff = backOff;
 	}
 
 	async read(key: string): Promise<KeptAnswer | undefined> {
@@ -72,9 +80,9 @@ export class RedisAnswers implements AnswerHome {
 
 	/** Runs `command`, or nothing (undefined) while Redis counts as away after a failure. */
 	private async unlessAway<T>(command: () => Promise<T>): Promise<T | undefined> {
-		if (Date.now() < (unavailableUntil.get(this.store.id) ?? 0)) return undefined;
+		if (!this.backOff.due) return undefined;
 		return await command().catch(async (error: Error) => {
-			unavailableUntil.set(this.store.id, Date.now() + RETRY_AFTER_MS);
+			this.backOff.failed();
 			return await Promise.reject(error);
 		});
 	}

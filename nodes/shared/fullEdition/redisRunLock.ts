@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'crypto';
 import type { Logger } from 'n8n-workflow';
 
 import { SharedBucketUnavailableError, type SharedBucketStore } from './bucketStore';
+import { unlessCancelled } from './cancellable';
+import { RedisBackOff } from './redisBackOff';
 import { storeFor } from './sharedRegistry';
 import { sharingFor } from './sharing';
 import type { LeaseRequest, RunLease } from '../runLease';
@@ -63,29 +65,6 @@ function nodeKey(node: string): string {
 /** Why a command could not be sent, in words for the log. */
 function reasonOf(error: unknown): string {
 	return error instanceof SharedBucketUnavailableError ? error.reason : (error as Error).message;
-}
-
-class CancelledError extends Error {
-	constructor() {
-		super('Cancelled');
-		this.name = 'CancelledError';
-	}
-}
-
-/** Resolves as `work` does, or rejects with CancelledError as soon as `signal` aborts. */
-async function unlessCancelled<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-	if (!signal) return await work;
-	if (signal.aborted) throw new CancelledError();
-	let onAbort: () => void = () => undefined;
-	const cancelled = new Promise<never>((_, reject) => {
-		onAbort = () => reject(new CancelledError());
-		signal.addEventListener('abort', onAbort, { once: true });
-	});
-	try {
-		return await Promise.race([work, cancelled]);
-	} finally {
-		signal.removeEventListener('abort', onAbort);
-	}
 }
 
 /** One run's lease, renewed until it is released, lost, or the run outlives what it may hold. */
@@ -158,10 +137,15 @@ class RedisLease implements RunLease {
 	}
 }
 
-/** The runs kept apart in one Redis; while it cannot be asked, each process keeps its own apart. */
+/**
+ * The runs kept apart in one Redis; while it cannot be asked, and for 5 s after it failed, each
+ * process keeps its own apart.
+ */
 export class RedisRunLock {
 	/** Why the last attempt could not ask Redis; undefined while it answers. */
 	private unavailable: string | undefined;
+
+	private readonly backOff = new RedisBackOff();
 
 	constructor(
 		private readonly store: SharedBucketStore,
@@ -174,6 +158,7 @@ export class RedisRunLock {
 		signal,
 		logger,
 	}: LeaseRequest): Promise<RunLease | 'busy' | undefined> {
+		if (!this.backOff.due) return undefined;
 		const key = nodeKey(node);
 		const token = randomBytes(16).toString('hex');
 		const sentAt = Date.now();
@@ -192,6 +177,7 @@ export class RedisRunLock {
 		);
 		if ('error' in outcome) {
 			if (!signal?.aborted) {
+				this.backOff.failed();
 				this.cannotAsk(logger, reasonOf(outcome.error));
 				return undefined;
 			}
@@ -202,7 +188,7 @@ export class RedisRunLock {
 					(await this.store.run(RELEASE, [key], [token], readFlag).catch(() => undefined)),
 				() => undefined,
 			);
-			throw new CancelledError();
+			throw outcome.error;
 		}
 		if (this.unavailable !== undefined) {
 			this.unavailable = undefined;

@@ -1,4 +1,5 @@
 import { SharedBucketUnavailableError } from './bucketStore';
+import { RedisBackOff } from './redisBackOff';
 import type { SharedBucket } from './sharedBucket';
 import type {
 	AcquireOptions,
@@ -7,9 +8,6 @@ import type {
 	RateLimiter,
 	ScheduleHandOver,
 } from '../throttle';
-
-/** After Redis failed, requests stay with the in-process limiter this long before Redis is asked again. */
-const RETRY_SHARED_AFTER_MS = 5000;
 
 /**
  * The account's limiter when its bucket is shared between processes: every request reserves its
@@ -28,7 +26,8 @@ export class SharedLimiter implements RateLimiter {
 	/** Why requests go through the in-process limiter; undefined while the shared bucket serves them. */
 	private fallbackReason: string | undefined;
 
-	private retrySharedAt = 0;
+	/** After Redis failed, requests stay with the in-process limiter for a while before Redis is asked again. */
+	private readonly backOff: RedisBackOff;
 
 	/** Until when the requests this process sent alone book the bucket (a GCRA of its own, on `now`). */
 	private sentAloneUntil = 0;
@@ -37,7 +36,9 @@ export class SharedLimiter implements RateLimiter {
 		private readonly local: RateLimiter & ScheduleHandOver,
 		private readonly shared: SharedBucket,
 		private readonly now: () => number = Date.now,
-	) {}
+	) {
+		this.backOff = new RedisBackOff(now);
+	}
 
 	getTerms(): BucketTerms {
 		return this.local.getTerms();
@@ -49,7 +50,7 @@ export class SharedLimiter implements RateLimiter {
 	}
 
 	async acquire(options: AcquireOptions = {}): Promise<LimiterGrant> {
-		if (this.fallbackReason === undefined || this.now() >= this.retrySharedAt) {
+		if (this.backOff.due) {
 			const outcome = await this.acquireShared(options).then(
 				(grant) => ({ grant }),
 				(error: unknown) => ({ error }),
@@ -67,7 +68,7 @@ export class SharedLimiter implements RateLimiter {
 			if (!(error instanceof SharedBucketUnavailableError)) throw error;
 			const entering = this.fallbackReason === undefined;
 			this.fallbackReason = error.reason;
-			this.retrySharedAt = this.now() + RETRY_SHARED_AFTER_MS;
+			this.backOff.failed();
 			if (entering) {
 				options.logger?.warn?.(
 					`${error.message}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,

@@ -5,39 +5,6 @@
  * every spelling of one address (0x7f000001, 2130706433, 127.1, ::ffff:127.0.0.1) is judged as one.
  */
 
-/** IPv4 ranges that are not the public internet, with why. */
-const INTERNAL_V4: Array<[string, number, string]> = [
-	['0.0.0.0', 8, 'an unspecified address'],
-	['10.0.0.0', 8, 'a private address'],
-	['100.64.0.0', 10, 'a carrier-grade NAT address, inside a provider network'],
-	['127.0.0.0', 8, 'a loopback address'],
-	['169.254.0.0', 16, 'a link-local address (cloud metadata among them)'],
-	['172.16.0.0', 12, 'a private address'],
-	['192.0.0.0', 24, 'a reserved address'],
-	['192.168.0.0', 16, 'a private address'],
-	['198.18.0.0', 15, 'a reserved address'],
-	['224.0.0.0', 4, 'a multicast address'],
-	['240.0.0.0', 4, 'a reserved or broadcast address'],
-];
-
-/** IPv6 ranges that are not the public internet (beside those that embed an IPv4 address). */
-const INTERNAL_V6: Array<[string, number, string]> = [
-	['::', 128, 'an unspecified address'],
-	['::1', 128, 'a loopback address'],
-	['100::', 64, 'a reserved address'],
-	['fc00::', 7, 'a private (unique-local) address'],
-	['fe80::', 10, 'a link-local address'],
-	['fec0::', 10, 'a private (site-local) address'],
-	['ff00::', 8, 'a multicast address'],
-];
-
-/** IPv6 prefixes whose last 32 bits are an IPv4 address a connection ends up at. */
-const EMBEDDING_V4: Array<[string, number]> = [
-	['::ffff:0:0', 96], // IPv4-mapped
-	['::', 96], // IPv4-compatible
-	['64:ff9b::', 96], // NAT64
-];
-
 /** An address as bits: 32 for IPv4, 128 for IPv6. */
 interface Bits {
 	v6: boolean;
@@ -87,13 +54,64 @@ export function addressBits(address: string): Bits | undefined {
 	return value === undefined ? undefined : { v6: false, value };
 }
 
-function inRange(bits: Bits, start: string, prefix: number): boolean {
-	const range = addressBits(start);
-	if (!range || range.v6 !== bits.v6) return false;
-	const width = bits.v6 ? 128n : 32n;
-	const shift = width - BigInt(prefix);
-	return bits.value >> shift === range.value >> shift;
+/** A network of addresses: its first address, how many leading bits name it, and what it is. */
+interface Network {
+	start: Bits;
+	prefix: number;
+	what: string;
 }
+
+/** The networks of a table, parsed once (the tables below are read at every connection). */
+function networks(table: Array<[string, number, string]>): Network[] {
+	return table.map(([start, prefix, what]) => ({
+		start: addressBits(start) as Bits,
+		prefix,
+		what,
+	}));
+}
+
+/** Whether the network of `start` whose first `prefix` bits count holds the address. */
+function inNetwork(bits: Bits, start: Bits, prefix: number): boolean {
+	if (start.v6 !== bits.v6) return false;
+	const shift = (bits.v6 ? 128n : 32n) - BigInt(prefix);
+	return bits.value >> shift === start.value >> shift;
+}
+
+/** IPv4 ranges that are not the public internet, with why. */
+const INTERNAL_V4 = networks([
+	['0.0.0.0', 8, 'an unspecified address'],
+	['10.0.0.0', 8, 'a private address'],
+	['100.64.0.0', 10, 'a carrier-grade NAT address, inside a provider network'],
+	['127.0.0.0', 8, 'a loopback address'],
+	['169.254.0.0', 16, 'a link-local address (cloud metadata among them)'],
+	['172.16.0.0', 12, 'a private address'],
+	['192.0.0.0', 24, 'a reserved address'],
+	['192.168.0.0', 16, 'a private address'],
+	['198.18.0.0', 15, 'a reserved address'],
+	['224.0.0.0', 4, 'a multicast address'],
+	['240.0.0.0', 4, 'a reserved or broadcast address'],
+]);
+
+/** IPv6 ranges that are not the public internet (beside those that embed an IPv4 address). */
+const INTERNAL_V6 = networks([
+	['::', 128, 'an unspecified address'],
+	['::1', 128, 'a loopback address'],
+	['100::', 64, 'a reserved address'],
+	['fc00::', 7, 'a private (unique-local) address'],
+	['fe80::', 10, 'a link-local address'],
+	['fec0::', 10, 'a private (site-local) address'],
+	['ff00::', 8, 'a multicast address'],
+]);
+
+/** IPv6 prefixes whose last 32 bits are an IPv4 address a connection ends up at. */
+const EMBEDDING_V4 = networks([
+	['::ffff:0:0', 96, 'IPv4-mapped'],
+	['::', 96, 'IPv4-compatible'],
+	['64:ff9b::', 96, 'NAT64'],
+]);
+
+/** 6to4: the 32 bits after its first 16 are an IPv4 address a connection ends up at. */
+const SIX_TO_FOUR = networks([['2002::', 16, '6to4']])[0];
 
 /**
  * Why an address is not on the public internet ("a loopback address"), or undefined when it is.
@@ -101,22 +119,21 @@ function inRange(bits: Bits, start: string, prefix: number): boolean {
  * internal: a connection only ever goes to an address.
  */
 export function internalReason(address: string): string | undefined {
-	const bits = addressBits(address);
+	return internalReasonOf(addressBits(address));
+}
+
+function internalReasonOf(bits: Bits | undefined): string | undefined {
 	if (!bits) return 'not an IP address';
 	if (bits.v6) {
-		const embedding = EMBEDDING_V4.find(([start, prefix]) => inRange(bits, start, prefix));
+		const embeds = EMBEDDING_V4.some((network) => inNetwork(bits, network.start, network.prefix));
 		// :: and ::1 are IPv4-compatible in form only.
-		if (embedding && bits.value > 1n)
-			return internalReason(
-				[24n, 16n, 8n, 0n].map((shift) => String((bits.value >> shift) & 0xffn)).join('.'),
-			);
-		if (inRange(bits, '2002::', 16))
-			return internalReason(
-				[104n, 96n, 88n, 80n].map((shift) => String((bits.value >> shift) & 0xffn)).join('.'),
-			);
+		if (embeds && bits.value > 1n)
+			return internalReasonOf({ v6: false, value: bits.value & 0xffffffffn });
+		if (inNetwork(bits, SIX_TO_FOUR.start, SIX_TO_FOUR.prefix))
+			return internalReasonOf({ v6: false, value: (bits.value >> 80n) & 0xffffffffn });
 	}
 	const ranges = bits.v6 ? INTERNAL_V6 : INTERNAL_V4;
-	return ranges.find(([start, prefix]) => inRange(bits, start, prefix))?.[2];
+	return ranges.find((network) => inNetwork(bits, network.start, network.prefix))?.what;
 }
 
 /** One entry of an allowance: a host (any port or one), or a network of addresses. */
@@ -171,14 +188,10 @@ export function allowsHost(allowance: Allowance, url: URL): boolean {
 }
 
 /** Whether a network of the allowance holds this address. */
-export function allowsAddress(allowance: Allowance, address: string): boolean {
-	const bits = addressBits(address);
-	return allowance.entries.some((entry) => {
-		if (!bits || !('network' in entry)) return false;
-		const width = entry.network.v6 ? 128n : 32n;
-		const shift = width - BigInt(entry.prefix);
-		return entry.network.v6 === bits.v6 && entry.network.value >> shift === bits.value >> shift;
-	});
+function allowsAddress(allowance: Allowance, bits: Bits): boolean {
+	return allowance.entries.some(
+		(entry) => 'network' in entry && inNetwork(bits, entry.network, entry.prefix),
+	);
 }
 
 /**
@@ -186,8 +199,10 @@ export function allowsAddress(allowance: Allowance, address: string): boolean {
  * a host the allowance names, or an address in one of its networks.
  */
 export function refusalOf(allowance: Allowance, url: URL, address: string): string | undefined {
-	if (allowsHost(allowance, url) || allowsAddress(allowance, address)) return undefined;
-	const reason = internalReason(address);
+	if (allowsHost(allowance, url)) return undefined;
+	const bits = addressBits(address);
+	if (bits && allowsAddress(allowance, bits)) return undefined;
+	const reason = internalReasonOf(bits);
 	return reason && `it leads to ${reason}`;
 }
 
