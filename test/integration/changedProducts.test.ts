@@ -541,6 +541,19 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 	});
 
+	it('a put-back cut short leaves the mark of the check, so the next run trusts none of it', async () => {
+		// 2,000 products all changed: n8n's removal takes out what the check added in several slices.
+		await run(asItems(catalogue(2_000)));
+		emulator.reset();
+		deduplicator.failCalls('removeProcessed', { after: 1 });
+		const broken = await run(asItems(catalogue(2_000, 11)), buildFromItems({ validateOnly: true }));
+		expect(broken.error?.message).toMatch(/deduplication store failed/);
+		deduplicator.stopFailing();
+
+		const next = await run(asItems(catalogue(2_000, 11)));
+		expect(next.output[0][0].json.run).toMatchObject({ sent: 2_000, unchanged: 0 });
+	});
+
 	it('Validate Only leaves the memory as it found it: a check of a few products forgets none of the others', async () => {
 		await run(asItems(catalogue(10)));
 		emulator.reset();

@@ -28,6 +28,8 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
  * held: written again with what the checks found when that was all it held, or else with what they
  * added removed by n8n's removal, which scans the list for each value (in slices with a pause
  * between them, so slow but never blocking: 1,000 values from a list of 100,000 take about 2.5 s).
+ * Every write puts the under-way marker first and a removal takes it out last, so that a write cut
+ * short never leaves what a check added looking confirmed.
  */
 
 /** Products one run may hold: the list then holds at most as many values and one marker. */
@@ -130,8 +132,9 @@ export async function recallProducts(
 	const putBack = async () => {
 		if (added.length === 0) return;
 		// The list held nothing but what the checks found: written again with that.
-		if (countBefore === found.length) await rewrite(context, lost, found);
-		else await removeEntries(context, lost, added, countBefore + added.length);
+		if (countBefore === found.length) await rewrite(context, lost, inWriteOrder(found));
+		else
+			await removeEntries(context, lost, inWriteOrder(added).reverse(), countBefore + added.length);
 		added.length = 0;
 	};
 	let answered = false;
@@ -155,6 +158,17 @@ export async function recallProducts(
 	} finally {
 		if (!answered) await putBack();
 	}
+}
+
+/**
+ * `values` in the order a write of them takes, so that one cut short never claims more than the
+ * list holds: the under-way marker first. A removal goes the other way.
+ */
+function inWriteOrder(values: string[]): string[] {
+	return [
+		...values.filter((value) => value === CHECK_UNDER_WAY),
+		...values.filter((value) => value !== CHECK_UNDER_WAY),
+	];
 }
 
 /** Adds what a check found and added to the run's lists (one by one: they may be long). */
