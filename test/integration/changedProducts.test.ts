@@ -750,8 +750,9 @@ describe('Document Upload: Only Changed Products, Count Missing Products', () =>
 			missing: 2,
 		});
 		expect(second.missingNote).toBeUndefined();
-		// The check (2 markers and 9 contents), then one look-up of the 3 to send: failed value and identity.
-		expect(checked.slice(0, 2)).toEqual([11, 6]);
+		// The check (2 markers and 9 contents), the identities of the 3 to send, then the failed
+		// values of the 2 whose identity was not found (P-2 failed, P-10 is new); then the rewrite.
+		expect(checked).toEqual([11, 3, 2, 19]);
 		expect(listSize()).toBe(19);
 
 		checked = [];
@@ -765,6 +766,12 @@ describe('Document Upload: Only Changed Products, Count Missing Products', () =>
 		);
 		const invalid = await run(withInvalid, counting(), { continueOnFail: true });
 		expect(invalid).toMatchObject({ invalid: 1, unchanged: 8, missing: 1 });
+
+		// Every product changed: every identity is found, so no failed value is looked up or recorded.
+		checked = [];
+		const everyChanged = await run(night.map((product) => ({ ...product, price: 20 })));
+		expect(everyChanged).toMatchObject({ sent: 9, unchanged: 0, missing: 0 });
+		expect(checked).toEqual([11, 9, 19]);
 	});
 
 	it('a run with the option off drops the identities; the next with it on counts nothing, the one after counts again', async () => {

@@ -17,8 +17,9 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
  * - confirmed(product, content): this content of this product is in a session that finished
  *   without errors;
  * - failed(product): a session that carried the product finished with errors.
- * With Count Missing Products, a third: identity(product) beside each of those, and a marker
- * written last that says the list holds them (see identitiesKeptMarker).
+ * With Count Missing Products, a second value beside each: identity(product) beside confirmed,
+ * a twin beside failed, and a marker written last that says the list holds them (see
+ * identitiesKeptMarker).
  * n8n's store cannot look without recording: the check at the start of a run records every value
  * it did not find, with a marker that tells a later run that a check is under way or was cut short
  * (the process died): that run trusts none of it and sends every product. After an upload the
@@ -102,13 +103,19 @@ function failedValue(entry: ProductEntry): string {
 	return `f:${digest(entry.destination, entry.product)}`;
 }
 
+/** A product confirmed as some content: a look-up tells it from a new one without recording. */
 function identityValue(entry: ProductEntry): string {
 	return `i:${digest(entry.destination, entry.product)}`;
 }
 
+/** Beside failed(product), so that each remembered product holds two values; never looked up. */
+function failedTwinValue(entry: ProductEntry): string {
+	return `g:${digest(entry.destination, entry.product)}`;
+}
+
 /**
  * Written last by a rewrite that keeps identities: a list that holds it holds, besides it, exactly
- * two values per remembered product (its confirmed or failed value and its identity), so their
+ * two values per remembered product (confirmed and identity, or failed and its twin), so their
  * number is the count's arithmetic. Keyed by the credential's holder: under another password the
  * list's identities are not this run's, and nothing is counted rather than every product.
  */
@@ -152,9 +159,11 @@ export interface Recall {
 
 /**
  * What the memory says about each entry, and with `identitiesKept` (see identitiesKeptMarker) how
- * many products the last run remembered that `entries` do not hold: those are the list's products
- * less the ones among the entries, where an unchanged product or one whose session failed is
- * certainly among them and only the others' identities are looked up, beside their failed values.
+ * many products the last run remembered that `entries` do not hold: the list's products (its count
+ * less the marker, halved) less those among the entries: the unchanged ones, those whose identity
+ * the list holds and those whose session failed. Of the products to send, the identities are
+ * looked up first: a changed product's is found and not recorded, so a night where every product
+ * changed makes the list no longer than without identities; only the others' failed values follow.
  * What the checks recorded stays in the list, beside the marker, until the run writes the list
  * again or puts it back; if the checks fail, it is put back at once.
  */
@@ -192,17 +201,21 @@ export async function recallProducts(
 		const trusted = !before.has(CHECK_UNDER_WAY);
 		const countable = identitiesKept !== undefined && trusted && before.has(identitiesKept);
 		const unchanged = await mapWithPauses(confirmed, (value) => trusted && before.has(value));
+		const toSend = (index: number) => trusted && !unchanged[index];
+		const identities = await mapWithPauses(entries, (entry, index) =>
+			countable && toSend(index) ? identityValue(entry) : undefined,
+		);
+		const confirmedBefore = await lookUp(context, identities, found, added, lost);
+		const isIn = (values: Set<string>, value: string | undefined) =>
+			value !== undefined && values.has(value);
 		// Whether a session failed matters only for the products to send: only theirs are looked up.
 		const failed = await mapWithPauses(entries, (entry, index) =>
-			trusted && !unchanged[index] ? failedValue(entry) : undefined,
+			toSend(index) && !isIn(confirmedBefore, identities[index]) ? failedValue(entry) : undefined,
 		);
-		const identities = await mapWithPauses(entries, (entry, index) =>
-			countable && failed[index] !== undefined ? identityValue(entry) : undefined,
-		);
-		const inList = await lookUp(context, [...failed, ...identities], found, added, lost);
+		const failedBefore = await lookUp(context, failed, found, added, lost);
 		const recalled = await mapWithPauses(entries, (_, index) => ({
 			unchanged: unchanged[index],
-			failedBefore: failed[index] !== undefined && inList.has(failed[index] as string),
+			failedBefore: isIn(failedBefore, failed[index]),
 		}));
 		answered = true;
 		if (identitiesKept === undefined) return { recalled, putBack };
@@ -212,9 +225,7 @@ export async function recallProducts(
 		else if (!countable) missing = { missing: null, missingNote: NOT_COUNTED.noIdentities };
 		else {
 			const remembered = (countBefore - 1) / 2;
-			const stillHere =
-				unchanged.filter(Boolean).length +
-				identities.filter((value) => value !== undefined && inList.has(value)).length;
+			const stillHere = unchanged.filter(Boolean).length + confirmedBefore.size + failedBefore.size;
 			missing = { missing: remembered - stillHere };
 		}
 		return { recalled, putBack, missing };
@@ -260,7 +271,7 @@ async function lookUp(
 /**
  * After the run's sessions finished, once the service has answered this credential: the memory
  * becomes this run's products that are confirmed (unchanged ones included) and those whose session
- * finished with errors; with `identitiesKept`, each one's identity and then the marker.
+ * finished with errors; with `identitiesKept`, each one's second value and then the marker.
  */
 export async function rememberRun(
 	context: IExecuteFunctions,
@@ -272,7 +283,11 @@ export async function rememberRun(
 	const identities =
 		identitiesKept === undefined
 			? []
-			: [...(await mapWithPauses([...confirmed, ...failed], identityValue)), identitiesKept];
+			: [
+					...(await mapWithPauses(confirmed, identityValue)),
+					...(await mapWithPauses(failed, failedTwinValue)),
+					identitiesKept,
+				];
 	await rewrite(context, lost, [
 		...(await mapWithPauses(confirmed, confirmedValue)),
 		...(await mapWithPauses(failed, failedValue)),
