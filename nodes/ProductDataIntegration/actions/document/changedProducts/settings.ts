@@ -45,7 +45,7 @@ export const changedProductsFields: INodeProperties[] = [
 		type: 'boolean',
 		default: false,
 		description:
-			"Whether the run's summary counts the products the last run remembered that this run does not have (missing). Keeps a second value per product in the memory: twice its size and about twice the time n8n's store takes each run.",
+			"Whether the run's summary counts the products the last run remembered that this run does not have (missing). Keeps a second value per product in the memory: twice its size and up to three times the time n8n's store takes each run.",
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 ];
