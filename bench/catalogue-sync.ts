@@ -31,6 +31,10 @@
  *   {"part":"every-changed","night","scenario","products","changedProducts","productsSent",
  *    "requests","ms","storeMs","longestBlockMs","longestBlockInStoreMs","memoryEntries","memoryBytes"}
  * longestBlockInStoreMs: the longest block that began and ended within one call of the store.
+ *
+ * BENCH_COUNT_MISSING=1 runs the incremental way with Count Missing Products on: each line then also
+ * carries "countMissing":true and the run's "missing" (null on the first night, with no identities
+ * kept yet).
  */
 import { execFileSync, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,6 +73,7 @@ const EVERY_CHANGED_SIZES = (process.env.BENCH_EVERY_CHANGED ?? '100000,250000')
 	.filter((size) => size > 0);
 const EVERY_CHANGED_SCENARIOS = ['first', 'every-changed', 'one-percent-changed'];
 const PROBE_INTERVAL_MS = 10;
+const COUNT_MISSING = process.env.BENCH_COUNT_MISSING === '1';
 
 interface ChildTask {
 	/** Set for the worst night: the catalogue's size. */
@@ -157,8 +162,15 @@ function parameters(incremental: boolean): IDataObject {
 		itemElement: 'Product',
 		onlyChangedProducts: incremental,
 		productField: 'sku',
+		countMissingProducts: incremental && COUNT_MISSING,
 		options: { waitForCompletion: true },
 	};
+}
+
+/** With Count Missing Products, what the run's summary counted. */
+function missingOf(output: INodeExecutionData[][]): IDataObject {
+	if (!COUNT_MISSING) return {};
+	return { countMissing: true, missing: (output[0][0].json.run as IDataObject).missing };
 }
 
 async function control(url: string, route: string, body?: unknown): Promise<unknown> {
@@ -328,6 +340,7 @@ async function runNights(task: ChildTask): Promise<void> {
 					...(way === 'incremental'
 						? {
 								sessionsFailed: (output[0][0].json.run as IDataObject).sessionsFailed,
+								...missingOf(output),
 								...(await row(nodeId)),
 							}
 						: {}),
@@ -353,7 +366,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 		const before = await requestCount(task.emulatorUrl);
 		const probe = eventLoopProbe(storeCall);
 		const start = performance.now();
-		const { error } = await runNode({
+		const { error, output } = await runNode({
 			node,
 			nodeId,
 			parameters: parameters(true),
@@ -378,6 +391,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 				ms,
 				storeMs: takeStoreMs(),
 				...blocks,
+				...missingOf(output),
 				...(await row(nodeId)),
 			}),
 		);

@@ -1,7 +1,7 @@
 /**
  * Only Changed Products in a real n8n (regular mode, SQLite, no Redis): the memory is n8n's own
  * deduplication store in its database, so it outlives a restart of n8n; a session that finished
- * with errors puts its products back. The catalogue comes from a local HTTP server, as a shop's or
+ * with errors puts its products back; Count Missing Products counts the products a night drops. The catalogue comes from a local HTTP server, as a shop's or
  * PIM's export would, so the workflow (and the node's memory, which n8n keys by workflow and node)
  * stays the same while the products change.
  */
@@ -50,7 +50,7 @@ describe('Only Changed Products in a real n8n', () => {
 		await shop?.close();
 	});
 
-	test('sends only what changed after a restart, and the products of a failed session again', async () => {
+	test('sends only what changed after a restart, the products of a failed session again, and counts the dropped ones', async () => {
 		const workflowId = await n8n.importWorkflow(
 			chainWorkflow(
 				'Nightly catalogue',
@@ -70,6 +70,7 @@ describe('Only Changed Products in a real n8n', () => {
 						itemElement: 'Product',
 						onlyChangedProducts: true,
 						productField: 'sku',
+						countMissingProducts: true,
 					}),
 				],
 			),
@@ -78,6 +79,7 @@ describe('Only Changed Products in a real n8n', () => {
 
 		const first = await run();
 		expect(nodeItems(first, 'Upload')).toHaveLength(30);
+		expect(nodeItems(first, 'Upload')[0].run).toMatchObject({ missing: null });
 		expect(await takeUploadedSkus(n8n.emulator)).toHaveLength(30);
 
 		await servers[servers.length - 1].stop();
@@ -95,6 +97,7 @@ describe('Only Changed Products in a real n8n', () => {
 			sent: 2,
 			unchanged: 28,
 			sessionsConfirmed: 1,
+			missing: 0,
 		});
 
 		await postControl(n8n.emulator.url, 'failing', { texts: ['<sku>P-5</sku>'] });
@@ -118,5 +121,20 @@ describe('Only Changed Products in a real n8n', () => {
 		expect(String((nodeItems(quiet, 'Upload')[0].run as IDataObject).message)).toMatch(
 			/^Nothing to send/,
 		);
+
+		// Three products leave the catalogue, one of them the one whose session failed and was sent again.
+		products = products.filter(({ sku }) => !['P-5', 'P-20', 'P-29'].includes(String(sku)));
+		products[0].price = 13;
+		const dropped = await run();
+		expect(await takeUploadedSkus(n8n.emulator)).toEqual(['P-0']);
+		expect(nodeItems(dropped, 'Upload')[0].run).toMatchObject({
+			products: 27,
+			sent: 1,
+			unchanged: 26,
+			missing: 3,
+		});
+		const after = await run();
+		expect(n8n.emulator.stats().requests).toEqual({});
+		expect(nodeItems(after, 'Upload')[0].run).toMatchObject({ unchanged: 27, missing: 0 });
 	});
 });

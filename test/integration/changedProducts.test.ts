@@ -541,6 +541,19 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 	});
 
+	it('a put-back cut short leaves the mark of the check, so the next run trusts none of it', async () => {
+		// 2,000 products all changed: n8n's removal takes out what the check added in several slices.
+		await run(asItems(catalogue(2_000)));
+		emulator.reset();
+		deduplicator.failCalls('removeProcessed', { after: 1 });
+		const broken = await run(asItems(catalogue(2_000, 11)), buildFromItems({ validateOnly: true }));
+		expect(broken.error?.message).toMatch(/deduplication store failed/);
+		deduplicator.stopFailing();
+
+		const next = await run(asItems(catalogue(2_000, 11)));
+		expect(next.output[0][0].json.run).toMatchObject({ sent: 2_000, unchanged: 0 });
+	});
+
 	it('Validate Only leaves the memory as it found it: a check of a few products forgets none of the others', async () => {
 		await run(asItems(catalogue(10)));
 		emulator.reset();
@@ -660,5 +673,186 @@ describe('Document Upload: Only Changed Products, a run that lost its hold on th
 		expect((await night(changed)).error).toBeUndefined();
 		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3', 'P-4', 'P-5']);
 		expect((await night(changed)).output[0][0].json.run).toMatchObject({ sent: 0, unchanged: 6 });
+	});
+});
+
+describe('Document Upload: Only Changed Products, Count Missing Products', () => {
+	const { emulator } = useEmulator(FAST_BUCKET);
+	const store = new HarnessDeduplicator();
+	/** The values each checkProcessedAndRecord call was handed. */
+	let checked: number[] = [];
+	let nodeId: string;
+
+	beforeAll(() => {
+		deduplicator.use({
+			checkProcessedAndRecord: async (items, ...rest) => {
+				checked.push(items.length);
+				return await store.checkProcessedAndRecord(items, ...rest);
+			},
+			removeProcessed: async (...args) => await store.removeProcessed(...args),
+			clearAllProcessedItems: async (...args) => await store.clearAllProcessedItems(...args),
+			getProcessedDataCount: async (...args) => await store.getProcessedDataCount(...args),
+		});
+	});
+
+	beforeEach(() => {
+		nodeId = randomUUID();
+		checked = [];
+	});
+
+	afterEach(() => deduplicator.stopFailing());
+
+	const counting = (extra: IDataObject = {}) =>
+		buildFromItems({ countMissingProducts: true, itemsPerDocument: 2, ...extra });
+
+	async function run(
+		products: IDataObject[],
+		parameters: INodeParameters = counting(),
+		extra: IDataObject = {},
+	) {
+		const result = await runNode({
+			node,
+			nodeId,
+			parameters,
+			items: asItems(products),
+			credentials: fastCredentials(emulator),
+			...extra,
+		});
+		expect(result.error).toBeUndefined();
+		return result.output[0][0].json.run as IDataObject;
+	}
+
+	function listSize(): number | undefined {
+		return Object.entries(store.sizes()).find(([key]) => key.endsWith(nodeId))?.[1];
+	}
+
+	it('counts the products the last run remembered that this one lacks: dropped, not changed, added or failed last time', async () => {
+		await postControl(emulator.url, 'failing', { texts: ['<sku>P-2</sku>'] });
+		const first = await run(catalogue(10));
+		await postControl(emulator.url, 'failing', { texts: [] });
+		expect(first).toMatchObject({ sent: 10, sessionsFailed: 1, missing: null });
+		expect(String(first.missingNote)).toMatch(/^Not counted: the last run did not keep/);
+		// P-2 and P-3 shared the failed session: 8 confirmed, 2 failed, each with its identity, and the marker.
+		expect(listSize()).toBe(21);
+		await takeUploadedSkus(emulator);
+
+		// P-3 (failed last time) and P-9 are dropped, P-1 changed, P-10 added, P-2 goes again.
+		const night = catalogue(11).filter(({ sku }) => sku !== 'P-3' && sku !== 'P-9');
+		night[1].price = 11;
+		checked = [];
+		const second = await run(night);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-1', 'P-10', 'P-2']);
+		expect(second).toMatchObject({
+			products: 9,
+			sent: 3,
+			unchanged: 6,
+			sentAgainAfterFailure: 1,
+			missing: 2,
+		});
+		expect(second.missingNote).toBeUndefined();
+		// The check (2 markers and 9 contents), the identities of the 3 to send, then the failed
+		// values of the 2 whose identity was not found (P-2 failed, P-10 is new); then the rewrite.
+		expect(checked).toEqual([11, 3, 2, 19]);
+		expect(listSize()).toBe(19);
+
+		checked = [];
+		const quiet = await run(night);
+		expect(quiet).toMatchObject({ sent: 0, unchanged: 9, missing: 0 });
+		expect(checked).toEqual([11]);
+
+		// An invalid item's product is not among the run's products (the memory forgets it too).
+		const withInvalid = night.map((product) =>
+			product.sku === 'P-4' ? { ...product, sku: { id: 4 } } : product,
+		);
+		const invalid = await run(withInvalid, counting(), { continueOnFail: true });
+		expect(invalid).toMatchObject({ invalid: 1, unchanged: 8, missing: 1 });
+
+		// Every product changed: every identity is found, so no failed value is looked up or recorded.
+		checked = [];
+		const everyChanged = await run(night.map((product) => ({ ...product, price: 20 })));
+		expect(everyChanged).toMatchObject({ sent: 9, unchanged: 0, missing: 0 });
+		expect(checked).toEqual([11, 9, 19]);
+	});
+
+	it('a run with the option off drops the identities; the next with it on counts nothing, the one after counts again', async () => {
+		await run(catalogue(6));
+		expect(await run(catalogue(6))).toMatchObject({ missing: 0 });
+		expect(listSize()).toBe(13);
+
+		const off = await run(catalogue(6), counting({ countMissingProducts: false }));
+		expect(off).toMatchObject({ sent: 0, unchanged: 6 });
+		expect(off).not.toHaveProperty('missing');
+		// Nothing was sent, so the list was put back, identities and all.
+		expect(listSize()).toBe(13);
+
+		const changed = catalogue(6);
+		changed[0].price = 12;
+		await run(changed, counting({ countMissingProducts: false }));
+		expect(listSize()).toBe(6);
+
+		const on = await run(catalogue(5));
+		expect(on).toMatchObject({ missing: null });
+		expect(String(on.missingNote)).toMatch(/^Not counted: the last run did not keep/);
+		expect(listSize()).toBe(11);
+		expect(await run(catalogue(3))).toMatchObject({ missing: 2 });
+	});
+
+	it('after a check cut short nothing the memory holds is trusted, so nothing is counted', async () => {
+		await run(catalogue(4));
+		const changed = catalogue(4);
+		changed[2].price = 30;
+		// Every write after the first check fails, as when the process dies there.
+		deduplicator.failCalls('checkProcessedAndRecord', { after: 1, times: Infinity });
+		deduplicator.failCalls('removeProcessed', { times: Infinity });
+		deduplicator.failCalls('clearAllProcessedItems', { times: Infinity });
+		const broken = await runNode({
+			node,
+			nodeId,
+			parameters: counting(),
+			items: asItems(changed),
+			credentials: fastCredentials(emulator),
+		});
+		expect(broken.error).toBeDefined();
+		deduplicator.stopFailing();
+
+		const next = await run(catalogue(3));
+		expect(next).toMatchObject({ sent: 3, missing: null });
+		expect(String(next.missingNote)).toMatch(/^Not counted: the last run's check was cut short/);
+		expect(await run(catalogue(2))).toMatchObject({ missing: 1 });
+	});
+
+	it('Send All Products does not count, and keeps the identities for the next run', async () => {
+		await run(catalogue(4));
+		const all = await run(catalogue(4), counting({ sendAllProducts: true }));
+		expect(all).toMatchObject({ sent: 4, missing: null });
+		expect(String(all.missingNote)).toMatch(/^Not counted: Send All Products/);
+		expect(await run(catalogue(3))).toMatchObject({ missing: 1 });
+	});
+
+	it('Validate Only and a run the service refused leave the list exactly as found, identities included', async () => {
+		await run(catalogue(10));
+		await run(catalogue(10));
+		await takeUploadedSkus(emulator);
+		const sizes = store.sizes();
+		expect(listSize()).toBe(21);
+
+		const sample = catalogue(12).filter(({ sku }) => sku !== 'P-5');
+		sample[0].price = 50;
+		const validated = await run(sample, counting({ validateOnly: true }));
+		expect(validated).toMatchObject({ wouldSend: 3, unchanged: 8, missing: 1 });
+		expect(store.sizes()).toEqual(sizes);
+
+		const refused = await runNode({
+			node,
+			nodeId,
+			parameters: counting(),
+			items: asItems(sample),
+			credentials: fastCredentials(emulator, { password: 'not-the-password' }),
+		});
+		expect(refused.error).toBeDefined();
+		expect(emulator.stats().uploads).toBe(0);
+		expect(store.sizes()).toEqual(sizes);
+
+		expect(await run(sample)).toMatchObject({ sent: 3, unchanged: 8, missing: 1 });
 	});
 });

@@ -4,6 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { mapWithPauses } from '../../../../shared/pauses';
 import { runAlone } from '../../../../shared/runAlone';
+import { getServiceCredentials, holderOf } from '../../../../shared/transport';
 import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
 
 /**
@@ -16,6 +17,9 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
  * - confirmed(product, content): this content of this product is in a session that finished
  *   without errors;
  * - failed(product): a session that carried the product finished with errors.
+ * With Count Missing Products, a second value beside each: identity(product) beside confirmed,
+ * a twin beside failed, and a marker written last that says the list holds them (see
+ * identitiesKeptMarker).
  * n8n's store cannot look without recording: the check at the start of a run records every value
  * it did not find, with a marker that tells a later run that a check is under way or was cut short
  * (the process died): that run trusts none of it and sends every product. After an upload the
@@ -28,6 +32,9 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
  * held: written again with what the checks found when that was all it held, or else with what they
  * added removed by n8n's removal, which scans the list for each value (in slices with a pause
  * between them, so slow but never blocking: 1,000 values from a list of 100,000 take about 2.5 s).
+ * Every write puts the under-way marker first and the identities' marker last, and a removal goes
+ * the other way, so that a write cut short never leaves what a check added looking confirmed, nor
+ * claims identities it does not hold.
  */
 
 /** Products one run may hold: the list then holds at most as many values and one marker. */
@@ -96,6 +103,41 @@ function failedValue(entry: ProductEntry): string {
 	return `f:${digest(entry.destination, entry.product)}`;
 }
 
+/** A product confirmed as some content: a look-up tells it from a new one without recording. */
+function identityValue(entry: ProductEntry): string {
+	return `i:${digest(entry.destination, entry.product)}`;
+}
+
+/** Beside failed(product), so that each remembered product holds two values; never looked up. */
+function failedTwinValue(entry: ProductEntry): string {
+	return `g:${digest(entry.destination, entry.product)}`;
+}
+
+/**
+ * Written last by a rewrite that keeps identities: a list that holds it holds, besides it, exactly
+ * two values per remembered product (confirmed and identity, or failed and its twin), so their
+ * number is the count's arithmetic. Keyed by the credential's holder: under another password the
+ * list's identities are not this run's, and nothing is counted rather than every product.
+ */
+export async function identitiesKeptMarker(context: IExecuteFunctions): Promise<string> {
+	return `k:${digest(holderOf(await getServiceCredentials(context, 0)), 'identities kept')}`;
+}
+
+/** The products the last run remembered that this run does not hold, or why they are not counted. */
+export type Missing = { missing: number } | { missing: null; missingNote: string };
+
+const NOT_COUNTED = {
+	noIdentities:
+		'Not counted: the last run did not keep its products (Count Missing Products was off, the credential was another, or there was no run before). This run keeps them once the service takes its upload.',
+	untrusted:
+		"Not counted: the last run's check was cut short, so nothing the memory holds is trusted and every product is sent.",
+	lost: 'Not counted: this run lost its hold on the node before its check finished.',
+	sendAll: 'Not counted: Send All Products does not consult the memory.',
+};
+
+/** What the summary says of missing products when Send All Products leaves the memory unread. */
+export const MISSING_WITH_SEND_ALL: Missing = { missing: null, missingNote: NOT_COUNTED.sendAll };
+
 /** What the memory says about one product at the start of a run. */
 export interface Recalled {
 	unchanged: boolean;
@@ -109,19 +151,27 @@ const CHECK_UNDER_WAY = 'check under way';
 /** What the memory said at the start of a run, and how to put it back as it was. */
 export interface Recall {
 	recalled: Recalled[];
+	/** Only when identities were asked for. */
+	missing?: Missing;
 	/** Puts the list back as it was found: for a run that does not write it again. */
 	putBack(): Promise<void>;
 }
 
 /**
- * What the memory says about each entry. What the checks recorded stays in the list, beside the
- * marker, until the run writes the list again or puts it back; if the checks fail, it is put back
- * at once.
+ * What the memory says about each entry, and with `identitiesKept` (see identitiesKeptMarker) how
+ * many products the last run remembered that `entries` do not hold: the list's products (its count
+ * less the marker, halved) less those among the entries: the unchanged ones, those whose identity
+ * the list holds and those whose session failed. Of the products to send, the identities are
+ * looked up first: a changed product's is found and not recorded, so a night where every product
+ * changed makes the list no longer than without identities; only the others' failed values follow.
+ * What the checks recorded stays in the list, beside the marker, until the run writes the list
+ * again or puts it back; if the checks fail, it is put back at once.
  */
 export async function recallProducts(
 	context: IExecuteFunctions,
 	entries: ProductEntry[],
 	lost: AbortSignal,
+	identitiesKept?: string,
 ): Promise<Recall> {
 	const countBefore = await countEntries(context);
 	const confirmed = await mapWithPauses(entries, confirmedValue);
@@ -130,31 +180,71 @@ export async function recallProducts(
 	const putBack = async () => {
 		if (added.length === 0) return;
 		// The list held nothing but what the checks found: written again with that.
-		if (countBefore === found.length) await rewrite(context, lost, found);
-		else await removeEntries(context, lost, added, countBefore + added.length);
+		if (countBefore === found.length)
+			await rewrite(context, lost, inWriteOrder(found, identitiesKept));
+		else
+			await removeEntries(
+				context,
+				lost,
+				inWriteOrder(added, identitiesKept).reverse(),
+				countBefore + added.length,
+			);
 		added.length = 0;
 	};
 	let answered = false;
 	try {
-		const check = await checkAndRecord(context, [CHECK_UNDER_WAY, ...confirmed], lost);
+		const markers =
+			identitiesKept === undefined ? [CHECK_UNDER_WAY] : [CHECK_UNDER_WAY, identitiesKept];
+		const check = await checkAndRecord(context, [...markers, ...confirmed], lost);
 		keep(check, found, added);
 		const before = new Set(check.found);
 		const trusted = !before.has(CHECK_UNDER_WAY);
+		const countable = identitiesKept !== undefined && trusted && before.has(identitiesKept);
 		const unchanged = await mapWithPauses(confirmed, (value) => trusted && before.has(value));
+		const toSend = (index: number) => trusted && !unchanged[index];
+		const identities = await mapWithPauses(entries, (entry, index) =>
+			countable && toSend(index) ? identityValue(entry) : undefined,
+		);
+		const confirmedBefore = await lookUp(context, identities, found, added, lost);
+		const isIn = (values: Set<string>, value: string | undefined) =>
+			value !== undefined && values.has(value);
 		// Whether a session failed matters only for the products to send: only theirs are looked up.
 		const failed = await mapWithPauses(entries, (entry, index) =>
-			trusted && !unchanged[index] ? failedValue(entry) : undefined,
+			toSend(index) && !isIn(confirmedBefore, identities[index]) ? failedValue(entry) : undefined,
 		);
 		const failedBefore = await lookUp(context, failed, found, added, lost);
 		const recalled = await mapWithPauses(entries, (_, index) => ({
 			unchanged: unchanged[index],
-			failedBefore: failed[index] !== undefined && failedBefore.has(failed[index] as string),
+			failedBefore: isIn(failedBefore, failed[index]),
 		}));
 		answered = true;
-		return { recalled, putBack };
+		if (identitiesKept === undefined) return { recalled, putBack };
+		let missing: Missing;
+		if (lost.aborted) missing = { missing: null, missingNote: NOT_COUNTED.lost };
+		else if (!trusted) missing = { missing: null, missingNote: NOT_COUNTED.untrusted };
+		else if (!countable) missing = { missing: null, missingNote: NOT_COUNTED.noIdentities };
+		else {
+			const remembered = (countBefore - 1) / 2;
+			const stillHere = unchanged.filter(Boolean).length + confirmedBefore.size + failedBefore.size;
+			missing = { missing: remembered - stillHere };
+		}
+		return { recalled, putBack, missing };
 	} finally {
 		if (!answered) await putBack();
 	}
+}
+
+/**
+ * `values` in the order a write of them takes, so that one cut short never claims more than the
+ * list holds: the under-way marker first, the identities' marker last. A removal goes the other way.
+ */
+function inWriteOrder(values: string[], identitiesKept: string | undefined): string[] {
+	const isMarker = (value: string) => value === CHECK_UNDER_WAY || value === identitiesKept;
+	return [
+		...values.filter((value) => value === CHECK_UNDER_WAY),
+		...values.filter((value) => !isMarker(value)),
+		...values.filter((value) => value === identitiesKept),
+	];
 }
 
 /** Adds what a check found and added to the run's lists (one by one: they may be long). */
@@ -163,15 +253,15 @@ function keep(check: { found: string[]; added: string[] }, found: string[], adde
 	for (const value of check.added) added.push(value);
 }
 
-/** The failed(product) values of `failed` the list holds; found and added are kept. */
+/** The values of `values` the list holds; found and added are kept. */
 async function lookUp(
 	context: IExecuteFunctions,
-	failed: Array<string | undefined>,
+	values: Array<string | undefined>,
 	found: string[],
 	added: string[],
 	lost: AbortSignal,
 ): Promise<Set<string>> {
-	const toLookUp = failed.filter((value): value is string => value !== undefined);
+	const toLookUp = values.filter((value): value is string => value !== undefined);
 	if (toLookUp.length === 0) return new Set();
 	const check = await checkAndRecord(context, toLookUp, lost);
 	keep(check, found, added);
@@ -181,16 +271,26 @@ async function lookUp(
 /**
  * After the run's sessions finished, once the service has answered this credential: the memory
  * becomes this run's products that are confirmed (unchanged ones included) and those whose session
- * finished with errors.
+ * finished with errors; with `identitiesKept`, each one's second value and then the marker.
  */
 export async function rememberRun(
 	context: IExecuteFunctions,
 	confirmed: ProductEntry[],
 	failed: ProductEntry[],
 	lost: AbortSignal,
+	identitiesKept?: string,
 ): Promise<void> {
+	const identities =
+		identitiesKept === undefined
+			? []
+			: [
+					...(await mapWithPauses(confirmed, identityValue)),
+					...(await mapWithPauses(failed, failedTwinValue)),
+					identitiesKept,
+				];
 	await rewrite(context, lost, [
 		...(await mapWithPauses(confirmed, confirmedValue)),
 		...(await mapWithPauses(failed, failedValue)),
+		...identities,
 	]);
 }

@@ -22,6 +22,8 @@ export interface CheckedProducts {
 	entries: Entries;
 	/** The document read for a product's content (not for Build From Items). */
 	documentOf: Map<number, XmlDocument>;
+	/** For the run's summary: `missing` (and why not counted), with Count Missing Products only. */
+	missing: IDataObject;
 }
 
 /** What the sessions of a run made of its products. */
@@ -60,7 +62,7 @@ export function sessionOutcomes(slots: Slot[], entries: Entries): SessionOutcome
 export function runOutput(
 	items: INodeExecutionData[],
 	failures: ItemFailures,
-	{ products, itemErrors, entries }: CheckedProducts,
+	{ products, itemErrors, entries, missing }: CheckedProducts,
 	{ outcomeOf, sessions }: SessionOutcomes,
 	memory: IDataObject,
 ): INodeExecutionData[] {
@@ -78,6 +80,7 @@ export function runOutput(
 		sessionsUnconfirmed: sessions.filter(
 			(json) => json.status !== 'succeeded' && json.status !== 'failed',
 		).length,
+		...missing,
 		...memory,
 	};
 	if (toSend.length === 0) summary.message = nothingToSend(entries.size);
@@ -131,7 +134,7 @@ export async function validatedOutput(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
-	{ entries, itemErrors }: CheckedProducts,
+	{ entries, itemErrors, missing }: CheckedProducts,
 	plans: Plan[],
 	memory: IDataObject,
 ): Promise<INodeExecutionData[]> {
@@ -160,6 +163,7 @@ export async function validatedOutput(
 		documents,
 		requests,
 		bucketSeconds: bucketSecondsFor(credentials, requests),
+		...missing,
 		...memory,
 	};
 	if (documents === 0) summary.message = nothingToSend(summary.unchanged as number);

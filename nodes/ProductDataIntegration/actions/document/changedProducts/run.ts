@@ -7,7 +7,9 @@ import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../send
 import { uploadSettings, type UploadSettings } from '../uploadSettings';
 import {
 	aloneInMemory,
+	identitiesKeptMarker,
 	MEMORY_LEFT_AS_FOUND,
+	MISSING_WITH_SEND_ALL,
 	overlapRefusal,
 	recallProducts,
 	rememberRun,
@@ -50,7 +52,7 @@ async function syncChangedProducts(
 	lost: AbortSignal,
 ): Promise<INodeExecutionData[]> {
 	const upload = uploadSettings(context);
-	const { checked, putBack } = await checkProducts(
+	const { checked, putBack, identitiesKept } = await checkProducts(
 		context,
 		items,
 		failures,
@@ -73,7 +75,13 @@ async function syncChangedProducts(
 			const unchanged = [...checked.entries.values()].filter(
 				(entry) => entry.reason === 'unchanged',
 			);
-			await rememberRun(context, [...unchanged, ...outcomes.confirmed], outcomes.refused, lost);
+			await rememberRun(
+				context,
+				[...unchanged, ...outcomes.confirmed],
+				outcomes.refused,
+				lost,
+				identitiesKept,
+			);
 			written = true;
 		}
 		return runOutput(items, failures, checked, outcomes, memoryNote(lost));
@@ -91,7 +99,8 @@ async function noPutBack(): Promise<void> {}
 
 /**
  * Each item's product and content, checked, and what the memory says of it. Without Continue On
- * Fail, bad input ends the run before anything is sent.
+ * Fail, bad input ends the run before anything is sent. With Count Missing Products, also the
+ * marker of kept identities, which the run's rewrite writes again.
  */
 async function checkProducts(
 	context: IExecuteFunctions,
@@ -101,12 +110,17 @@ async function checkProducts(
 	upload: UploadSettings,
 	settings: ChangedProductsSettings,
 	lost: AbortSignal,
-): Promise<{ checked: CheckedProducts; putBack: () => Promise<void> }> {
+): Promise<{
+	checked: CheckedProducts;
+	putBack: () => Promise<void>;
+	identitiesKept?: string;
+}> {
 	const checked: CheckedProducts = {
 		products: new Map(),
 		itemErrors: new Map(),
 		entries: new Map(),
 		documentOf: new Map(),
+		missing: {},
 	};
 	const fail = (itemIndex: number, error: Error) => {
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
@@ -129,18 +143,25 @@ async function checkProducts(
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
 	}
+	const identitiesKept = settings.countMissing ? await identitiesKeptMarker(context) : undefined;
 	// Send All Products forgets only once the run has proven the password (see rememberRun).
-	const { recalled, putBack } = settings.sendAll
-		? { recalled: found.map(() => ({ unchanged: false, failedBefore: false })), putBack: noPutBack }
+	const { recalled, putBack, missing } = settings.sendAll
+		? {
+				recalled: found.map(() => ({ unchanged: false, failedBefore: false })),
+				putBack: noPutBack,
+				missing: identitiesKept === undefined ? undefined : MISSING_WITH_SEND_ALL,
+			}
 		: await recallProducts(
 				context,
 				found.map(([, entry]) => entry),
 				lost,
+				identitiesKept,
 			);
 	found.forEach(([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
 	);
-	return { checked, putBack };
+	checked.missing = { ...missing };
+	return { checked, putBack, identitiesKept };
 }
 
 /**
