@@ -35,16 +35,12 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
-import {
-	CREDENTIAL_TYPE,
-	EMULATOR_CREDENTIAL,
-	emulatorCredential,
-} from '../scripts/n8n/credential';
+import { emulatorCredential } from '../scripts/n8n/credential';
 import { installN8n, N8nFolder, packPackage } from '../scripts/n8n/instance';
 import { sleep } from '../scripts/n8n/processes';
 import type { N8nServer, Owner } from '../scripts/n8n/server';
 import { nodeItems, runError } from '../scripts/n8n/run-data';
-import { nodeType } from '../scripts/n8n/workflows';
+import { actionNode, chainWorkflow } from '../scripts/n8n/workflows';
 
 const SIZES = (process.env.BENCH_SIZES ?? '100000,250000').split(',').map((size) => {
 	const value = Number(size);
@@ -100,36 +96,20 @@ async function startCatalogue(products: number) {
 	};
 }
 
+/** Start -> one empty item -> Catalogue (HTTP Request: one item per product) -> Upload Catalogue. */
 function workflow(catalogueUrl: string) {
 	return {
-		id: 'blocksBenchCatalogue',
-		name: 'Catalogue sync (blocks)',
-		active: false,
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			{
-				id: 'blocks-trigger',
-				name: 'Start',
-				type: 'n8n-nodes-base.manualTrigger',
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: {},
-			},
-			{
-				id: 'blocks-catalogue',
-				name: 'Catalogue',
-				type: 'n8n-nodes-base.httpRequest',
-				typeVersion: 4.2,
-				position: [220, 0],
-				parameters: { url: catalogueUrl },
-			},
-			{
-				id: 'blocks-upload',
-				name: UPLOAD_NODE,
-				type: nodeType('productDataIntegration'),
-				typeVersion: 1,
-				position: [440, 0],
-				parameters: {
+		...chainWorkflow(
+			'Catalogue sync (blocks)',
+			[{ json: {} }],
+			[
+				{
+					name: 'Catalogue',
+					type: 'n8n-nodes-base.httpRequest',
+					typeVersion: 4.2,
+					parameters: { url: catalogueUrl },
+				},
+				actionNode(UPLOAD_NODE, {
 					resource: 'document',
 					operation: 'upload',
 					source: 'items',
@@ -138,14 +118,10 @@ function workflow(catalogueUrl: string) {
 					itemsPerDocument: 0,
 					onlyChangedProducts: true,
 					productField: 'sku',
-				},
-				credentials: { [CREDENTIAL_TYPE]: { ...EMULATOR_CREDENTIAL } },
-			},
-		],
-		connections: {
-			Start: { main: [[{ node: 'Catalogue', type: 'main', index: 0 }]] },
-			Catalogue: { main: [[{ node: UPLOAD_NODE, type: 'main', index: 0 }]] },
-		},
+				}),
+			],
+		),
+		id: 'blocksBenchCatalogue',
 	};
 }
 
