@@ -181,7 +181,7 @@ describe('the example workflows', () => {
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
 	});
-	test('nightly sync: takes the photos by URL and remembers them in its data table, sends only changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product', async () => {
+	test('nightly sync: takes the photos by URL and remembers them in its data table, sends only changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted', async () => {
 		const shop = await startShop({ products: 5, pageSize: 2, missingPhotos: ['P00003-2'] });
 		try {
 			const example = readExample('nightly-sync.json');
