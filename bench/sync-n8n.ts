@@ -21,9 +21,10 @@
  * Per night, one JSON line: wall time (in all and per node), peak memory of the n8n process tree
  * (VmRSS of n8n and its children summed every 50 ms, bench/n8n-memory.ts) and of the n8n process
  * itself, requests per route at the emulator, downloads at the photo host, growth of n8n's
- * binary-data folder and database, the execution data the night left in it, the products the night
- * sent and whether each had its photos' hashcodes; beside them the night's targets (known images that
- * outlive a restart, photos fetched by URL only when they changed, only changed products sent), and
+ * binary-data folder and database, the execution data the night left in it (and each node's share
+ * of it), the products the night sent and whether each had its photos' hashcodes; beside them the
+ * night's targets (known images that outlive a restart, photos fetched by URL only when they
+ * changed, only changed products sent), and
  * whether the night met them. With a photo host latency, how long the night waited for the host
  * against the waiting of one photo request after another, and the target of an eighth of it; and
  * always the catalogue-scale targets (the n8n process under 2 GB, a quiet night within 5 minutes, at
@@ -506,6 +507,14 @@ async function main(): Promise<void> {
 				? (nodeItems(execution.data, UPLOAD_NODE)[0]?.run as Record<string, unknown> | undefined)
 				: undefined;
 
+			// Each node's share of the execution data, as JSON: n8n stores it flattened, which writes a
+			// repeated string once, so these add up to more than executionDataMb.
+			const nodeDataMb = Object.fromEntries(
+				Object.entries(ranNodes).map(([name, runs]) => [
+					name,
+					mb(Buffer.byteLength(JSON.stringify(runs.map((run) => run.data ?? null)))),
+				]),
+			);
 			const nodeSeconds = Object.fromEntries(
 				Object.entries(ranNodes).map(([name, runs]) => [
 					name,
@@ -593,12 +602,13 @@ async function main(): Promise<void> {
 					productsWithAllHashcodes: received.productsWithAllHashcodes,
 					wrongHashcodes: received.wrongHashcodes,
 					nodeSeconds,
+					nodeDataMb,
 					...(waiting ? { photoWaiting: waiting } : {}),
 					alerts: Object.fromEntries(
-						ALERT_NODES.filter((name) => ranNodes[name] !== undefined).map((name) => {
-							const alerts = nodeItems(execution.data, name);
-							return [name, { items: alerts.length, first: alerts[0]?.alert }];
-						}),
+						ALERT_NODES.filter((name) => ranNodes[name] !== undefined)
+							.map((name) => [name, nodeItems(execution.data, name)] as const)
+							.filter(([, alerts]) => alerts.length > 0)
+							.map(([name, alerts]) => [name, { items: alerts.length, first: alerts[0].alert }]),
 					),
 					targets,
 					met,
