@@ -13,25 +13,53 @@ ensure_redis
 cd "$PROJECT_ROOT"
 
 results="$(mktemp -d)"
+# Background installs still running, each the leader of its own process group.
 installs=()
 cleanup() {
-  # A run that stops early stops the installs too (a half-done install is redone by the next run).
+  # A run that stops early stops the installs too, npm included (a half-done install is redone by
+  # the next run).
   local install
-  for install in "${installs[@]}"; do
-    pkill -TERM -P "$install" 2>/dev/null || true
-    kill "$install" 2>/dev/null || true
+  for install in ${installs[@]+"${installs[@]}"}; do
+    kill -TERM -- "-$install" 2>/dev/null || true
   done
   rm -rf "$results"
 }
 trap cleanup EXIT
 
-# await_install <pid> <log>: waits for a background install; on failure prints its log and fails.
+# in_background <log> <command>...: starts the command in a process group of its own (job control
+# on just for it) with its output in <log>; its pid is in $started.
+in_background() {
+  local log="$1"
+  shift
+  set -m
+  "$@" >"$log" 2>&1 &
+  started=$!
+  set +m
+  installs+=("$started")
+}
+
+# await_install <pid> <log>: waits for a background install, which then no longer needs stopping;
+# on failure prints its log and fails.
 await_install() {
-  if ! wait "$1"; then
+  local status=0 install remaining=()
+  wait "$1" || status=$?
+  for install in ${installs[@]+"${installs[@]}"}; do
+    [ "$install" = "$1" ] || remaining+=("$install")
+  done
+  installs=(${remaining[@]+"${remaining[@]}"})
+  if [ "$status" -ne 0 ]; then
     echo "Installing n8n failed:" >&2
     cat "$2" >&2
     return 1
   fi
+}
+
+# install_other_versions: installs every version of the matrix but the pinned one, one after another.
+install_other_versions() {
+  local version
+  for version in ${other_versions[@]+"${other_versions[@]}"}; do
+    bash scripts/install-n8n.sh "$version" || return 1
+  done
 }
 
 # The pinned n8n installs (minutes on a fresh machine, mostly waiting on the registry) while the
@@ -41,13 +69,10 @@ await_install() {
 other_versions=()
 while read -r version; do other_versions+=("$version"); done < <(matrix_versions | tail -n +2)
 if [ "${SKIP_E2E:-}" != "1" ]; then
-  bash scripts/install-n8n.sh >"$results/n8n-install.log" 2>&1 &
-  pinned_install=$!
-  {
-    for version in "${other_versions[@]}"; do bash scripts/install-n8n.sh "$version" || exit 1; done
-  } >"$results/n8n-versions-install.log" 2>&1 &
-  versions_install=$!
-  installs=("$pinned_install" "$versions_install")
+  in_background "$results/n8n-install.log" bash scripts/install-n8n.sh
+  pinned_install=$started
+  in_background "$results/n8n-versions-install.log" install_other_versions
+  versions_install=$started
 fi
 
 npm run lint
@@ -77,8 +102,7 @@ else
   E2E_EDITION=verified bash scripts/e2e.sh --json --outputFile="$results/e2e-verified.json" \
     'test/e2e/(operations|trigger|agent|changedProducts)\.test\.ts$'
   await_install "$versions_install" "$results/n8n-versions-install.log"
-  installs=()
-  for version in "${other_versions[@]}"; do
+  for version in ${other_versions[@]+"${other_versions[@]}"}; do
     N8N_VERSION_UNDER_TEST="$version" bash scripts/e2e.sh --json \
       --outputFile="$results/e2e-n8n-$version.json" "${VERSION_MATRIX_FILES[@]}"
   done
