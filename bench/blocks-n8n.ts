@@ -188,6 +188,8 @@ function startProbe(
 		worker.once('message', resolve);
 		worker.once('error', reject);
 	});
+	// A worker that fails before it is stopped is told when it is stopped, not as an unhandled rejection.
+	result.catch(() => undefined);
 	return async () => {
 		worker.postMessage('stop');
 		const probed = await result;
@@ -238,7 +240,14 @@ async function measureSize(n8n: N8nFolder, emulator: Emulator, products: number)
 			await sleep(2000);
 			const stopProbe = startProbe(server.url, pidOf(server));
 			const started = performance.now();
-			const ran = await runNight(server, definition.id);
+			let ran: Awaited<ReturnType<typeof runNight>>;
+			try {
+				ran = await runNight(server, definition.id);
+			} catch (error) {
+				// The probe's worker would keep this process alive after a night that failed.
+				await stopProbe().catch(() => undefined);
+				throw error;
+			}
 			const seconds = (performance.now() - started) / 1000;
 			await sleep(500);
 			const { late, longestAnswerMs } = await stopProbe();
