@@ -17,10 +17,12 @@
  *
  * One JSON line per night:
  *   {"products","night","status","seconds","uploadSeconds","productsSent","requests",
- *    "longestAnswerMs","longestBlockMs","blocksOver250Ms","longestBlockInUploadMs",
+ *    "mainHighWaterMb","executionDataMb","longestAnswerMs","longestBlockMs","blocksOver250Ms","longestBlockInUploadMs",
  *    "uploadBlocksOver250Ms","longestBlockByPlace"}
  * longestBlockByPlace: the longest block within each node's run, and "outside the nodes" (n8n's
- * own work between and after them, e.g. saving the execution).
+ * own work between and after them, e.g. saving the execution). mainHighWaterMb: the n8n process's
+ * peak memory since it started (the kernel's VmHWM; the nights run one after another in one n8n);
+ * executionDataMb: the run data the night left in n8n's database.
  * n8n's REST API hands back the run data of an execution only up to EXECUTIONS_DATA_MAX_DISPLAY_SIZE
  * (100 MB by default; a night of 250,000 products is more): the benchmark raises it to 1 GB, which
  * changes only what the API shows, not how n8n runs.
@@ -41,6 +43,7 @@ import { sleep } from '../scripts/n8n/processes';
 import type { N8nServer, Owner } from '../scripts/n8n/server';
 import { nodeItems, runError } from '../scripts/n8n/run-data';
 import { actionNode, chainWorkflow } from '../scripts/n8n/workflows';
+import { startSampler } from './n8n-memory';
 
 const SIZES = (process.env.BENCH_SIZES ?? '100000,250000').split(',').map((size) => {
 	const value = Number(size);
@@ -239,18 +242,22 @@ async function measureSize(n8n: N8nFolder, emulator: Emulator, products: number)
 			// n8n settles after its start and the last night's saving before the night is probed.
 			await sleep(2000);
 			const stopProbe = startProbe(server.url, pidOf(server));
+			const stopSampler = startSampler(/ n8n start /);
 			const started = performance.now();
 			let ran: Awaited<ReturnType<typeof runNight>>;
 			try {
 				ran = await runNight(server, definition.id);
 			} catch (error) {
-				// The probe's worker would keep this process alive after a night that failed.
+				// The workers would keep this process alive after a night that failed.
 				await stopProbe().catch(() => undefined);
+				await stopSampler();
 				throw error;
 			}
 			const seconds = (performance.now() - started) / 1000;
 			await sleep(500);
 			const { late, longestAnswerMs } = await stopProbe();
+			const sampled = await stopSampler();
+			const main = sampled.processes.find((entry) => entry.pid === sampled.mainPid);
 			const execution = await server.getExecution(ran.executionId);
 			const { runData } = execution.data.resultData;
 			const [upload] = runData[UPLOAD_NODE] ?? [];
@@ -282,6 +289,8 @@ async function measureSize(n8n: N8nFolder, emulator: Emulator, products: number)
 					uploadSeconds: upload ? Math.round((upload.executionTime ?? 0) / 100) / 10 : null,
 					productsSent: summary?.sent ?? null,
 					requests: requestCount(emulator) - requestsBefore,
+					mainHighWaterMb: Math.round((main?.hwmKb ?? 0) / 1024),
+					executionDataMb: Math.round((execution.dataBytes / 1024 / 1024) * 10) / 10,
 					longestAnswerMs,
 					longestBlockMs: longest(late),
 					blocksOver250Ms: late.filter((answer) => blockOf(answer) > BLOCK_TARGET_MS).length,

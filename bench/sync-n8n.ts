@@ -333,19 +333,6 @@ function photoWaiting(shopStats: ShopStats, photoNodeSeconds: number) {
 	};
 }
 
-/**
- * The bytes of the execution's run data as n8n stores it (the `data` column of execution_data, the
- * string GET /rest/executions/:id gives back unparsed): what the night leaves in n8n's database
- * until n8n prunes it.
- */
-async function executionDataBytes(server: N8nServer, executionId: string): Promise<number> {
-	const answer = await server.request<{ data?: { data: string } }>(
-		'GET',
-		`/rest/executions/${encodeURIComponent(executionId)}`,
-	);
-	return Buffer.byteLength(answer.data?.data ?? '');
-}
-
 /** What a night is to meet; only the figures that apply to it. */
 interface Targets {
 	imageRequests?: number;
@@ -498,8 +485,8 @@ async function main(): Promise<void> {
 			const binaryAfter = folderSize(binaryFolder);
 			const shopStats = await shop.stats();
 
-			const executionBytes = await executionDataBytes(server, ran.executionId);
 			const execution = await server.getExecution(ran.executionId);
+			const executionBytes = execution.dataBytes;
 			const error = runError(execution.data);
 			const ranNodes = execution.data.resultData.runData;
 			const received = await checkCatalogue(emulator, uploadsBefore, versionOf);

@@ -45,6 +45,11 @@ export interface ExecutionSummary {
 export interface StoredExecution extends ExecutionSummary {
 	finished: boolean;
 	data: IRunExecutionData;
+	/**
+	 * The bytes of the run data as n8n stores it (the `data` column of execution_data, the string the
+	 * API gives before it is decoded): what the execution leaves in n8n's database until it prunes it.
+	 */
+	dataBytes: number;
 }
 
 export interface CredentialInput {
@@ -270,7 +275,11 @@ export class N8nServer {
 			`/rest/executions/${encodeURIComponent(id)}`,
 		);
 		if (!answer.data) throw new Error(`Execution ${id} not found`);
-		return { ...answer.data, data: this.parseFlatted(answer.data.data) as IRunExecutionData };
+		return {
+			...answer.data,
+			data: this.parseFlatted(answer.data.data) as IRunExecutionData,
+			dataBytes: Buffer.byteLength(answer.data.data),
+		};
 	}
 
 	/**
