@@ -5,7 +5,8 @@
  * from a server in this process, then Upload Catalogue (Document Upload, Build From Items, one
  * document, Only Changed Products). Per size (BENCH_SIZES, default 100000,250000), each in a fresh
  * n8n folder, three nights: `first`, `every-changed` (every product's price changed), and
- * `one-percent-changed`.
+ * `one-percent-changed`. BENCH_OUTPUT_UNCHANGED=0 turns Output Unchanged Products off (only the
+ * products sent come out of the node).
  *
  * A worker thread of this process (its own event loop: the emulator answering n8n here does not
  * delay it) asks n8n's GET /healthz one request after another, 20 ms apart, and for each slow answer
@@ -51,6 +52,7 @@ const SIZES = (process.env.BENCH_SIZES ?? '100000,250000').split(',').map((size)
 		throw new Error(`BENCH_SIZES must list positive integers, got "${size}"`);
 	return value;
 });
+const OUTPUT_UNCHANGED = process.env.BENCH_OUTPUT_UNCHANGED !== '0';
 const PROBE_PAUSE_MS = 20;
 /** The issue's bound for one block of the event loop. */
 const BLOCK_TARGET_MS = 250;
@@ -121,6 +123,7 @@ function workflow(catalogueUrl: string) {
 					itemsPerDocument: 0,
 					onlyChangedProducts: true,
 					productField: 'sku',
+					outputUnchangedProducts: OUTPUT_UNCHANGED,
 				}),
 			],
 		),

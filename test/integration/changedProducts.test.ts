@@ -570,6 +570,135 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 });
 
+describe('Document Upload: Only Changed Products, Output Unchanged Products off', () => {
+	const { emulator } = useEmulator(FAST_BUCKET);
+	let nodeId: string;
+
+	function requests(): number {
+		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+	}
+
+	async function run(
+		items: INodeExecutionData[],
+		extra: IDataObject = {},
+		options: { continueOnFail?: boolean } = {},
+	) {
+		return await runNode({
+			node,
+			nodeId,
+			parameters: buildFromItems({ outputUnchangedProducts: false, ...extra }),
+			items,
+			credentials: fastCredentials(emulator),
+			...options,
+		});
+	}
+
+	beforeEach(async () => {
+		nodeId = randomUUID();
+		const first = await run(asItems(catalogue(100)));
+		// The first night sends every product, so every product still gets its item.
+		expect(first.output[0]).toHaveLength(100);
+		await takeUploadedSkus(emulator);
+		emulator.reset();
+	});
+
+	it('a quiet night outputs one item, paired with the first input item, carrying only the run', async () => {
+		const quiet = await run(asItems(catalogue(100)));
+		expect(quiet.error).toBeUndefined();
+		expect(requests()).toBe(0);
+		expect(quiet.output[0]).toHaveLength(1);
+		expect(Object.keys(quiet.output[0][0].json)).toEqual(['run']);
+		expect(quiet.output[0][0].pairedItem).toEqual({ item: 0 });
+		expect(quiet.output[0][0].json.run).toMatchObject({
+			products: 100,
+			sent: 0,
+			unchanged: 100,
+			message:
+				'Nothing to send: the service has confirmed all 100 products as they are now. No request was made.',
+		});
+	});
+
+	it('a night where 1 % changed outputs only the product sent, carrying the run', async () => {
+		const changed = catalogue(100);
+		changed[42].price = 11;
+		const night = await run(asItems(changed));
+		expect(night.error).toBeUndefined();
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-42']);
+		expect(night.output[0]).toHaveLength(1);
+		expect(night.output[0][0]).toMatchObject({
+			json: {
+				product: 'P-42',
+				sent: true,
+				reason: 'changed',
+				confirmed: true,
+				run: { products: 100, sent: 1, unchanged: 99 },
+			},
+			pairedItem: { item: 42 },
+		});
+	});
+
+	it('products sent again after a failure keep their items', async () => {
+		await postControl(emulator.url, 'failing', { texts: ['<sku>P-7</sku>'] });
+		const changed = catalogue(100);
+		changed[7].price = 11;
+		await run(asItems(changed));
+		await postControl(emulator.url, 'failing', { texts: [] });
+		await takeUploadedSkus(emulator);
+
+		changed[90].price = 11;
+		const night = await run(asItems(changed));
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-7', 'P-90']);
+		expect(
+			night.output[0].map(({ json, pairedItem }) => [json.product, json.reason, pairedItem]),
+		).toEqual([
+			['P-7', 'sentAgainAfterFailure', { item: 7 }],
+			['P-90', 'changed', { item: 90 }],
+		]);
+		expect(night.output[0][0].json.run).toMatchObject({
+			sent: 2,
+			sentAgainAfterFailure: 1,
+			unchanged: 98,
+		});
+	});
+
+	it('with Continue On Fail, an invalid item keeps its error item, which carries the run', async () => {
+		const items = asItems(catalogue(100));
+		items[3] = { json: { name: 'no sku' } };
+		const night = await run(items, {}, { continueOnFail: true });
+		expect(night.error).toBeUndefined();
+		expect(requests()).toBe(0);
+		expect(night.output[0]).toHaveLength(1);
+		expect(night.output[0][0]).toMatchObject({
+			json: {
+				error: 'Item 3 has no product field "sku" (Product Field)',
+				run: { products: 100, sent: 0, unchanged: 99, invalid: 1 },
+			},
+			pairedItem: { item: 3 },
+		});
+	});
+
+	it('Validate Only outputs only the products a real run would send, or one item with the run', async () => {
+		const quiet = await run(asItems(catalogue(100)), { validateOnly: true });
+		expect(quiet.output[0]).toHaveLength(1);
+		expect(Object.keys(quiet.output[0][0].json)).toEqual(['run']);
+		expect(quiet.output[0][0].pairedItem).toEqual({ item: 0 });
+		expect(quiet.output[0][0].json.run).toMatchObject({ validateOnly: true, wouldSend: 0 });
+
+		const changed = catalogue(100);
+		changed[5].price = 11;
+		changed[50].price = 11;
+		const validated = await run(asItems(changed), { validateOnly: true });
+		expect(requests()).toBe(0);
+		expect(
+			validated.output[0].map(({ json, pairedItem }) => [json.product, json.wouldSend, pairedItem]),
+		).toEqual([
+			['P-5', true, { item: 5 }],
+			['P-50', true, { item: 50 }],
+		]);
+		expect(validated.output[0][0].json.run).toMatchObject({ wouldSend: 2, unchanged: 98 });
+	});
+});
+
 describe('Document Upload: Only Changed Products, the store called in slices', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
 

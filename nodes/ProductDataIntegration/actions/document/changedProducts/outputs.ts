@@ -58,13 +58,17 @@ export function sessionOutcomes(slots: Slot[], entries: Entries): SessionOutcome
 	return outcomes;
 }
 
-/** One output item per input item; the first also carries the run's summary. */
+/**
+ * One output item per input item, or, without `outputUnchanged`, per input item whose product was
+ * sent or is invalid; the first also carries the run's summary.
+ */
 export function runOutput(
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 	{ products, itemErrors, entries, missing }: CheckedProducts,
 	{ outcomeOf, sessions }: SessionOutcomes,
 	memory: IDataObject,
+	outputUnchanged: boolean,
 ): INodeExecutionData[] {
 	const toSend = [...entries.values()].filter((entry) => entry.reason !== 'unchanged');
 	const summary: IDataObject = {
@@ -84,8 +88,9 @@ export function runOutput(
 		...memory,
 	};
 	if (toSend.length === 0) summary.message = nothingToSend(entries.size);
-	return items.map((_, itemIndex) => {
+	const outputs = items.flatMap((_, itemIndex) => {
 		const entry = entries.get(itemIndex);
+		if (!outputUnchanged && entry?.reason === 'unchanged') return [];
 		const outcome = outcomeOf.get(itemIndex);
 		let output: INodeExecutionData;
 		if (!entry) {
@@ -111,9 +116,24 @@ export function runOutput(
 				pairedItem: { item: itemIndex },
 			};
 		}
-		if (itemIndex === 0) output.json = { ...output.json, run: summary };
-		return output;
+		return [output];
 	});
+	return withSummary(items, outputs, summary);
+}
+
+/**
+ * The run's summary on the first output item; when no item is left, on an item of its own, paired
+ * with the first input item.
+ */
+function withSummary(
+	items: INodeExecutionData[],
+	outputs: INodeExecutionData[],
+	summary: IDataObject,
+): INodeExecutionData[] {
+	const [first] = outputs;
+	if (first) first.json = { ...first.json, run: summary };
+	else if (items.length > 0) outputs.push({ json: { run: summary }, pairedItem: { item: 0 } });
+	return outputs;
 }
 
 function productJson(product: string | undefined): IDataObject {
@@ -137,6 +157,7 @@ export async function validatedOutput(
 	{ entries, itemErrors, missing }: CheckedProducts,
 	plans: Plan[],
 	memory: IDataObject,
+	outputUnchanged: boolean,
 ): Promise<INodeExecutionData[]> {
 	const failedPlans = plans.flatMap((plan) => ('error' in plan ? [plan] : []));
 	// Without Continue On Fail, a document that cannot be built fails the run, as a real run would.
@@ -167,21 +188,21 @@ export async function validatedOutput(
 		...memory,
 	};
 	if (documents === 0) summary.message = nothingToSend(summary.unchanged as number);
-	return items.map((_, itemIndex) => {
+	const outputs = items.flatMap((_, itemIndex) => {
 		const entry = entries.get(itemIndex);
 		const error = itemErrors.get(itemIndex);
-		const output: INodeExecutionData =
-			error || !entry
-				? failures.output(error, [itemIndex], productJson(entry?.product))
-				: {
-						json: {
-							product: entry.product,
-							wouldSend: entry.reason !== 'unchanged',
-							reason: entry.reason,
-						},
-						pairedItem: { item: itemIndex },
-					};
-		if (itemIndex === 0) output.json = { ...output.json, run: summary };
-		return output;
+		if (error || !entry) return [failures.output(error, [itemIndex], productJson(entry?.product))];
+		if (!outputUnchanged && entry.reason === 'unchanged') return [];
+		return [
+			{
+				json: {
+					product: entry.product,
+					wouldSend: entry.reason !== 'unchanged',
+					reason: entry.reason,
+				},
+				pairedItem: { item: itemIndex },
+			},
+		];
 	});
+	return withSummary(items, outputs, summary);
 }

@@ -24,7 +24,8 @@ import type { ChangedProductsSettings } from './settings';
  * consulted; only the products the service has not confirmed as they are now are sent, the node
  * waits for their sessions, and then remembers the products of the sessions that finished without
  * errors (and, to say so next time, those that finished with errors). One output item per input
- * item says what became of its product; the first also carries the run's summary.
+ * item says what became of its product (without Output Unchanged Products, only per product sent
+ * or invalid); the first also carries the run's summary.
  */
 export async function uploadChangedProducts(
 	context: IExecuteFunctions,
@@ -66,7 +67,15 @@ async function syncChangedProducts(
 	try {
 		const plans = await planChanged(context, items, upload, checked);
 		if (settings.validateOnly)
-			return await validatedOutput(context, items, failures, checked, plans, memoryNote(lost));
+			return await validatedOutput(
+				context,
+				items,
+				failures,
+				checked,
+				plans,
+				memoryNote(lost),
+				settings.outputUnchanged,
+			);
 
 		const slots = await uploadPlans(context, plans, failures, endpoint);
 		const outcomes = sessionOutcomes(slots, checked.entries);
@@ -84,7 +93,14 @@ async function syncChangedProducts(
 			);
 			written = true;
 		}
-		return runOutput(items, failures, checked, outcomes, memoryNote(lost));
+		return runOutput(
+			items,
+			failures,
+			checked,
+			outcomes,
+			memoryNote(lost),
+			settings.outputUnchanged,
+		);
 	} finally {
 		if (!written) await putBack();
 	}

@@ -48,6 +48,15 @@ export const changedProductsFields: INodeProperties[] = [
 			"Whether the run's summary counts the products the last run remembered that this run does not have (missing). Keeps a second value per product in the memory: twice its size and up to three times the time n8n's store takes each run.",
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
+	{
+		displayName: 'Output Unchanged Products',
+		name: 'outputUnchangedProducts',
+		type: 'boolean',
+		default: true,
+		description:
+			"Whether a product that was not sent because it is unchanged gets an output item. Off, only the products sent (or that would be, with Validate Only) and the invalid ones come out, and a run with none of them outputs one item with the run's summary: n8n keeps every output item in the execution's data, so on a night where little changed this keeps it small.",
+		displayOptions: { show: { onlyChangedProducts: [true] } },
+	},
 ];
 
 export interface ChangedProductsSettings {
@@ -55,6 +64,7 @@ export interface ChangedProductsSettings {
 	validateOnly: boolean;
 	sendAll: boolean;
 	countMissing: boolean;
+	outputUnchanged: boolean;
 }
 
 /** The settings of Only Changed Products, or undefined when it is off. */
@@ -74,5 +84,6 @@ export function changedProductsSettings(
 		validateOnly: context.getNodeParameter('validateOnly', 0, false) === true,
 		sendAll: context.getNodeParameter('sendAllProducts', 0, false) === true,
 		countMissing: context.getNodeParameter('countMissingProducts', 0, false) === true,
+		outputUnchanged: context.getNodeParameter('outputUnchangedProducts', 0, true) !== false,
 	};
 }
