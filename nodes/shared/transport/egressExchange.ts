@@ -15,6 +15,7 @@ import type {
 } from 'n8n-workflow';
 
 import { exchangeDirectly } from '../edition/directExchange';
+import { STREAMED_ANSWER } from './responses';
 
 export interface EgressAnswer {
 	statusCode: number;
@@ -67,12 +68,7 @@ export async function exchangeElsewhere(
 		method: 'GET',
 		url: exchange.url.href,
 		headers: exchange.headers,
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		disableFollowRedirect: true,
-		maxRedirects: 0,
-		encoding: 'stream',
-		json: false,
+		...STREAMED_ANSWER,
 		abortSignal: exchange.signal,
 	};
 	const response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;

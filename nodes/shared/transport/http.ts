@@ -12,6 +12,7 @@ import {
 	DEFAULT_ANSWER_LIMIT_BYTES,
 	normalizeHeaders,
 	readAnswer,
+	STREAMED_ANSWER,
 	type AnswerText,
 } from './responses';
 import type { Exchange, RequestBody, ServiceContext } from './types';
@@ -123,15 +124,8 @@ async function exchangeWith(
 		headers: { ...(exchange.headers ?? {}) },
 		// Readable is not in n8n's declared body type, but its HTTP layer streams it as it is.
 		body: body as IHttpRequestOptions['body'],
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		// Following a redirect would make the HTTP layer keep the whole body to send it again, and
-		// the service's 301 (an upload's error document) is an answer in itself.
-		disableFollowRedirect: true,
-		maxRedirects: 0,
-		// Read as it arrives, so that no answer is held whole: see readAnswer.
-		encoding: 'stream',
-		json: false,
+		// The service's 301 (an upload's error document) is an answer in itself.
+		...STREAMED_ANSWER,
 		timeout: account.timeoutMs,
 		abortSignal: signal,
 	};

@@ -1,3 +1,5 @@
+import type { IHttpRequestOptions } from 'n8n-workflow';
+
 import type { Exchange } from './types';
 
 /** Response headers as one lower-case name to one string, whatever shape the HTTP layer gave. */
@@ -16,6 +18,21 @@ export function normalizeHeaders(headers: unknown): Record<string, string> {
 }
 
 /** The most of an answer that is read: an answer of the service is small, a larger one is not its. */
+/**
+ * How n8n's request helper is asked for an answer: whole (status and headers), whatever its
+ * status, without following a redirect (each hop is judged, and following one would make the HTTP
+ * layer keep a streamed body to send it again), its body a stream read as it arrives (readBytes,
+ * readAnswer), so that no answer is held whole.
+ */
+export const STREAMED_ANSWER = {
+	returnFullResponse: true,
+	ignoreHttpStatusErrors: true,
+	disableFollowRedirect: true,
+	maxRedirects: 0,
+	encoding: 'stream',
+	json: false,
+} as const satisfies Partial<IHttpRequestOptions>;
+
 export const DEFAULT_ANSWER_LIMIT_BYTES = 1024 * 1024;
 
 export interface AnswerText {
