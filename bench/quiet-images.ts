@@ -11,6 +11,9 @@
  * ratio = now / before.
  *   BENCH_ITEMS (20000)  BENCH_ROUNDS (3)
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import type {
 	IExecuteFunctions,
 	INodeExecutionData,
@@ -24,6 +27,7 @@ import { ProductDataIntegration } from '../nodes/ProductDataIntegration/ProductD
 import { RunParameters } from '../nodes/ProductDataIntegration/actions/runParameters';
 import { startEmulator } from '../scripts/emulator';
 import { emulatorCredentials, runNode } from '../scripts/n8n/in-process';
+import { PROJECT_ROOT } from '../scripts/n8n/instance';
 
 function setting(name: string, fallback: number): number {
 	const raw = process.env[name];
@@ -35,19 +39,17 @@ function setting(name: string, fallback: number): number {
 const ITEMS = setting('BENCH_ITEMS', 20_000);
 const ROUNDS = setting('BENCH_ROUNDS', 3);
 
-const UPLOAD: INodeParameters = {
-	resource: 'image',
-	operation: 'upload',
-	imagesFrom: 'url',
-	photoUrl: '={{ $json.url }}',
-	photoVersion: '={{ $json.updatedAt }}',
-	options: {
-		allowedInternalHosts: '127.0.0.1:8472',
-		knownHashcode: '={{ $json.knownHashcode }}',
-		knownMd5: '={{ $json.knownMd5 }}',
-		knownVersion: '={{ $json.knownVersion }}',
-	},
-};
+/** The parameters of the nightly-sync example's Upload Photo, as a user imports it. */
+function examplesUploadPhoto(): INodeParameters {
+	const { nodes } = JSON.parse(
+		readFileSync(join(PROJECT_ROOT, 'examples', 'nightly-sync.json'), 'utf8'),
+	) as { nodes: Array<{ name: string; parameters: INodeParameters }> };
+	const node = nodes.find((candidate) => candidate.name === 'Upload Photo');
+	if (!node) throw new Error('examples/nightly-sync.json has no node "Upload Photo"');
+	return node.parameters;
+}
+
+const UPLOAD = examplesUploadPhoto();
 
 const planOfRun = RunParameters.prototype['plan'];
 
