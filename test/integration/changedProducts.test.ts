@@ -356,7 +356,11 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
 	});
 
-	it('refuses a second run of the same node while the first is still syncing, sending nothing', async () => {
+	/**
+	 * A first run of the node, started and held in its wait for its session's status (in an object:
+	 * an async function would wait for a promise it returns).
+	 */
+	async function runHeldInItsWait(): Promise<{ first: ReturnType<typeof run> }> {
 		await postControl(emulator.url, 'faults', {
 			count: 1,
 			kind: 'slow',
@@ -365,6 +369,11 @@ describe('Document Upload: Only Changed Products', () => {
 		});
 		const first = run(asItems(catalogue(3)));
 		await new Promise((resolve) => setTimeout(resolve, 500));
+		return { first };
+	}
+
+	it('refuses a second run of the same node while the first is still syncing, sending nothing', async () => {
+		const { first } = await runHeldInItsWait();
 		const uploadsBefore = emulator.stats().uploads;
 		const second = await run(asItems(catalogue(3)));
 		expect(second.error?.message).toBe(
@@ -380,14 +389,7 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 
 	it('under Continue On Fail, a run refused while another syncs gives an error item per input item', async () => {
-		await postControl(emulator.url, 'faults', {
-			count: 1,
-			kind: 'slow',
-			delayMs: 1500,
-			path: '/api/status',
-		});
-		const first = run(asItems(catalogue(3)));
-		await new Promise((resolve) => setTimeout(resolve, 500));
+		const { first } = await runHeldInItsWait();
 		const uploadsBefore = emulator.stats().uploads;
 		const second = await run(asItems(catalogue(3)), buildFromItems(), { continueOnFail: true });
 		expect(second.error).toBeUndefined();
