@@ -218,11 +218,13 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 	}
 
 	function photo(req: IncomingMessage, res: ServerResponse, file: string): void {
-		const match = /^(P(\d{5})-(\d+))\.jpg$/.exec(file);
+		// Product ids have five digits or more (P00001, P100000).
+		const match = /^(P(\d{5,})-(\d+))\.jpg$/.exec(file);
 		const productIndex = match ? Number(match[2]) - 1 : -1;
 		const photoIndex = match ? Number(match[3]) - 1 : -1;
 		if (
 			!match ||
+			productId(productIndex) !== `P${match[2]}` ||
 			productIndex < 0 ||
 			productIndex >= resolved.products ||
 			photoIndex < 0 ||

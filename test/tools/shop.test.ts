@@ -98,6 +98,21 @@ describe('the fixture shop', () => {
 		expect(shop.stats().requests).toEqual({ 'GET /photos/{photo}': 2, other: 1 });
 	});
 
+	test('from the 100,000th product on, ids have six digits, and their photos are served', async () => {
+		const large = await startShop({ products: 100_000, pageSize: 500, photoBytes: 1000 });
+		try {
+			const last = (await (await request(`${large.productsUrl}?page=200`)).body.json()) as Page;
+			const product = last.products.at(-1);
+			expect(product?.id).toBe('P100000');
+			expect(photoId(99_999, 1)).toBe('P100000-2');
+			expect((await get(String(product?.photos[1].url))).status).toBe(200);
+			// The same product with a zero too many is not it.
+			expect((await get(`${large.url}/photos/P0100000-1.jpg`)).status).toBe(404);
+		} finally {
+			await large.close();
+		}
+	});
+
 	test('its control routes give and clear the statistics, uncounted', async () => {
 		await get(`${shop.url}/photos/P00001-1.jpg`);
 		const stats = await get(`${shop.url}/__shop/stats`);
