@@ -1,13 +1,16 @@
 /**
- * The whole nightly sync (examples/nightly-sync.json) in a real n8n, three nights, with an n8n
+ * The whole nightly sync (examples/nightly-sync.json, which runs examples/nightly-sync-page.json for
+ * each page of products) in a real n8n, three nights, with an n8n
  * restart before each: what a catalogue of N products with 2 photos each costs n8n and the
  * service's request budget, the way n8n runs by default. Night 1 is the first sync, night 2 a
  * re-sync with nothing changed, night 3 a re-sync after the shop changed BENCH_CHANGED_PHOTOS photos.
  *
  * - n8n: the pinned version, the packed package installed as a user installs it, `n8n start` with
  *   n8n's default settings (regular mode, SQLite, binary data in the file system), through the driver
- *   of a real n8n (scripts/n8n). The workflow runs from its Manual Trigger, as "Execute workflow" in
- *   the editor does; the Schedule Trigger beside it would run the same nodes.
+ *   of a real n8n (scripts/n8n). Both workflows are published and each night is a production run, as
+ *   the schedule starts it: a Webhook node takes the Schedule Trigger's place, so that the night
+ *   starts when the benchmark calls it. A production run keeps to the example's Workflow settings:
+ *   a successful night is not kept in n8n's database, its record is the row Keep Night Report adds.
  * - The service: the emulator, in this process, with the service's bucket (50) leaking every 1 ms so
  *   that the nights take minutes, and the credential's Custom Rate Limit set to the same; images
  *   stay in it from one night to the next, as on the service.
@@ -18,11 +21,13 @@
  *   against this process (its memory sampler reads /proc) nor the emulator's. It stops when this
  *   process ends; its change-photos control route changes photos before night 3.
  *
- * Per night, one JSON line: wall time (in all and per node), peak memory of the n8n process tree
+ * Per night, one JSON line: wall time (from the call that starts it to its report's row; per node
+ * with BENCH_KEEP_NIGHTS=1, which keeps the night's execution for it), peak memory of the n8n process tree
  * (VmRSS of n8n and its children summed every 50 ms, bench/n8n-memory.ts) and of the n8n process
  * itself, requests per route at the emulator, downloads at the photo host, growth of n8n's
- * binary-data folder and database, the execution data the night left in it (and each node's share
- * of it), the products the night sent and whether each had its photos' hashcodes; beside them the
+ * binary-data folder and database, the execution data the night left in it (and, kept, each node's
+ * share of it), the night's report, the products the night sent and whether each had its photos'
+ * hashcodes; beside them the
  * night's targets (known images that outlive a restart, photos fetched by URL only when they
  * changed, only changed products sent), and
  * whether the night met them. With a photo host latency, how long the night waited for the host
@@ -36,7 +41,9 @@
  * BENCH_CHANGED_PHOTOS (1 % of the photos, at least 1; the photos changed before night 3),
  * BENCH_PHOTO_LATENCY_MS and BENCH_API_LATENCY_MS (0: the milliseconds the shop's photo host and
  * product API wait before each answer), BENCH_PHOTO_VERSIONS (1; 0: the products list their photos
- * without a version, so every night revalidates each photo by its ETag).
+ * without a version, so every night revalidates each photo by its ETag), BENCH_KEEP_NIGHTS (0; 1:
+ * each night's execution is kept, as Save successful production executions would, for the time and
+ * data of each node; the night's figures are then those of a kept night).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -66,8 +73,14 @@ import {
 	PROJECT_ROOT,
 } from '../scripts/n8n/instance';
 import { killGroup, sleep, tail, track, untrack } from '../scripts/n8n/processes';
-import { nodeItems, runError } from '../scripts/n8n/run-data';
-import type { ExecutionSummary, N8nServer, Owner, WorkflowDefinition } from '../scripts/n8n/server';
+import { runError } from '../scripts/n8n/run-data';
+import type {
+	ExecutionSummary,
+	N8nServer,
+	Owner,
+	StoredExecution,
+	WorkflowDefinition,
+} from '../scripts/n8n/server';
 import {
 	photoBytes,
 	photoId,
@@ -100,6 +113,7 @@ const NIGHT_TIMEOUT_MS = positiveInteger('BENCH_TIMEOUT_MINUTES', 60) * 60_000;
 const PHOTO_LATENCY_MS = milliseconds('BENCH_PHOTO_LATENCY_MS');
 const API_LATENCY_MS = milliseconds('BENCH_API_LATENCY_MS');
 const PHOTO_VERSIONS = process.env.BENCH_PHOTO_VERSIONS !== '0';
+const KEEP_NIGHTS = process.env.BENCH_KEEP_NIGHTS === '1';
 /** A night from a host with latency waits at most this share of one photo request after another. */
 const WAITING_TARGET = 1 / 8;
 /** The catalogue-scale targets: what one n8n on a host with 8 GB can give the sync. */
@@ -116,14 +130,33 @@ const CHANGED_PHOTOS = positiveInteger(
 );
 
 const WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync.json');
-const PRODUCTS_NODE = 'Get Products';
+const PAGE_WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync-page.json');
+/** The nodes that read the shop's product API: the night's, for the pages, and each page's. */
+const PRODUCTS_NODES = { [WORKFLOW_FILE]: 'First Page', [PAGE_WORKFLOW_FILE]: 'Get Page' };
 const KNOWN_PHOTOS_NODE = 'Known Photos';
-const UPLOAD_NODE = 'Upload Changed Products';
-const PHOTO_NODE = 'Upload Photo';
+const REPORT_NODE = 'Keep Night Report';
+const SCHEDULE_NODE = 'Every Night at 2';
+/** What starts a night in the benchmark, in the Schedule Trigger's place. */
+const NIGHT_WEBHOOK = {
+	name: 'Night Started by the Benchmark',
+	type: 'n8n-nodes-base.webhook',
+	typeVersion: 2,
+	webhookId: '5d0c9f7e-2b1a-4c3d-9e8f-7a6b5c4d3e2f',
+	parameters: {
+		httpMethod: 'POST',
+		path: 'sync-n8n-night',
+		responseMode: 'onReceived',
+		options: {},
+	},
+};
+/**
+ * The night's node that runs the page workflow, where the photos are taken: the pages' executions
+ * are not kept, so its time is the photos' (with the pages' reading and the data table's).
+ */
+const PAGES_NODE = 'Sync Each Page';
 const PHOTO_ROUTE = 'GET /photos/{photo}';
 /** Where the example expects the shop (`npm run shop`); the benchmark's shop listens elsewhere. */
 const EXAMPLE_SHOP_HOST = '127.0.0.1:8472';
-const ALERT_NODES = ['Alert: Photos Not Uploaded', 'Alert: Needs Attention'];
 
 const OWNER: Owner = {
 	email: 'bench@example.com',
@@ -135,49 +168,98 @@ const OWNER: Owner = {
 const MB = 1024 * 1024;
 const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 
+type ImportedWorkflow = WorkflowDefinition & { id: string };
+
 /**
- * The example as a user imports it, pointed at the fixture shop wherever the example names the
- * shop's host (its product source, and any photo host it allows); with the name of the data table it
- * keeps its photos in.
+ * The example's two workflows as a user imports them (keeping their ids, so that the night's Sync
+ * Each Page names the page workflow), pointed at the fixture shop wherever they name the shop's host
+ * (its product API, and the photo host the page's Upload Photo allows); with the name of the data
+ * tables the workflows keep the photos and the nights' reports in. The night starts from a webhook
+ * in place of the Schedule Trigger; with BENCH_KEEP_NIGHTS, its successful executions are kept.
  */
 function nightlySync(
 	shopUrl: string,
 	productsUrl: string,
 ): {
-	workflow: WorkflowDefinition & { id: string };
-	dataTable: string;
+	workflow: ImportedWorkflow;
+	pageWorkflow: ImportedWorkflow;
+	photoTable: string;
+	reportTable: string;
 } {
 	const shopHost = new URL(shopUrl).host;
-	const workflow = JSON.parse(
-		readFileSync(WORKFLOW_FILE, 'utf8').replaceAll(EXAMPLE_SHOP_HOST, shopHost),
-	) as WorkflowDefinition & { id: string };
-	const nodes = workflow.nodes as Array<{ name: string; parameters: Record<string, unknown> }>;
-	const node = (name: string) => {
-		const found = nodes.find((candidate) => candidate.name === name);
-		if (!found) throw new Error(`${WORKFLOW_FILE} has no node "${name}"`);
-		return found;
+	const read = (file: string) => {
+		const workflow = JSON.parse(
+			readFileSync(file, 'utf8').replaceAll(EXAMPLE_SHOP_HOST, shopHost),
+		) as ImportedWorkflow;
+		const nodes = workflow.nodes as Array<{ name: string; parameters: Record<string, unknown> }>;
+		const node = (name: string) => {
+			const found = nodes.find((candidate) => candidate.name === name);
+			if (!found) throw new Error(`${file} has no node "${name}"`);
+			return found;
+		};
+		node(PRODUCTS_NODES[file]).parameters.url = productsUrl;
+		const tableOf = (name: string) =>
+			(node(name).parameters.dataTableId as { value: string }).value;
+		return { workflow, node, tableOf };
 	};
-	node(PRODUCTS_NODE).parameters.url = productsUrl;
+	const { workflow, node: nightNode, tableOf: nightTable } = read(WORKFLOW_FILE);
+	const { workflow: pageWorkflow, node, tableOf } = read(PAGE_WORKFLOW_FILE);
 	// The shop is on this machine: its photo host is named in Allowed Internal Hosts, as the example's note says.
 	(node('Upload Photo').parameters.options as Record<string, unknown>).allowedInternalHosts =
 		new URL(productsUrl).host;
-	const { value } = node(KNOWN_PHOTOS_NODE).parameters.dataTableId as { value: string };
-	return { workflow, dataTable: value };
+	const schedule = nightNode(SCHEDULE_NODE) as unknown as Record<string, unknown>;
+	const { [SCHEDULE_NODE]: fromSchedule, ...connections } = workflow.connections as Record<
+		string,
+		unknown
+	>;
+	workflow.nodes = workflow.nodes.map((candidate) =>
+		candidate === schedule
+			? { ...NIGHT_WEBHOOK, id: schedule.id, position: schedule.position }
+			: candidate,
+	);
+	workflow.connections = { ...connections, [NIGHT_WEBHOOK.name]: fromSchedule };
+	if (KEEP_NIGHTS)
+		workflow.settings = {
+			...(workflow.settings as Record<string, unknown>),
+			saveDataSuccessExecution: 'all',
+		};
+	return {
+		workflow,
+		pageWorkflow,
+		photoTable: tableOf(KNOWN_PHOTOS_NODE),
+		reportTable: nightTable(REPORT_NODE),
+	};
 }
 
-/** The data table the example keeps its photos in, as a user creates it in the editor. */
-async function createPhotoTable(server: N8nServer, name: string): Promise<void> {
+interface DataTable {
+	/** Its rows, oldest first. */
+	rows(): Promise<Array<Record<string, unknown>>>;
+}
+
+/** A data table the example needs, as a user creates it in the editor. */
+async function createTable(
+	server: N8nServer,
+	name: string,
+	columns: Record<string, 'string' | 'number'>,
+): Promise<DataTable> {
 	const { data: project } = await server.request<{ data: { id: string } }>(
 		'GET',
 		'/rest/projects/personal',
 	);
-	await server.request('POST', `/rest/projects/${project.id}/data-tables`, {
-		name,
-		columns: ['url', 'version', 'md5', 'hashcode'].map((column) => ({
-			name: column,
-			type: 'string',
-		})),
-	});
+	const { data: table } = await server.request<{ data: { id: string } }>(
+		'POST',
+		`/rest/projects/${project.id}/data-tables`,
+		{ name, columns: Object.entries(columns).map(([column, type]) => ({ name: column, type })) },
+	);
+	return {
+		rows: async () =>
+			(
+				await server.request<{ data: { data: Array<Record<string, unknown>> } }>(
+					'GET',
+					`/rest/projects/${project.id}/data-tables/${table.id}/rows?take=1000`,
+				)
+			).data.data,
+	};
 }
 
 interface ShopProcess {
@@ -280,39 +362,62 @@ function subtract(after: Record<string, number>, before: Record<string, number>)
 	return delta;
 }
 
-/** Starts the workflow and waits for its end through the list of executions (no run data). */
-async function runNight(
-	server: N8nServer,
-	workflowId: string,
-): Promise<{ executionId: string; status: string; seconds: number }> {
+interface Night {
+	status: string;
+	seconds: number;
+	/** The row Keep Night Report added; undefined when the night failed. */
+	report?: Record<string, unknown>;
+	/** The executions of the night's workflow that n8n kept (a failed night, or BENCH_KEEP_NIGHTS). */
+	kept: StoredExecution[];
+}
+
+/**
+ * Starts a night as its schedule would (a production run, through the webhook in the Schedule
+ * Trigger's place) and waits for its end: its report's row, or a failed execution of the workflow,
+ * and no execution of it running. Its seconds are from the call to the end seen (polled every 0.5 s).
+ */
+async function runNight(server: N8nServer, workflowId: string, reports: DataTable): Promise<Night> {
+	const reportsBefore = (await reports.rows()).length;
+	const keptBefore = new Set((await server.listExecutions({ workflowId })).map(({ id }) => id));
 	const started = performance.now();
-	const executionId = await server.startRun(workflowId);
+	const response = await request(`${server.url}/webhook/${NIGHT_WEBHOOK.parameters.path}`, {
+		method: 'POST',
+	});
+	await response.body.dump();
+	if (response.statusCode !== 200)
+		throw new Error(`The night's webhook answered ${response.statusCode}`);
 	const deadline = Date.now() + NIGHT_TIMEOUT_MS;
 	for (;;) {
+		await sleep(500);
 		// An n8n out of open files (EMFILE) refuses connections to its REST API too, for a while: the
 		// night goes on, so does the waiting.
-		const execution = (
-			await server.listExecutions({ workflowId }).catch(() => [] as ExecutionSummary[])
-		).find((entry) => entry.id === executionId);
-		if (execution && !['new', 'running', 'waiting'].includes(execution.status)) {
-			const ran =
-				execution.startedAt && execution.stoppedAt
-					? (Date.parse(execution.stoppedAt) - Date.parse(execution.startedAt)) / 1000
-					: (performance.now() - started) / 1000;
-			return { executionId, status: execution.status, seconds: ran };
+		const rows = await reports.rows().catch(() => undefined);
+		const executions = await server
+			.listExecutions({ workflowId })
+			.catch(() => [] as ExecutionSummary[]);
+		const inFlight = (status: string) => ['new', 'running', 'waiting'].includes(status);
+		const ended = executions.filter(({ id, status }) => !keptBefore.has(id) && !inFlight(status));
+		const report = rows && rows.length > reportsBefore ? rows[rows.length - 1] : undefined;
+		const failed = ended.some(({ status }) => status !== 'success');
+		// n8n lists a night while it runs, and forgets it at its end unless it keeps it.
+		const running = executions.some(({ status }) => inFlight(status));
+		if ((report || failed) && !running) {
+			const seconds = (performance.now() - started) / 1000;
+			const kept = await Promise.all(ended.map(({ id }) => server.getExecution(id)));
+			return { status: failed ? 'error' : 'success', seconds, report, kept };
 		}
 		if (Date.now() > deadline)
-			throw new Error(`Execution ${executionId} did not finish within ${NIGHT_TIMEOUT_MS} ms`);
-		await sleep(500);
+			throw new Error(`The night did not end within ${NIGHT_TIMEOUT_MS} ms`);
 	}
 }
 
 /**
  * How long a night waited for the photo host, against one photo request after another: the host's
  * busy time (at least one photo request in flight) over photo requests × latency. About 1 when
- * photos are fetched one at a time; 1/8 when eight are always in flight.
+ * photos are fetched one at a time; 1/8 when eight are always in flight. With a kept night, the
+ * same for the time of the node that runs the pages, where the photos are taken.
  */
-function photoWaiting(shopStats: ShopStats, photoNodeSeconds: number) {
+function photoWaiting(shopStats: ShopStats, pagesNodeSeconds: number | undefined) {
 	const photoRequests = shopStats.requests[PHOTO_ROUTE] ?? 0;
 	const sequentialSeconds = (photoRequests * PHOTO_LATENCY_MS) / 1000;
 	const ratio = (seconds: number) => Math.round((seconds / sequentialSeconds) * 1000) / 1000;
@@ -327,8 +432,9 @@ function photoWaiting(shopStats: ShopStats, photoNodeSeconds: number) {
 			shopStats.photoBusyMs > 0
 				? Math.round((shopStats.photoRequestMs / shopStats.photoBusyMs) * 10) / 10
 				: 0,
-		photoNodeSeconds,
-		photoNodeRatio: ratio(photoNodeSeconds),
+		...(pagesNodeSeconds !== undefined
+			? { pagesNodeSeconds, pagesNodeRatio: ratio(pagesNodeSeconds) }
+			: {}),
 		target: WAITING_TARGET,
 	};
 }
@@ -435,7 +541,11 @@ async function main(): Promise<void> {
 				leakIntervalSeconds: 0.001,
 			}),
 		]);
-		const { workflow, dataTable } = nightlySync(shop.url, shop.productsUrl);
+		const { workflow, pageWorkflow, photoTable, reportTable } = nightlySync(
+			shop.url,
+			shop.productsUrl,
+		);
+		let reports: DataTable | undefined;
 		const versions = new Map<string, number>();
 		const versionOf = (photo: string) => versions.get(photo) ?? 1;
 		// n8n 2.x keeps binary data in .n8n/storage, or in .n8n/binaryData where an older n8n left it.
@@ -455,9 +565,29 @@ async function main(): Promise<void> {
 			server = await n8n.start();
 			await server.ensureOwner(OWNER);
 			if (night === 'first') {
-				await createPhotoTable(server, dataTable);
+				await createTable(server, photoTable, {
+					productId: 'string',
+					url: 'string',
+					version: 'string',
+					md5: 'string',
+					hashcode: 'string',
+				});
+				reports = await createTable(server, reportTable, {
+					at: 'string',
+					summary: 'string',
+					alerts: 'string',
+					sent: 'number',
+					unchanged: 'number',
+					alertCount: 'number',
+				});
+				await server.createWorkflow(pageWorkflow);
 				await server.createWorkflow(workflow);
+				// Published, as the schedule needs them: production runs call the page workflow's
+				// published version.
+				await server.activateWorkflow(pageWorkflow.id);
+				await server.activateWorkflow(workflow.id);
 			}
+			if (!reports) throw new Error('The reports table was not created');
 			const changedPhotos =
 				night === 'changed-after-restart' ? await shop.changePhotos(CHANGED_PHOTOS) : [];
 			for (const photo of changedPhotos) versions.set(photo, versionOf(photo) + 1);
@@ -475,7 +605,7 @@ async function main(): Promise<void> {
 			const stop = startSampler(/ n8n start /);
 			let ran: Awaited<ReturnType<typeof runNight>>;
 			try {
-				ran = await runNight(server, workflow.id);
+				ran = await runNight(server, workflow.id, reports);
 			} catch (error) {
 				await stop();
 				throw error;
@@ -485,14 +615,12 @@ async function main(): Promise<void> {
 			const binaryAfter = folderSize(binaryFolder);
 			const shopStats = await shop.stats();
 
-			const execution = await server.getExecution(ran.executionId);
-			const executionBytes = execution.dataBytes;
-			const error = runError(execution.data);
-			const ranNodes = execution.data.resultData.runData;
+			// What the night left in n8n's database: nothing, unless it failed or BENCH_KEEP_NIGHTS.
+			const executionBytes = ran.kept.reduce((sum, execution) => sum + execution.dataBytes, 0);
+			const [execution] = ran.kept;
+			const error = execution ? runError(execution.data) : undefined;
+			const ranNodes = execution ? execution.data.resultData.runData : {};
 			const received = await checkCatalogue(emulator, uploadsBefore, versionOf);
-			const uploadRun = ranNodes[UPLOAD_NODE]
-				? (nodeItems(execution.data, UPLOAD_NODE)[0]?.run as Record<string, unknown> | undefined)
-				: undefined;
 
 			// Each node's share of the execution data, as JSON: n8n stores it flattened, which writes a
 			// repeated string once, so these add up to more than executionDataMb.
@@ -510,7 +638,7 @@ async function main(): Promise<void> {
 			);
 			const waiting =
 				PHOTO_LATENCY_MS > 0 && (shopStats.requests[PHOTO_ROUTE] ?? 0) > 0
-					? photoWaiting(shopStats, nodeSeconds[PHOTO_NODE] ?? 0)
+					? photoWaiting(shopStats, nodeSeconds[PAGES_NODE])
 					: undefined;
 			const imageRequests =
 				(requests['POST /api/images'] ?? 0) + (requests['GET /api/images'] ?? 0);
@@ -585,18 +713,11 @@ async function main(): Promise<void> {
 					databaseGrowthMb: mb(databaseBytes() - databaseBefore),
 					executionDataMb,
 					productsReceived: received.products,
-					uploadRun,
+					report: ran.report,
 					productsWithAllHashcodes: received.productsWithAllHashcodes,
 					wrongHashcodes: received.wrongHashcodes,
-					nodeSeconds,
-					nodeDataMb,
+					...(execution ? { nodeSeconds, nodeDataMb } : {}),
 					...(waiting ? { photoWaiting: waiting } : {}),
-					alerts: Object.fromEntries(
-						ALERT_NODES.filter((name) => ranNodes[name] !== undefined)
-							.map((name) => [name, nodeItems(execution.data, name)] as const)
-							.filter(([, alerts]) => alerts.length > 0)
-							.map(([name, alerts]) => [name, { items: alerts.length, first: alerts[0].alert }]),
-					),
 					targets,
 					met,
 					scaleTargets: {

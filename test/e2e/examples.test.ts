@@ -61,6 +61,7 @@ describe('the example workflows', () => {
 				'image-upload-skip-existing.json',
 				'image-upload-known-in-data-table.json',
 				'nightly-sync.json',
+				'nightly-sync-page.json',
 			]),
 		);
 		for (const file of files) {
@@ -181,13 +182,13 @@ describe('the example workflows', () => {
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
 	});
-	test('nightly sync: takes the photos by URL and remembers them in its data table, sends only changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted', async () => {
+	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table, the catalogue is sent once with only the changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; each night's report is a row, no page execution is kept', async () => {
 		const shop = await startShop({ products: 5, pageSize: 2, missingPhotos: ['P00003-2'] });
 		try {
 			const example = readExample('nightly-sync.json');
-			const exampleNodes = example.nodes as Array<
-				ExampleNode & { parameters: Record<string, unknown> }
-			>;
+			const pageExample = readExample('nightly-sync-page.json');
+			type Node = ExampleNode & { parameters: Record<string, unknown> };
+			const exampleNodes = [...example.nodes, ...pageExample.nodes] as Node[];
 			// n8n evaluates an If or Set node once per item: the example routes its thousands of products
 			// and photos with Code nodes that run once for all items.
 			expect(
@@ -195,19 +196,64 @@ describe('the example workflows', () => {
 					['n8n-nodes-base.if', 'n8n-nodes-base.set'].includes(node.type),
 				),
 			).toEqual([]);
-			const knownPhotos = exampleNodes.find((node) => node.name === 'Known Photos');
-			const { value: table } = knownPhotos?.parameters.dataTableId as { value: string };
+			const tableOf = (name: string) =>
+				(
+					exampleNodes.find((node) => node.name === name)?.parameters.dataTableId as {
+						value: string;
+					}
+				).value;
+			// Successful nights are not kept (at catalogue scale each would store tens of MB): each
+			// night's record is its row in the reports table.
+			expect(example.settings).toMatchObject({ saveDataSuccessExecution: 'none' });
 			const { data: project } = await n8n.server.request<{ data: { id: string } }>(
 				'GET',
 				'/rest/projects/personal',
 			);
-			await n8n.server.request('POST', `/rest/projects/${project.id}/data-tables`, {
-				name: table,
-				columns: ['url', 'version', 'md5', 'hashcode'].map((name) => ({ name, type: 'string' })),
-			});
+			const {
+				data: { id: tableId },
+			} = await n8n.server.request<{ data: { id: string } }>(
+				'POST',
+				`/rest/projects/${project.id}/data-tables`,
+				{
+					name: tableOf('Known Photos'),
+					columns: ['productId', 'url', 'version', 'md5', 'hashcode'].map((name) => ({
+						name,
+						type: 'string',
+					})),
+				},
+			);
+			const {
+				data: { id: reportsId },
+			} = await n8n.server.request<{ data: { id: string } }>(
+				'POST',
+				`/rest/projects/${project.id}/data-tables`,
+				{
+					name: tableOf('Keep Night Report'),
+					columns: [
+						...['at', 'summary', 'alerts'].map((name) => ({ name, type: 'string' })),
+						...['sent', 'unchanged', 'alertCount'].map((name) => ({ name, type: 'number' })),
+					],
+				},
+			);
+			const rowsOf = async (table: string) => {
+				const { data } = await n8n.server.request<{
+					data: { data: Array<Record<string, unknown>> };
+				}>('GET', `/rest/projects/${project.id}/data-tables/${table}/rows?take=100`);
+				return data.data;
+			};
+			const rows = async () =>
+				(await rowsOf(tableId))
+					.map(({ productId, url, version, md5, hashcode }) => ({
+						productId,
+						url,
+						version,
+						md5,
+						hashcode,
+					}))
+					.sort((a, b) => String(a.url).localeCompare(String(b.url)));
 			const shopHost = new URL(shop.url).host;
-			const nodes = exampleNodes.map((node) =>
-				node.name === 'Get Products'
+			const toShop = (node: Node): Node =>
+				['First Page', 'Get Page'].includes(node.name)
 					? { ...node, parameters: { ...node.parameters, url: shop.productsUrl } }
 					: node.name === 'Upload Photo'
 						? {
@@ -220,15 +266,41 @@ describe('the example workflows', () => {
 									},
 								},
 							}
-						: node,
-			);
+						: node;
 			// One workflow for all runs: what Only Changed Products remembers is the workflow's node's.
-			const id = await n8n.importWorkflow({ ...example, id: undefined, nodes });
-			const photoAlert = {
-				alert: expect.stringMatching(
-					/^Product P00003 not sent tonight, a photo failed: http:\/\/127\.0\.0\.1:\d+\/photos\/P00003-2\.jpg: /,
+			const pageId = await n8n.importWorkflow({
+				...pageExample,
+				id: undefined,
+				nodes: (pageExample.nodes as Node[]).map(toShop),
+			});
+			// The schedule calls the page workflow's published version, so it must be publishable.
+			await n8n.server.activateWorkflow(pageId);
+			const id = await n8n.importWorkflow({
+				...example,
+				id: undefined,
+				nodes: (example.nodes as Node[]).map(toShop).map((node) =>
+					node.name === 'Sync Each Page'
+						? {
+								...node,
+								parameters: {
+									...node.parameters,
+									workflowId: {
+										...(node.parameters.workflowId as object),
+										value: pageId,
+									},
+								},
+							}
+						: node,
 				),
-			};
+			});
+			const photoAlert =
+				/^Product P00003 not sent tonight, a photo failed: http:\/\/127\.0\.0\.1:\d+\/photos\/P00003-2\.jpg: [^\n]+$/;
+			const report = (fields: Record<string, unknown>) => ({
+				at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+				alertCount: 1,
+				alerts: expect.stringMatching(photoAlert),
+				...fields,
+			});
 			const hashcodeOf = () =>
 				new Map(n8n.emulator.images().map((image) => [image.md5, image.hashcode]));
 			const hashcode = (photo: string, version = 1) =>
@@ -246,9 +318,26 @@ describe('the example workflows', () => {
 					),
 				}));
 			};
+			const photoRow = (photo: string, version = 1) => ({
+				productId: photo.split('-')[0],
+				url: `${shop.url}/photos/${photo}.jpg`,
+				version: `2026-01-0${version}T00:00:00.000Z`,
+				md5: createHash('md5')
+					.update(photoBytes(photo, version, 20_000))
+					.digest('hex'),
+				hashcode: hashcode(photo, version),
+			});
+			const storedPhotos = ['P00001-1', 'P00001-2', 'P00002-1', 'P00002-2', 'P00003-1']
+				.concat(['P00004-1', 'P00004-2', 'P00005-1', 'P00005-2'])
+				.sort();
 
 			const first = await n8n.executeWorkflow(id);
-			expect(nodeItems(first, 'Alert: Photos Not Uploaded')).toEqual([photoAlert]);
+			// The shop's first page for its number of pages, then each of the three pages once.
+			expect(nodeItems(first, 'One Item per Page')).toEqual([
+				{ page: 1 },
+				{ page: 2 },
+				{ page: 3 },
+			]);
 			const [firstUpload] = nodeItems(first, 'Upload Changed Products');
 			expect(firstUpload).toMatchObject({
 				product: 'P00001',
@@ -258,60 +347,57 @@ describe('the example workflows', () => {
 				confirmed: true,
 				run: { products: 4, sent: 4, unchanged: 0, sessions: 1, sessionsConfirmed: 1 },
 			});
-			expect(nodeItems(first, 'Catalogue Accepted')).toEqual([
-				{ summary: 'Catalogue synced: 4 changed products sent and confirmed, 0 unchanged' },
-			]);
-			expect(nodeItems(first, 'Alert: Needs Attention')).toEqual([]);
+			const firstReport = report({
+				summary:
+					'Catalogue synced: 4 changed products sent, 1 of 1 sessions confirmed, 0 unchanged',
+				sent: 4,
+				unchanged: 0,
+			});
+			expect(nodeItems(first, 'Night Report')).toEqual([firstReport]);
 			expect(shop.stats()).toMatchObject({
-				requests: { 'GET /api/products': 3, 'GET /photos/{photo}': 10 },
+				requests: { 'GET /api/products': 4, 'GET /photos/{photo}': 10 },
 				photosSent: 9,
 			});
-			// All nine photos in one image request, then the document, and its status until it is done.
+			// Each page's photos in one image request, then the one document, and its status until it is done.
 			expect(n8n.emulator.stats().requests).toEqual({
-				'POST /api/images': 1,
+				'POST /api/images': 3,
 				'PUT /api/xml': 1,
 				'GET /api/status/{id}/result': expect.any(Number),
 			});
 			expect(n8n.emulator.stats().images).toBe(9);
-			expect(nodeItems(first, 'Remember New Photos')).toHaveLength(9);
-			expect(first.data.resultData.runData['Remember Changed Photos']).toBeUndefined();
+			expect(await rows()).toEqual(storedPhotos.map((photo) => photoRow(photo)));
 			expect(await productsIn(firstUpload.sessionId)).toEqual(
 				['P00001', 'P00002', 'P00004', 'P00005'].map((product) => ({
 					id: product,
 					hashcodes: [hashcode(`${product}-1`), hashcode(`${product}-2`)],
 				})),
 			);
-			const firstPhotos = nodeItems(first, 'Upload Photo');
+			// The pages' executions, which hold every photo, are not kept; the night's is.
+			expect(await n8n.server.listExecutions({ workflowId: pageId })).toEqual([]);
 
 			// Nothing changed at the shop.
 			shop.resetStats();
 			const requestsBefore = n8n.emulator.stats().requests;
+			const rowsBefore = await rows();
 			const second = await n8n.executeWorkflow(id);
-			// Only the photo that is gone is asked for again; no photo is downloaded.
+			// Only the photo that is gone is asked for again; no photo is downloaded, no image sent.
 			expect(shop.stats()).toMatchObject({
-				requests: { 'GET /api/products': 3, 'GET /photos/{photo}': 1 },
+				requests: { 'GET /api/products': 4, 'GET /photos/{photo}': 1 },
 				photosSent: 0,
 			});
 			expect(n8n.emulator.stats().requests).toEqual(requestsBefore);
-			const secondPhotos = nodeItems(second, 'Upload Photo');
-			expect(secondPhotos.filter((photo) => photo.known === 'item')).toHaveLength(9);
-			expect(secondPhotos.map((photo) => photo.hashcode)).toEqual(
-				firstPhotos.map((photo) => photo.hashcode),
-			);
-			expect(second.data.resultData.runData['New or Changed Photos']).toBeDefined();
-			expect(second.data.resultData.runData['Remember New Photos']).toBeUndefined();
-			expect(second.data.resultData.runData['Remember Changed Photos']).toBeUndefined();
+			expect(await rows()).toEqual(rowsBefore);
 			// Output Unchanged Products is off: nothing sent, one item with the night's summary.
 			expect(nodeItems(second, 'Upload Changed Products')).toEqual([
 				{ run: expect.objectContaining({ products: 4, sent: 0, unchanged: 4, sessions: 0 }) },
 			]);
-			expect(nodeItems(second, 'Catalogue Accepted')).toEqual([
-				{
-					summary:
-						'Nothing to send: the service has confirmed all 4 products as they are now. No request was made.',
-				},
-			]);
-			expect(nodeItems(second, 'Alert: Photos Not Uploaded')).toEqual([photoAlert]);
+			const secondReport = report({
+				summary:
+					'Nothing to send: the service has confirmed all 4 products as they are now. No request was made.',
+				sent: 0,
+				unchanged: 4,
+			});
+			expect(nodeItems(second, 'Night Report')).toEqual([secondReport]);
 
 			// One photo changed at the shop: its download, its upload and its product only.
 			expect(shop.changePhotos(1)).toEqual(['P00001-1']);
@@ -323,14 +409,17 @@ describe('the example workflows', () => {
 				requestsBefore['POST /api/images'] + 1,
 				requestsBefore['PUT /api/xml'] + 1,
 			]);
-			expect(third.data.resultData.runData['Remember New Photos']).toBeUndefined();
-			expect(nodeItems(third, 'Remember Changed Photos')).toEqual([
-				expect.objectContaining({
-					url: `${shop.url}/photos/P00001-1.jpg`,
-					version: '2026-01-02T00:00:00.000Z',
-					hashcode: hashcode('P00001-1', 2),
-				}),
-			]);
+			// Its row is updated in place; no row added.
+			expect(await rows()).toEqual(
+				storedPhotos.map((photo) => photoRow(photo, photo === 'P00001-1' ? 2 : 1)),
+			);
+			const thirdReport = report({
+				summary:
+					'Catalogue synced: 1 changed products sent, 1 of 1 sessions confirmed, 3 unchanged',
+				sent: 1,
+				unchanged: 3,
+			});
+			expect(nodeItems(third, 'Night Report')).toEqual([thirdReport]);
 			// Only the product sent comes out of Upload Changed Products.
 			expect(nodeItems(third, 'Upload Changed Products')).toHaveLength(1);
 			const [thirdUpload] = nodeItems(third, 'Upload Changed Products');
@@ -341,7 +430,7 @@ describe('the example workflows', () => {
 				run: { products: 4, sent: 1, unchanged: 3 },
 			});
 			expect(await productsIn(thirdUpload.sessionId)).toEqual([
-				{ id: 'P00001', hashcodes: [hashcode('P00001-1', 2), secondPhotos[1].hashcode] },
+				{ id: 'P00001', hashcodes: [hashcode('P00001-1', 2), hashcode('P00001-2')] },
 			]);
 
 			// The service ends the session of the next changed product with errors: alerted, and the
@@ -356,12 +445,28 @@ describe('the example workflows', () => {
 				status: 'failed',
 				run: { products: 4, sent: 1, unchanged: 3, sessionsFailed: 1 },
 			});
-			expect(nodeItems(fourth, 'Alert: Needs Attention')).toEqual([
-				{
-					alert: `Catalogue upload ${String(fourthUpload.sessionId)} is failed: ${String(fourthUpload.errorMessage)}. Its 1 products are sent again next night.`,
-				},
-			]);
-			expect(nodeItems(fourth, 'Alert: Photos Not Uploaded')).toEqual([photoAlert]);
+			const [photoAlertText] = String(nodeItems(fourth, 'Night Report')[0].alerts).split('\n');
+			const fourthReport = report({
+				summary:
+					'Catalogue synced: 1 changed products sent, 0 of 1 sessions confirmed, 3 unchanged',
+				sent: 1,
+				unchanged: 3,
+				alertCount: 2,
+				alerts: `${photoAlertText}\nCatalogue upload ${String(fourthUpload.sessionId)} is failed: ${String(fourthUpload.errorMessage)}. Its 1 products are sent again next night.`,
+			});
+			expect(photoAlertText).toMatch(photoAlert);
+			expect(nodeItems(fourth, 'Night Report')).toEqual([fourthReport]);
+			// Each night's report is a row of the reports table.
+			expect(
+				(await rowsOf(reportsId)).map(({ at, summary, sent, unchanged, alertCount, alerts }) => ({
+					at,
+					summary,
+					sent,
+					unchanged,
+					alertCount,
+					alerts,
+				})),
+			).toEqual([firstReport, secondReport, thirdReport, fourthReport]);
 		} finally {
 			await shop.close();
 		}
