@@ -25,16 +25,25 @@ export function pausesWhenDue(): () => Promise<void> {
 	};
 }
 
+/** `for (const value of values) each(value, index)` for a long list, pausing when due. */
+export async function forEachWithPauses<T>(
+	values: Iterable<T>,
+	each: (value: T, index: number) => void,
+): Promise<void> {
+	const pauseWhenDue = pausesWhenDue();
+	let index = 0;
+	for (const value of values) {
+		await pauseWhenDue();
+		each(value, index++);
+	}
+}
+
 /** `list.map(each)` for a long list, pausing when due (see pausesWhenDue). */
 export async function mapWithPauses<T, R>(
-	list: readonly T[],
+	list: Iterable<T>,
 	each: (value: T, index: number) => R,
 ): Promise<R[]> {
-	const pauseWhenDue = pausesWhenDue();
 	const result: R[] = [];
-	for (let index = 0; index < list.length; index++) {
-		await pauseWhenDue();
-		result.push(each(list[index], index));
-	}
+	await forEachWithPauses(list, (value, index) => result.push(each(value, index)));
 	return result;
 }
