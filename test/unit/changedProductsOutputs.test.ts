@@ -7,34 +7,9 @@ import {
 } from '../../nodes/ProductDataIntegration/actions/document/changedProducts/outputs';
 import type { Slot } from '../../nodes/ProductDataIntegration/actions/document/sendDocuments';
 import { ItemFailures } from '../../nodes/ProductDataIntegration/actions/itemErrors';
+import { clockMovingPerRead, timerTurnsDuring } from '../helpers/pauses';
 
 const PRODUCTS = 10_000;
-
-/**
- * A clock that moves on 1 ms each time it is read, so that a loop that pauses after 50 ms of work
- * pauses after at most 50 steps, however fast the machine.
- */
-function clockMovingPerRead(): void {
-	let now = 0;
-	jest.spyOn(Date, 'now').mockImplementation(() => ++now);
-}
-
-/** How often a timer armed before `work` runs until `work` is done: never for a loop in one piece. */
-async function timerTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-	let turns = 0;
-	let running = true;
-	const turn = () => {
-		if (!running) return;
-		turns++;
-		setTimeout(turn, 0);
-	};
-	setTimeout(turn, 0);
-	try {
-		return { result: await work(), turns };
-	} finally {
-		running = false;
-	}
-}
 
 function catalogue(): CheckedProducts {
 	const checked: CheckedProducts = {

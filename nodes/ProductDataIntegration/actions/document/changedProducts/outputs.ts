@@ -5,7 +5,7 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { forEachWithPauses, pausesWhenDue } from '../../../../shared/pauses';
+import { forEachWithPauses, pauseWhenDue } from '../../../../shared/pauses';
 import { bucketTerms, getServiceCredentials } from '../../../../shared/transport';
 import type { ItemFailures } from '../../itemErrors';
 import type { XmlDocument } from '../documents';
@@ -43,14 +43,13 @@ export async function sessionOutcomes(slots: Slot[], entries: Entries): Promise<
 		confirmed: [],
 		refused: [],
 	};
-	// One document may carry a whole catalogue.
-	const pauseWhenDue = pausesWhenDue();
 	for (const slot of slots) {
 		const json = 'failure' in slot ? slot.failure.json : slot.uploaded.json;
 		const itemIndexes = 'failure' in slot ? slot.itemIndexes : slot.uploaded.document.itemIndexes;
 		if ('uploaded' in slot) outcomes.sessions.push(json);
 		const status =
 			typeof json.status === 'string' && json.waitError === undefined ? json.status : undefined;
+		// One document may carry a whole catalogue.
 		for (const itemIndex of itemIndexes) {
 			await pauseWhenDue();
 			outcomes.outcomeOf.set(itemIndex, { json, status });

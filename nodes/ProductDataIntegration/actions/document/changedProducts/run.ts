@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { forEachWithPauses, mapWithPauses, pausesWhenDue } from '../../../../shared/pauses';
+import { forEachWithPauses, mapWithPauses, pauseWhenDue } from '../../../../shared/pauses';
 import { asNodeError, type ItemFailures } from '../../itemErrors';
 import { prepareDocuments, type XmlDocument } from '../documents';
 import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../sendDocuments';
@@ -153,7 +153,6 @@ async function checkProducts(
 
 	const contents = await readContents(context, items, upload, checked, fail);
 	const found: Array<[number, ProductEntry]> = [];
-	const pauseWhenDue = pausesWhenDue();
 	for (const [itemIndex, content] of contents) {
 		await pauseWhenDue();
 		try {
@@ -197,7 +196,6 @@ async function readContents(
 ): Promise<Map<number, string>> {
 	const contents = new Map<number, string>();
 	if (upload.source === 'items') {
-		const pauseWhenDue = pausesWhenDue();
 		for (const itemIndex of checked.products.keys()) {
 			await pauseWhenDue();
 			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
