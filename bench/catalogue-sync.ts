@@ -29,8 +29,11 @@
  * used the processor in it (while it is blocked, n8n answers no request, runs no other execution,
  * and a queue-mode worker renews no lock). One JSON line a night:
  *   {"part":"every-changed","night","scenario","products","changedProducts","productsSent",
- *    "requests","ms","storeMs","longestBlockMs","longestBlockInStoreMs","memoryEntries","memoryBytes"}
- * longestBlockInStoreMs: the longest block that began and ended within one call of the store.
+ *    "requests","ms","storeMs","longestBlockMs","longestBlockInStoreMs","longestNodeBlockMs",
+ *    "memoryEntries","memoryBytes"}
+ * longestBlockInStoreMs: the longest block that began and ended within one call of the store;
+ * longestNodeBlockMs: the longest block within the node's run in which no call of the store was
+ * under way at any moment: the node's own work (n8n-core's before and after the node is left out).
  *
  * BENCH_COUNT_MISSING=1 runs the incremental way with Count Missing Products on: each line then also
  * carries "countMissing":true and the run's "missing" (null on the first night, with no identities
@@ -45,6 +48,7 @@ import { dirname, join } from 'node:path';
 import type {
 	IDataDeduplicator,
 	IDataObject,
+	IExecuteFunctions,
 	INodeExecutionData,
 	INodeType,
 	ICredentialType,
@@ -120,25 +124,46 @@ function everyChangedProduct(index: number, night: number, size: number): IDataO
  * only as far as this process used the processor in it: on a loaded machine the operating system
  * also holds a process up, and that is no block of its own. `storeCall()` names the store call in
  * flight, if any: a gap that began and ended within one call is the store's (n8n's helper and its
- * database), the node awaiting it; it counts as `inStore`.
+ * database), the node awaiting it; it counts as `inStore`. `storeCalls()` counts the calls begun
+ * and ended: a gap within the node's run (`nodeRunning()` at both ends) with no call in flight at
+ * either end and none begun or ended in it is the node's own; it counts as `inNode`.
  */
-function eventLoopProbe(storeCall: () => number | undefined) {
+function eventLoopProbe(
+	storeCall: () => number | undefined,
+	storeCalls: () => number,
+	nodeRunning: () => boolean,
+) {
 	let longest = 0;
 	let longestInStore = 0;
+	let longestInNode = 0;
 	let last = performance.now();
 	let lastCpu = process.cpuUsage();
 	let lastCall = storeCall();
+	let lastCalls = storeCalls();
+	let lastRunning = nodeRunning();
 	const tick = () => {
 		const now = performance.now();
 		const cpu = process.cpuUsage(lastCpu);
 		const cpuMs = (cpu.user + cpu.system) / 1000;
 		const gap = Math.min(now - last - PROBE_INTERVAL_MS, cpuMs);
 		const call = storeCall();
+		const calls = storeCalls();
+		const running = nodeRunning();
 		longest = Math.max(longest, gap);
 		if (call !== undefined && call === lastCall) longestInStore = Math.max(longestInStore, gap);
+		if (
+			running &&
+			lastRunning &&
+			call === undefined &&
+			lastCall === undefined &&
+			calls === lastCalls
+		)
+			longestInNode = Math.max(longestInNode, gap);
 		last = now;
 		lastCpu = process.cpuUsage();
 		lastCall = call;
+		lastCalls = calls;
+		lastRunning = running;
 	};
 	const timer = setInterval(tick, PROBE_INTERVAL_MS);
 	return {
@@ -148,6 +173,7 @@ function eventLoopProbe(storeCall: () => number | undefined) {
 			return {
 				longestBlockMs: Math.round(longest),
 				longestBlockInStoreMs: Math.round(longestInStore),
+				longestNodeBlockMs: Math.round(longestInNode),
 			};
 		},
 	};
@@ -243,6 +269,7 @@ async function n8nStore(n8nModules: string, database: string) {
 	const helper = new DeduplicationHelper();
 	let storeMs = 0;
 	let calls = 0;
+	let callsEnded = 0;
 	let callInFlight: number | undefined;
 	const timed =
 		<A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
@@ -253,6 +280,7 @@ async function n8nStore(n8nModules: string, database: string) {
 				return await call(...args);
 			} finally {
 				callInFlight = undefined;
+				callsEnded++;
 				storeMs += performance.now() - start;
 			}
 		};
@@ -265,6 +293,8 @@ async function n8nStore(n8nModules: string, database: string) {
 			getProcessedDataCount: timed(helper.getProcessedDataCount.bind(helper)),
 		} satisfies IDataDeduplicator,
 		storeCall: () => callInFlight,
+		/** Calls begun and ended so far. */
+		storeCalls: () => calls + callsEnded,
 		takeStoreMs: () => {
 			const taken = Math.round(storeMs);
 			storeMs = 0;
@@ -278,6 +308,22 @@ async function n8nStore(n8nModules: string, database: string) {
 			return { memoryEntries: row?.entries ?? 0, memoryBytes: row?.bytes ?? 0 };
 		},
 	};
+}
+
+/** Whether `node` is running: true while its execute is under way. */
+function watchRuns(node: INodeType): () => boolean {
+	const execute = node.execute;
+	if (!execute) throw new Error('The node has no execute');
+	let running = false;
+	node.execute = async function (this: IExecuteFunctions, ...args) {
+		running = true;
+		try {
+			return await execute.apply(this, args);
+		} finally {
+			running = false;
+		}
+	};
+	return () => running;
 }
 
 function nodeOf(edition: ChildTask['edition']): INodeType {
@@ -351,9 +397,13 @@ async function runNights(task: ChildTask): Promise<void> {
 }
 
 async function runEveryChanged(task: ChildTask & { everyChanged: number }): Promise<void> {
-	const { store, storeCall, takeStoreMs, row } = await n8nStore(task.n8nModules, task.database);
+	const { store, storeCall, storeCalls, takeStoreMs, row } = await n8nStore(
+		task.n8nModules,
+		task.database,
+	);
 	deduplicator.use(store);
 	const node = nodeOf(task.edition);
+	const nodeRunning = watchRuns(node);
 	const size = task.everyChanged;
 	const known = new Set(
 		((await control(task.emulatorUrl, 'uploads')) as Array<{ id: string }>).map(({ id }) => id),
@@ -364,7 +414,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 			json: everyChangedProduct(index, night, size),
 		}));
 		const before = await requestCount(task.emulatorUrl);
-		const probe = eventLoopProbe(storeCall);
+		const probe = eventLoopProbe(storeCall, storeCalls, nodeRunning);
 		const start = performance.now();
 		const { error, output } = await runNode({
 			node,

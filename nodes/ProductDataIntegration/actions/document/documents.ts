@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { pause, pausesWhenDue } from '../../../shared/pauses';
+import { pause, pauseWhenDue } from '../../../shared/pauses';
 import { cancelledError, cancelSignal, type RequestBody } from '../../../shared/transport';
 import {
 	buildXmlDocument,
@@ -338,7 +338,6 @@ async function buildDocument(
 	const rootElement = elementName(context, 'rootElement', first);
 	const itemElement = elementName(context, 'itemElement', first);
 	const declaration = context.getNodeParameter('xmlDeclaration', first, true) as boolean;
-	const pauseWhenDue = pausesWhenDue();
 	const entries: PreparedItem[] = [];
 	for (const itemIndex of itemIndexes) {
 		await pauseWhenDue();

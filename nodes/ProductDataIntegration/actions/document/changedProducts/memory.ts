@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { mapWithPauses } from '../../../../shared/pauses';
+import { forEachWithPauses, mapWithPauses } from '../../../../shared/pauses';
 import { runAlone } from '../../../../shared/runAlone';
 import { getServiceCredentials, holderOf } from '../../../../shared/transport';
 import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
@@ -196,8 +196,8 @@ export async function recallProducts(
 		const markers =
 			identitiesKept === undefined ? [CHECK_UNDER_WAY] : [CHECK_UNDER_WAY, identitiesKept];
 		const check = await checkAndRecord(context, [...markers, ...confirmed], lost);
-		keep(check, found, added);
-		const before = new Set(check.found);
+		await keep(check, found, added);
+		const before = await setOf(check.found);
 		const trusted = !before.has(CHECK_UNDER_WAY);
 		const countable = identitiesKept !== undefined && trusted && before.has(identitiesKept);
 		const unchanged = await mapWithPauses(confirmed, (value) => trusted && before.has(value));
@@ -248,9 +248,20 @@ function inWriteOrder(values: string[], identitiesKept: string | undefined): str
 }
 
 /** Adds what a check found and added to the run's lists (one by one: they may be long). */
-function keep(check: { found: string[]; added: string[] }, found: string[], added: string[]): void {
-	for (const value of check.found) found.push(value);
-	for (const value of check.added) added.push(value);
+async function keep(
+	check: { found: string[]; added: string[] },
+	found: string[],
+	added: string[],
+): Promise<void> {
+	await forEachWithPauses(check.found, (value) => found.push(value));
+	await forEachWithPauses(check.added, (value) => added.push(value));
+}
+
+/** `new Set(values)` for a list of a whole catalogue, pausing when due. */
+async function setOf(values: string[]): Promise<Set<string>> {
+	const set = new Set<string>();
+	await forEachWithPauses(values, (value) => set.add(value));
+	return set;
 }
 
 /** The values of `values` the list holds; found and added are kept. */
@@ -264,8 +275,8 @@ async function lookUp(
 	const toLookUp = values.filter((value): value is string => value !== undefined);
 	if (toLookUp.length === 0) return new Set();
 	const check = await checkAndRecord(context, toLookUp, lost);
-	keep(check, found, added);
-	return new Set(check.found);
+	await keep(check, found, added);
+	return await setOf(check.found);
 }
 
 /**

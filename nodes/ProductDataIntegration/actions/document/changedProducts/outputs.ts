@@ -5,6 +5,7 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
+import { forEachWithPauses, pauseWhenDue } from '../../../../shared/pauses';
 import { bucketTerms, getServiceCredentials } from '../../../../shared/transport';
 import type { ItemFailures } from '../../itemErrors';
 import type { XmlDocument } from '../documents';
@@ -35,7 +36,7 @@ export interface SessionOutcomes {
 	refused: ProductEntry[];
 }
 
-export function sessionOutcomes(slots: Slot[], entries: Entries): SessionOutcomes {
+export async function sessionOutcomes(slots: Slot[], entries: Entries): Promise<SessionOutcomes> {
 	const outcomes: SessionOutcomes = {
 		outcomeOf: new Map(),
 		sessions: [],
@@ -48,7 +49,9 @@ export function sessionOutcomes(slots: Slot[], entries: Entries): SessionOutcome
 		if ('uploaded' in slot) outcomes.sessions.push(json);
 		const status =
 			typeof json.status === 'string' && json.waitError === undefined ? json.status : undefined;
+		// One document may carry a whole catalogue.
 		for (const itemIndex of itemIndexes) {
+			await pauseWhenDue();
 			outcomes.outcomeOf.set(itemIndex, { json, status });
 			const entry = entries.get(itemIndex);
 			if (entry && status === 'succeeded') outcomes.confirmed.push(entry);
@@ -62,14 +65,14 @@ export function sessionOutcomes(slots: Slot[], entries: Entries): SessionOutcome
  * One output item per input item, or, without `outputUnchanged`, per input item whose product was
  * sent or is invalid; the first also carries the run's summary.
  */
-export function runOutput(
+export async function runOutput(
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 	{ products, itemErrors, entries, missing }: CheckedProducts,
 	{ outcomeOf, sessions }: SessionOutcomes,
 	memory: IDataObject,
 	outputUnchanged: boolean,
-): INodeExecutionData[] {
+): Promise<INodeExecutionData[]> {
 	const toSend = [...entries.values()].filter((entry) => entry.reason !== 'unchanged');
 	const summary: IDataObject = {
 		products: items.length,
@@ -88,9 +91,10 @@ export function runOutput(
 		...memory,
 	};
 	if (toSend.length === 0) summary.message = nothingToSend(entries.size);
-	const outputs = items.flatMap((_, itemIndex) => {
+	const outputs: INodeExecutionData[] = [];
+	await forEachWithPauses(items, (_, itemIndex) => {
 		const entry = entries.get(itemIndex);
-		if (!outputUnchanged && entry?.reason === 'unchanged') return [];
+		if (!outputUnchanged && entry?.reason === 'unchanged') return;
 		const outcome = outcomeOf.get(itemIndex);
 		let output: INodeExecutionData;
 		if (!entry) {
@@ -116,7 +120,7 @@ export function runOutput(
 				pairedItem: { item: itemIndex },
 			};
 		}
-		return [output];
+		outputs.push(output);
 	});
 	return withSummary(items, outputs, summary);
 }
@@ -188,21 +192,23 @@ export async function validatedOutput(
 		...memory,
 	};
 	if (documents === 0) summary.message = nothingToSend(summary.unchanged as number);
-	const outputs = items.flatMap((_, itemIndex) => {
+	const outputs: INodeExecutionData[] = [];
+	await forEachWithPauses(items, (_, itemIndex) => {
 		const entry = entries.get(itemIndex);
 		const error = itemErrors.get(itemIndex);
-		if (error || !entry) return [failures.output(error, [itemIndex], productJson(entry?.product))];
-		if (!outputUnchanged && entry.reason === 'unchanged') return [];
-		return [
-			{
-				json: {
-					product: entry.product,
-					wouldSend: entry.reason !== 'unchanged',
-					reason: entry.reason,
-				},
-				pairedItem: { item: itemIndex },
+		if (error || !entry) {
+			outputs.push(failures.output(error, [itemIndex], productJson(entry?.product)));
+			return;
+		}
+		if (!outputUnchanged && entry.reason === 'unchanged') return;
+		outputs.push({
+			json: {
+				product: entry.product,
+				wouldSend: entry.reason !== 'unchanged',
+				reason: entry.reason,
 			},
-		];
+			pairedItem: { item: itemIndex },
+		});
 	});
 	return withSummary(items, outputs, summary);
 }

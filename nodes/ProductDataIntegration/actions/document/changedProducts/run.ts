@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { pausesWhenDue } from '../../../../shared/pauses';
+import { forEachWithPauses, mapWithPauses, pauseWhenDue } from '../../../../shared/pauses';
 import { asNodeError, type ItemFailures } from '../../itemErrors';
 import { prepareDocuments, type XmlDocument } from '../documents';
 import { planUpload, uploadPlans, type Plan, type UploadEndpoint } from '../sendDocuments';
@@ -78,12 +78,13 @@ async function syncChangedProducts(
 			);
 
 		const slots = await uploadPlans(context, plans, failures, endpoint);
-		const outcomes = sessionOutcomes(slots, checked.entries);
+		const outcomes = await sessionOutcomes(slots, checked.entries);
 		// An upload the service took proves the credential's password: only then is the memory written.
 		if (outcomes.sessions.length > 0) {
-			const unchanged = [...checked.entries.values()].filter(
-				(entry) => entry.reason === 'unchanged',
-			);
+			const unchanged: ProductEntry[] = [];
+			await forEachWithPauses(checked.entries.values(), (entry) => {
+				if (entry.reason === 'unchanged') unchanged.push(entry);
+			});
 			await rememberRun(
 				context,
 				[...unchanged, ...outcomes.confirmed],
@@ -93,7 +94,7 @@ async function syncChangedProducts(
 			);
 			written = true;
 		}
-		return runOutput(
+		return await runOutput(
 			items,
 			failures,
 			checked,
@@ -142,14 +143,16 @@ async function checkProducts(
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
 		checked.itemErrors.set(itemIndex, error);
 	};
-	(await readProducts(context, items, settings.productField)).forEach((read, itemIndex) => {
-		if ('error' in read) fail(itemIndex, read.error);
-		else checked.products.set(itemIndex, read.product);
-	});
+	await forEachWithPauses(
+		await readProducts(context, items, settings.productField),
+		(read, itemIndex) => {
+			if ('error' in read) fail(itemIndex, read.error);
+			else checked.products.set(itemIndex, read.product);
+		},
+	);
 
 	const contents = await readContents(context, items, upload, checked, fail);
 	const found: Array<[number, ProductEntry]> = [];
-	const pauseWhenDue = pausesWhenDue();
 	for (const [itemIndex, content] of contents) {
 		await pauseWhenDue();
 		try {
@@ -163,17 +166,17 @@ async function checkProducts(
 	// Send All Products forgets only once the run has proven the password (see rememberRun).
 	const { recalled, putBack, missing } = settings.sendAll
 		? {
-				recalled: found.map(() => ({ unchanged: false, failedBefore: false })),
+				recalled: await mapWithPauses(found, () => ({ unchanged: false, failedBefore: false })),
 				putBack: noPutBack,
 				missing: identitiesKept === undefined ? undefined : MISSING_WITH_SEND_ALL,
 			}
 		: await recallProducts(
 				context,
-				found.map(([, entry]) => entry),
+				await mapWithPauses(found, ([, entry]) => entry),
 				lost,
 				identitiesKept,
 			);
-	found.forEach(([itemIndex, entry], index) =>
+	await forEachWithPauses(found, ([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
 	);
 	checked.missing = { ...missing };
@@ -193,7 +196,6 @@ async function readContents(
 ): Promise<Map<number, string>> {
 	const contents = new Map<number, string>();
 	if (upload.source === 'items') {
-		const pauseWhenDue = pausesWhenDue();
 		for (const itemIndex of checked.products.keys()) {
 			await pauseWhenDue();
 			contents.set(itemIndex, itemContent(context, items[itemIndex], itemIndex));
@@ -220,15 +222,16 @@ async function planChanged(
 	upload: UploadSettings,
 	checked: CheckedProducts,
 ): Promise<Plan[]> {
-	const toSend = [...checked.entries]
-		.filter(([, entry]) => entry.reason !== 'unchanged')
-		.map(([itemIndex]) => itemIndex);
+	const toSend: number[] = [];
+	await forEachWithPauses(checked.entries, ([itemIndex, entry]) => {
+		if (entry.reason !== 'unchanged') toSend.push(itemIndex);
+	});
 	if (upload.source !== 'items') {
-		return toSend.map((itemIndex) =>
+		return await mapWithPauses(toSend, (itemIndex) =>
 			planUpload(context, upload, checked.documentOf.get(itemIndex) as XmlDocument, true),
 		);
 	}
-	return (await prepareDocuments(context, items, upload, toSend)).map((entry) =>
+	return await mapWithPauses(await prepareDocuments(context, items, upload, toSend), (entry) =>
 		entry.document ? planUpload(context, upload, entry.document, true) : entry,
 	);
 }
