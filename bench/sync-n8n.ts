@@ -232,8 +232,8 @@ function nightlySync(
 }
 
 interface DataTable {
-	/** Its rows, oldest first. */
-	rows(): Promise<Array<Record<string, unknown>>>;
+	projectId: string;
+	id: string;
 }
 
 /** A data table the example needs, as a user creates it in the editor. */
@@ -251,15 +251,19 @@ async function createTable(
 		`/rest/projects/${project.id}/data-tables`,
 		{ name, columns: Object.entries(columns).map(([column, type]) => ({ name: column, type })) },
 	);
-	return {
-		rows: async () =>
-			(
-				await server.request<{ data: { data: Array<Record<string, unknown>> } }>(
-					'GET',
-					`/rest/projects/${project.id}/data-tables/${table.id}/rows?take=1000`,
-				)
-			).data.data,
-	};
+	return { projectId: project.id, id: table.id };
+}
+
+/** The table's rows, oldest first, as the n8n running now gives them. */
+async function rowsOf(
+	server: N8nServer,
+	table: DataTable,
+): Promise<Array<Record<string, unknown>>> {
+	const { data } = await server.request<{ data: { data: Array<Record<string, unknown>> } }>(
+		'GET',
+		`/rest/projects/${table.projectId}/data-tables/${table.id}/rows?take=1000`,
+	);
+	return data.data;
 }
 
 interface ShopProcess {
@@ -377,7 +381,7 @@ interface Night {
  * and no execution of it running. Its seconds are from the call to the end seen (polled every 0.5 s).
  */
 async function runNight(server: N8nServer, workflowId: string, reports: DataTable): Promise<Night> {
-	const reportsBefore = (await reports.rows()).length;
+	const reportsBefore = (await rowsOf(server, reports)).length;
 	const keptBefore = new Set((await server.listExecutions({ workflowId })).map(({ id }) => id));
 	const started = performance.now();
 	const response = await request(`${server.url}/webhook/${NIGHT_WEBHOOK.parameters.path}`, {
@@ -391,7 +395,7 @@ async function runNight(server: N8nServer, workflowId: string, reports: DataTabl
 		await sleep(500);
 		// An n8n out of open files (EMFILE) refuses connections to its REST API too, for a while: the
 		// night goes on, so does the waiting.
-		const rows = await reports.rows().catch(() => undefined);
+		const rows = await rowsOf(server, reports).catch(() => undefined);
 		const executions = await server
 			.listExecutions({ workflowId })
 			.catch(() => [] as ExecutionSummary[]);
