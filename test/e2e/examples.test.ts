@@ -182,7 +182,7 @@ describe('the example workflows', () => {
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
 	});
-	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table, the catalogue is sent once with only the changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; each night's report is a row, no page execution is kept', async () => {
+	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table, the catalogue is sent once with only the changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; every night is reported in a row of a data table, no page execution is kept', async () => {
 		const shop = await startShop({ products: 5, pageSize: 2, missingPhotos: ['P00003-2'] });
 		try {
 			const example = readExample('nightly-sync.json');
