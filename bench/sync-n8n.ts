@@ -74,7 +74,9 @@ import {
 } from '../scripts/n8n/instance';
 import { killGroup, sleep, tail, track, untrack } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
+import { dataTablesFilled } from '../scripts/n8n/workflows';
 import type {
+	DataTable,
 	ExecutionSummary,
 	N8nServer,
 	Owner,
@@ -133,8 +135,6 @@ const WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync.json');
 const PAGE_WORKFLOW_FILE = join(PROJECT_ROOT, 'examples', 'nightly-sync-page.json');
 /** The nodes that read the shop's product API: the night's, for the pages, and each page's. */
 const PRODUCTS_NODES = { [WORKFLOW_FILE]: 'First Page', [PAGE_WORKFLOW_FILE]: 'Get Page' };
-const KNOWN_PHOTOS_NODE = 'Known Photos';
-const REPORT_NODE = 'Keep Night Report';
 const SCHEDULE_NODE = 'Every Night at 2';
 /** What starts a night in the benchmark, in the Schedule Trigger's place. */
 const NIGHT_WEBHOOK = {
@@ -173,19 +173,14 @@ type ImportedWorkflow = WorkflowDefinition & { id: string };
 /**
  * The example's two workflows as a user imports them (keeping their ids, so that the night's Sync
  * Each Page names the page workflow), pointed at the fixture shop wherever they name the shop's host
- * (its product API, and the photo host the page's Upload Photo allows); with the name of the data
- * tables the workflows keep the photos and the nights' reports in. The night starts from a webhook
- * in place of the Schedule Trigger; with BENCH_KEEP_NIGHTS, its successful executions are kept.
+ * (its product API, and the photo host the page's Upload Photo allows). The night starts from a
+ * webhook in place of the Schedule Trigger; with BENCH_KEEP_NIGHTS, its successful executions are
+ * kept.
  */
 function nightlySync(
 	shopUrl: string,
 	productsUrl: string,
-): {
-	workflow: ImportedWorkflow;
-	pageWorkflow: ImportedWorkflow;
-	photoTable: string;
-	reportTable: string;
-} {
+): { workflow: ImportedWorkflow; pageWorkflow: ImportedWorkflow } {
 	const shopHost = new URL(shopUrl).host;
 	const read = (file: string) => {
 		const workflow = JSON.parse(
@@ -198,12 +193,10 @@ function nightlySync(
 			return found;
 		};
 		node(PRODUCTS_NODES[file]).parameters.url = productsUrl;
-		const tableOf = (name: string) =>
-			(node(name).parameters.dataTableId as { value: string }).value;
-		return { workflow, node, tableOf };
+		return { workflow, node };
 	};
-	const { workflow, node: nightNode, tableOf: nightTable } = read(WORKFLOW_FILE);
-	const { workflow: pageWorkflow, node, tableOf } = read(PAGE_WORKFLOW_FILE);
+	const { workflow, node: nightNode } = read(WORKFLOW_FILE);
+	const { workflow: pageWorkflow, node } = read(PAGE_WORKFLOW_FILE);
 	// The shop is on this machine: its photo host is named in Allowed Internal Hosts, as the example's note says.
 	(node('Upload Photo').parameters.options as Record<string, unknown>).allowedInternalHosts =
 		new URL(productsUrl).host;
@@ -223,47 +216,7 @@ function nightlySync(
 			...(workflow.settings as Record<string, unknown>),
 			saveDataSuccessExecution: 'all',
 		};
-	return {
-		workflow,
-		pageWorkflow,
-		photoTable: tableOf(KNOWN_PHOTOS_NODE),
-		reportTable: nightTable(REPORT_NODE),
-	};
-}
-
-interface DataTable {
-	projectId: string;
-	id: string;
-}
-
-/** A data table the example needs, as a user creates it in the editor. */
-async function createTable(
-	server: N8nServer,
-	name: string,
-	columns: Record<string, 'string' | 'number'>,
-): Promise<DataTable> {
-	const { data: project } = await server.request<{ data: { id: string } }>(
-		'GET',
-		'/rest/projects/personal',
-	);
-	const { data: table } = await server.request<{ data: { id: string } }>(
-		'POST',
-		`/rest/projects/${project.id}/data-tables`,
-		{ name, columns: Object.entries(columns).map(([column, type]) => ({ name: column, type })) },
-	);
-	return { projectId: project.id, id: table.id };
-}
-
-/** The table's rows, oldest first, as the n8n running now gives them. */
-async function rowsOf(
-	server: N8nServer,
-	table: DataTable,
-): Promise<Array<Record<string, unknown>>> {
-	const { data } = await server.request<{ data: { data: Array<Record<string, unknown>> } }>(
-		'GET',
-		`/rest/projects/${table.projectId}/data-tables/${table.id}/rows?take=1000`,
-	);
-	return data.data;
+	return { workflow, pageWorkflow };
 }
 
 interface ShopProcess {
@@ -381,7 +334,7 @@ interface Night {
  * and no execution of it running. Its seconds are from the call to the end seen (polled every 0.5 s).
  */
 async function runNight(server: N8nServer, workflowId: string, reports: DataTable): Promise<Night> {
-	const reportsBefore = (await rowsOf(server, reports)).length;
+	const reportsBefore = (await server.dataTableRows(reports)).length;
 	const keptBefore = new Set((await server.listExecutions({ workflowId })).map(({ id }) => id));
 	const started = performance.now();
 	const response = await request(`${server.url}/webhook/${NIGHT_WEBHOOK.parameters.path}`, {
@@ -395,7 +348,7 @@ async function runNight(server: N8nServer, workflowId: string, reports: DataTabl
 		await sleep(500);
 		// An n8n out of open files (EMFILE) refuses connections to its REST API too, for a while: the
 		// night goes on, so does the waiting.
-		const rows = await rowsOf(server, reports).catch(() => undefined);
+		const rows = await server.dataTableRows(reports).catch(() => undefined);
 		const executions = await server
 			.listExecutions({ workflowId })
 			.catch(() => [] as ExecutionSummary[]);
@@ -545,10 +498,7 @@ async function main(): Promise<void> {
 				leakIntervalSeconds: 0.001,
 			}),
 		]);
-		const { workflow, pageWorkflow, photoTable, reportTable } = nightlySync(
-			shop.url,
-			shop.productsUrl,
-		);
+		const { workflow, pageWorkflow } = nightlySync(shop.url, shop.productsUrl);
 		let reports: DataTable | undefined;
 		const versions = new Map<string, number>();
 		const versionOf = (photo: string) => versions.get(photo) ?? 1;
@@ -569,21 +519,12 @@ async function main(): Promise<void> {
 			server = await n8n.start();
 			await server.ensureOwner(OWNER);
 			if (night === 'first') {
-				await createTable(server, photoTable, {
-					productId: 'string',
-					url: 'string',
-					version: 'string',
-					md5: 'string',
-					hashcode: 'string',
-				});
-				reports = await createTable(server, reportTable, {
-					at: 'string',
-					summary: 'string',
-					alerts: 'string',
-					sent: 'number',
-					unchanged: 'number',
-					alertCount: 'number',
-				});
+				// The tables as a user creates them, with the columns the example's inserts name: the
+				// page workflow's photos, the night's reports.
+				for (const { name, columns } of dataTablesFilled(pageWorkflow))
+					await server.createDataTable(name, columns);
+				const [reportsTable] = dataTablesFilled(workflow);
+				reports = await server.createDataTable(reportsTable.name, reportsTable.columns);
 				await server.createWorkflow(pageWorkflow);
 				await server.createWorkflow(workflow);
 				// Published, as the schedule needs them: production runs call the page workflow's

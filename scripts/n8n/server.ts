@@ -52,6 +52,14 @@ export interface StoredExecution extends ExecutionSummary {
 	dataBytes: number;
 }
 
+/** A data table of the owner's personal project. */
+export interface DataTable {
+	projectId: string;
+	id: string;
+}
+
+export type DataTableColumnType = 'string' | 'number' | 'boolean' | 'date';
+
 export interface CredentialInput {
 	name: string;
 	type: string;
@@ -257,6 +265,32 @@ export class N8nServer {
 	}
 
 	/** The latest 100 executions, newest first (GET /rest/executions; 100 is its largest page). */
+	/** Creates a data table in the owner's personal project, as the editor's Data tables page does. */
+	async createDataTable(
+		name: string,
+		columns: Array<{ name: string; type: DataTableColumnType }>,
+	): Promise<DataTable> {
+		const { data: project } = await this.request<{ data: { id: string } }>(
+			'GET',
+			'/rest/projects/personal',
+		);
+		const { data: table } = await this.request<{ data: { id: string } }>(
+			'POST',
+			`/rest/projects/${project.id}/data-tables`,
+			{ name, columns },
+		);
+		return { projectId: project.id, id: table.id };
+	}
+
+	/** A data table's rows (up to 1,000), oldest first, with n8n's id, createdAt and updatedAt. */
+	async dataTableRows(table: DataTable): Promise<Array<Record<string, unknown>>> {
+		const { data } = await this.request<{ data: { data: Array<Record<string, unknown>> } }>(
+			'GET',
+			`/rest/projects/${table.projectId}/data-tables/${table.id}/rows?take=1000`,
+		);
+		return data.data;
+	}
+
 	async listExecutions(
 		filter: { workflowId?: string; status?: ExecutionStatus } = {},
 	): Promise<ExecutionSummary[]> {

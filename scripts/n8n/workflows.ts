@@ -10,7 +10,7 @@
  */
 import { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL } from './credential';
 import { PACKAGE_NAME } from './edition';
-import type { WorkflowDefinition } from './server';
+import type { DataTableColumnType, WorkflowDefinition } from './server';
 
 /** The type of one of the package's nodes in a workflow, as n8n names a community node. */
 export function nodeType(nodeName: string): string {
@@ -147,4 +147,25 @@ export function downloadNode(name: string, url: string): ChainNode {
 			options: { response: { response: { responseFormat: 'file', outputPropertyName: 'data' } } },
 		},
 	};
+}
+
+/**
+ * The data tables a workflow adds rows to, with their columns as its Data Table nodes that insert
+ * rows describe them: what a user creates before running the workflow.
+ */
+export function dataTablesFilled(
+	workflow: WorkflowDefinition,
+): Array<{ name: string; columns: Array<{ name: string; type: DataTableColumnType }> }> {
+	return (workflow.nodes as Array<{ type: string; parameters: Record<string, unknown> }>)
+		.filter(
+			({ type, parameters }) =>
+				type === 'n8n-nodes-base.dataTable' && parameters.operation === 'insert',
+		)
+		.map(({ parameters }) => {
+			const { value: name } = parameters.dataTableId as { value: string };
+			const { schema } = parameters.columns as {
+				schema: Array<{ id: string; type: DataTableColumnType }>;
+			};
+			return { name, columns: schema.map(({ id, type }) => ({ name: id, type })) };
+		});
 }

@@ -15,6 +15,7 @@ import {
 	nodeType,
 	prepareN8n,
 	PROJECT_ROOT,
+	dataTablesFilled,
 	type N8nHarness,
 	type WorkflowDefinition,
 } from './harness';
@@ -145,14 +146,10 @@ describe('the example workflows', () => {
 	});
 
 	test('known images in a Data Table: the first run uploads the photos and stores md5 and hashcode, the next one sends nothing, its hashcodes coming from the table', async () => {
-		const { data: project } = await n8n.server.request<{ data: { id: string } }>(
-			'GET',
-			'/rest/projects/personal',
+		await n8n.server.createDataTable(
+			'Known Product Photos',
+			['sku', 'md5', 'hashcode'].map((name) => ({ name, type: 'string' })),
 		);
-		await n8n.server.request('POST', `/rest/projects/${project.id}/data-tables`, {
-			name: 'Known Product Photos',
-			columns: ['sku', 'md5', 'hashcode'].map((name) => ({ name, type: 'string' })),
-		});
 		const { id } = readExample('image-upload-known-in-data-table.json');
 
 		const first = await n8n.executeWorkflow(id);
@@ -196,53 +193,17 @@ describe('the example workflows', () => {
 					['n8n-nodes-base.if', 'n8n-nodes-base.set'].includes(node.type),
 				),
 			).toEqual([]);
-			const tableOf = (name: string) =>
-				(
-					exampleNodes.find((node) => node.name === name)?.parameters.dataTableId as {
-						value: string;
-					}
-				).value;
 			// Successful nights are not kept (at catalogue scale each would store tens of MB): each
 			// night's record is its row in the reports table.
 			expect(example.settings).toMatchObject({ saveDataSuccessExecution: 'none' });
-			const { data: project } = await n8n.server.request<{ data: { id: string } }>(
-				'GET',
-				'/rest/projects/personal',
+			// The tables as the user creates them, with the columns the example's inserts name.
+			const [photosTable, reportsTable] = await Promise.all(
+				[...dataTablesFilled(pageExample), ...dataTablesFilled(example)].map(({ name, columns }) =>
+					n8n.server.createDataTable(name, columns),
+				),
 			);
-			const {
-				data: { id: tableId },
-			} = await n8n.server.request<{ data: { id: string } }>(
-				'POST',
-				`/rest/projects/${project.id}/data-tables`,
-				{
-					name: tableOf('Known Photos'),
-					columns: ['productId', 'url', 'version', 'md5', 'hashcode'].map((name) => ({
-						name,
-						type: 'string',
-					})),
-				},
-			);
-			const {
-				data: { id: reportsId },
-			} = await n8n.server.request<{ data: { id: string } }>(
-				'POST',
-				`/rest/projects/${project.id}/data-tables`,
-				{
-					name: tableOf('Keep Night Report'),
-					columns: [
-						...['at', 'summary', 'alerts'].map((name) => ({ name, type: 'string' })),
-						...['sent', 'unchanged', 'alertCount'].map((name) => ({ name, type: 'number' })),
-					],
-				},
-			);
-			const rowsOf = async (table: string) => {
-				const { data } = await n8n.server.request<{
-					data: { data: Array<Record<string, unknown>> };
-				}>('GET', `/rest/projects/${project.id}/data-tables/${table}/rows?take=100`);
-				return data.data;
-			};
 			const rows = async () =>
-				(await rowsOf(tableId))
+				(await n8n.server.dataTableRows(photosTable))
 					.map(({ productId, url, version, md5, hashcode }) => ({
 						productId,
 						url,
@@ -458,14 +419,16 @@ describe('the example workflows', () => {
 			expect(nodeItems(fourth, 'Night Report')).toEqual([fourthReport]);
 			// Each night's report is a row of the reports table.
 			expect(
-				(await rowsOf(reportsId)).map(({ at, summary, sent, unchanged, alertCount, alerts }) => ({
-					at,
-					summary,
-					sent,
-					unchanged,
-					alertCount,
-					alerts,
-				})),
+				(await n8n.server.dataTableRows(reportsTable)).map(
+					({ at, summary, sent, unchanged, alertCount, alerts }) => ({
+						at,
+						summary,
+						sent,
+						unchanged,
+						alertCount,
+						alerts,
+					}),
+				),
 			).toEqual([firstReport, secondReport, thirdReport, fourthReport]);
 		} finally {
 			await shop.close();

@@ -104,6 +104,7 @@ export { freePort, sleep } from '../../scripts/n8n/processes';
 export {
 	actionNode,
 	chainWorkflow,
+	dataTablesFilled,
 	downloadNode,
 	ITEMS_NAME,
 	nodeType,
