@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import {
+	noCheckedProducts,
 	runOutput,
 	sessionOutcomes,
 	type CheckedProducts,
@@ -12,13 +13,7 @@ import { clockMovingPerRead, timerTurnsDuring } from '../helpers/pauses';
 const PRODUCTS = 10_000;
 
 function catalogue(): CheckedProducts {
-	const checked: CheckedProducts = {
-		products: new Map(),
-		itemErrors: new Map(),
-		entries: new Map(),
-		documentOf: new Map(),
-		missing: {},
-	};
+	const checked = noCheckedProducts();
 	for (let itemIndex = 0; itemIndex < PRODUCTS; itemIndex++) {
 		const product = `P-${itemIndex}`;
 		checked.products.set(itemIndex, product);

@@ -28,6 +28,17 @@ export interface CheckedProducts {
 }
 
 /** What the sessions of a run made of its products. */
+/** What the checks of a run found before they start: nothing. */
+export function noCheckedProducts(): CheckedProducts {
+	return {
+		products: new Map(),
+		itemErrors: new Map(),
+		entries: new Map(),
+		documentOf: new Map(),
+		missing: {},
+	};
+}
+
 export interface SessionOutcomes {
 	outcomeOf: Map<number, { json: IDataObject; status?: string }>;
 	/** The sessions' outputs, one per uploaded document. */

@@ -15,7 +15,13 @@ import {
 	rememberRun,
 	type ProductEntry,
 } from './memory';
-import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
+import {
+	noCheckedProducts,
+	runOutput,
+	sessionOutcomes,
+	validatedOutput,
+	type CheckedProducts,
+} from './outputs';
 import { itemContent, productEntry, readProducts, reasonOf } from './products';
 import type { ChangedProductsSettings } from './settings';
 
@@ -132,13 +138,7 @@ async function checkProducts(
 	putBack: () => Promise<void>;
 	identitiesKept?: string;
 }> {
-	const checked: CheckedProducts = {
-		products: new Map(),
-		itemErrors: new Map(),
-		entries: new Map(),
-		documentOf: new Map(),
-		missing: {},
-	};
+	const checked = noCheckedProducts();
 	const fail = (itemIndex: number, error: Error) => {
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
 		checked.itemErrors.set(itemIndex, error);
