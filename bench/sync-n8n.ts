@@ -21,16 +21,15 @@
  *   against this process (its memory sampler reads /proc) nor the emulator's. It stops when this
  *   process ends; its change-photos control route changes photos before night 3.
  *
- * Per night, one JSON line: wall time (from the call that starts it to its report's row; per node
- * with BENCH_KEEP_NIGHTS=1, which keeps the night's execution for it), peak memory of the n8n process tree
- * (VmRSS of n8n and its children summed every 50 ms, bench/n8n-memory.ts) and of the n8n process
- * itself, requests per route at the emulator, downloads at the photo host, growth of n8n's
+ * Per night, one JSON line: wall time (from the call that starts it to its end; per node with
+ * BENCH_KEEP_NIGHTS=1, which keeps the night's execution for it), peak memory of the n8n process
+ * tree (VmRSS of n8n and its children summed every 50 ms, bench/n8n-memory.ts) and of the n8n
+ * process itself, requests per route at the emulator, downloads at the photo host, growth of n8n's
  * binary-data folder and database, the execution data the night left in it (and, kept, each node's
  * share of it), the night's report, the products the night sent and whether each had its photos'
- * hashcodes; beside them the
- * night's targets (known images that outlive a restart, photos fetched by URL only when they
- * changed, only changed products sent), and
- * whether the night met them. With a photo host latency, how long the night waited for the host
+ * hashcodes; beside them the night's targets (known images that outlive a restart, photos fetched
+ * by URL only when they changed, only changed products sent), and whether the night met them.
+ * With a photo host latency, how long the night waited for the host
  * against the waiting of one photo request after another, and the target of an eighth of it; and
  * always the catalogue-scale targets (the n8n process under 2 GB, a quiet night within 5 minutes, at
  * most 20 MB of execution data a night), apart, as they are meant for 100,000 products.
