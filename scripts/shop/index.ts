@@ -34,6 +34,8 @@ export interface ShopOptions {
 	pageSize?: number;
 	/** Photos still listed with their products but gone from the photo host (404), e.g. `P00003-2`. */
 	missingPhotos?: string[];
+	/** Products listed without a photo (and none served for them), e.g. `P00005`. */
+	productsWithoutPhotos?: string[];
 	/**
 	 * Whether the product API gives each photo's version (`updatedAt`, default true). Without it, the
 	 * host's ETag and Last-Modified are all a client has to tell a changed photo: conditional requests.
@@ -74,7 +76,7 @@ export interface Shop {
 	url: string;
 	/** The first page of the product API. */
 	productsUrl: string;
-	options: Required<Omit<ShopOptions, 'port' | 'missingPhotos'>>;
+	options: Required<Omit<ShopOptions, 'port' | 'missingPhotos' | 'productsWithoutPhotos'>>;
 	stats(): ShopStats;
 	/** Clears the statistics; the photos keep their versions. */
 	resetStats(): void;
@@ -154,6 +156,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		apiLatencyMs: milliseconds('apiLatencyMs', options.apiLatencyMs ?? 0),
 	};
 	const missing = new Set(options.missingPhotos ?? []);
+	const withoutPhotos = new Set(options.productsWithoutPhotos ?? []);
+	const photosOf = (index: number) =>
+		withoutPhotos.has(productId(index)) ? 0 : resolved.photosPerProduct;
 	const versions = new Map<string, number>();
 	const versionOf = (id: string) => versions.get(id) ?? 1;
 	let stats = noStats(0);
@@ -179,7 +184,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		const last = Math.min(first + resolved.pageSize, resolved.products);
 		const products = [];
 		for (let index = first; index < last; index++) {
-			const photos = Array.from({ length: resolved.photosPerProduct }, (_, photoIndex) => {
+			const photos = Array.from({ length: photosOf(index) }, (_, photoIndex) => {
 				const id = photoId(index, photoIndex);
 				const photoUrl = `${url}${PHOTOS_PATH}${id}.jpg`;
 				return resolved.photoVersions
@@ -228,7 +233,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 			productIndex < 0 ||
 			productIndex >= resolved.products ||
 			photoIndex < 0 ||
-			photoIndex >= resolved.photosPerProduct ||
+			photoIndex >= photosOf(productIndex) ||
 			missing.has(match[1])
 		) {
 			sendJson(res, 404, { message: 'No such photo' });
@@ -255,11 +260,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 	function changePhotos(changed: number): string[] {
 		const ids: string[] = [];
 		for (let index = 0; index < resolved.products && ids.length < changed; index++) {
-			for (
-				let photoIndex = 0;
-				photoIndex < resolved.photosPerProduct && ids.length < changed;
-				photoIndex++
-			) {
+			for (let photoIndex = 0; photoIndex < photosOf(index) && ids.length < changed; photoIndex++) {
 				const id = photoId(index, photoIndex);
 				versions.set(id, versionOf(id) + 1);
 				ids.push(id);

@@ -152,6 +152,19 @@ describe('the fixture shop', () => {
 			await gaps.close();
 		}
 	});
+	test('a product without photos is listed with none, and no photo of it is served', async () => {
+		const bare = await startShop({ products: 3, productsWithoutPhotos: ['P00002'] });
+		try {
+			const page = (await (await request(bare.productsUrl)).body.json()) as Page;
+			expect(page.products.map((product) => product.photos.length)).toEqual([2, 0, 2]);
+			expect((await get(`${bare.url}/photos/P00002-1.jpg`)).status).toBe(404);
+			// Changed photos skip it.
+			expect(bare.changePhotos(3)).toEqual(['P00001-1', 'P00001-2', 'P00003-1']);
+		} finally {
+			await bare.close();
+		}
+	});
+
 	test('its change-photos control route gives photos a new version, uncounted; a count that is not a whole number from 1 is refused', async () => {
 		const changing = await startShop({ products: 2, photoBytes: 1000 });
 		try {
