@@ -3,7 +3,7 @@
  * emulator credential and the examples, then Ctrl-C; and a second start on the same demo folder.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -154,6 +154,19 @@ describe('npm start', () => {
 			file.endsWith('.json'),
 		);
 		expect(workflows).toHaveLength(examples.length);
+		// Those marked active are published (the nightly sync's page workflow, which its schedule calls).
+		const published = examples.filter(
+			(file) =>
+				(
+					JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as {
+						active?: boolean;
+					}
+				).active === true,
+		);
+		expect(published).toContain('nightly-sync-page.json');
+		expect(bannerValue(demo.output(), 'workflows')).toBe(
+			`${examples.length} example(s) from examples/, ${published.length} of them published`,
+		);
 		expect(await answers(emulatorUrl(demo))).toBe(true);
 
 		signal(demo, 'SIGINT', { group: true });
