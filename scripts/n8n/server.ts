@@ -264,7 +264,6 @@ export class N8nServer {
 		await this.request('PATCH', `/rest/credentials/${encodeURIComponent(id)}`, credential);
 	}
 
-	/** The latest 100 executions, newest first (GET /rest/executions; 100 is its largest page). */
 	/** Creates a data table in the owner's personal project, as the editor's Data tables page does. */
 	async createDataTable(
 		name: string,
@@ -291,6 +290,7 @@ export class N8nServer {
 		return data.data;
 	}
 
+	/** The latest 100 executions, newest first (GET /rest/executions; 100 is its largest page). */
 	async listExecutions(
 		filter: { workflowId?: string; status?: ExecutionStatus } = {},
 	): Promise<ExecutionSummary[]> {

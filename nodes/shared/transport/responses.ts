@@ -17,7 +17,6 @@ export function normalizeHeaders(headers: unknown): Record<string, string> {
 	return result;
 }
 
-/** The most of an answer that is read: an answer of the service is small, a larger one is not its. */
 /**
  * How n8n's request helper is asked for an answer: whole (status and headers), whatever its
  * status, without following a redirect (each hop is judged, and following one would make the HTTP
@@ -33,6 +32,7 @@ export const STREAMED_ANSWER = {
 	json: false,
 } as const satisfies Partial<IHttpRequestOptions>;
 
+/** The most of an answer that is read: an answer of the service is small, a larger one is not its. */
 export const DEFAULT_ANSWER_LIMIT_BYTES = 1024 * 1024;
 
 export interface AnswerText {
