@@ -149,21 +149,31 @@ describe('npm start', () => {
 			cookie,
 		);
 		expect(credentials).toEqual([expect.objectContaining(EMULATOR_CREDENTIAL)]);
-		const workflows = await getData<unknown[]>(url, '/rest/workflows', cookie);
-		const examples = readdirSync(join(PROJECT_ROOT, 'examples')).filter((file) =>
-			file.endsWith('.json'),
+		const workflows = await getData<Array<{ id: string; active: boolean }>>(
+			url,
+			'/rest/workflows',
+			cookie,
 		);
+		const examples = readdirSync(join(PROJECT_ROOT, 'examples'))
+			.filter((file) => file.endsWith('.json'))
+			.map((file) => ({
+				file,
+				...(JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as {
+					id: string;
+					active?: boolean;
+				}),
+			}));
 		expect(workflows).toHaveLength(examples.length);
-		// Those marked active are published (the nightly sync's page workflow, which its schedule calls).
-		const published = examples.filter(
-			(file) =>
-				(
-					JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as {
-						active?: boolean;
-					}
-				).active === true,
-		);
-		expect(published).toContain('nightly-sync-page.json');
+		// Those marked active are published in n8n (the nightly sync's page workflow, which its
+		// schedule calls), the others not.
+		const published = examples.filter((example) => example.active === true);
+		expect(published.map((example) => example.file)).toContain('nightly-sync-page.json');
+		expect(
+			workflows
+				.filter((workflow) => workflow.active)
+				.map((workflow) => workflow.id)
+				.sort(),
+		).toEqual(published.map((example) => example.id).sort());
 		expect(bannerValue(demo.output(), 'workflows')).toBe(
 			`${examples.length} example(s) from examples/, ${published.length} of them published`,
 		);
