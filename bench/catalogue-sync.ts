@@ -30,7 +30,8 @@
  * and a queue-mode worker renews no lock). One JSON line a night:
  *   {"part":"every-changed","night","scenario","products","changedProducts","productsSent",
  *    "requests","ms","storeMs","longestBlockMs","longestBlockInStoreMs","longestNodeBlockMs",
- *    "memoryEntries","memoryBytes"}
+ *    "memoryEntries","memoryBytes","memoryPeakEntries"}
+ * memoryPeakEntries: the longest the node's list got during the night;
  * longestBlockInStoreMs: the longest block that began and ended within one call of the store;
  * longestNodeBlockMs: the longest block within the node's run in which no call of the store was
  * under way at any moment: the node's own work (n8n-core's before and after the node is left out).
@@ -285,11 +286,35 @@ async function n8nStore(n8nModules: string, database: string) {
 			}
 		};
 	const table = source.getMetadata(db.ProcessedData).tableName;
+	/** The list's length as the calls leave it, counted from their answers, and its peak. */
+	let entries = 0;
+	let peakEntries = 0;
+	let countedNode = '';
+	const row = async (nodeId: string) => {
+		const [found] = await source.query(
+			`SELECT length(value) AS bytes, json_array_length(json_extract(value, '$.data')) AS entries FROM ${table} WHERE context = 'n:${nodeId}'`,
+		);
+		return { memoryEntries: found?.entries ?? 0, memoryBytes: found?.bytes ?? 0 };
+	};
+	const check = timed(helper.checkProcessedAndRecord.bind(helper));
+	const clear = timed(helper.clearAllProcessedItems.bind(helper));
+	const remove = timed(helper.removeProcessed.bind(helper));
 	return {
 		store: {
-			checkProcessedAndRecord: timed(helper.checkProcessedAndRecord.bind(helper)),
-			removeProcessed: timed(helper.removeProcessed.bind(helper)),
-			clearAllProcessedItems: timed(helper.clearAllProcessedItems.bind(helper)),
+			checkProcessedAndRecord: async (...args) => {
+				const answer = await check(...args);
+				entries += answer.new.length;
+				peakEntries = Math.max(peakEntries, entries);
+				return answer;
+			},
+			removeProcessed: async (...args) => {
+				await remove(...args);
+				entries = (await row(countedNode)).memoryEntries;
+			},
+			clearAllProcessedItems: async (...args) => {
+				await clear(...args);
+				entries = 0;
+			},
 			getProcessedDataCount: timed(helper.getProcessedDataCount.bind(helper)),
 		} satisfies IDataDeduplicator,
 		storeCall: () => callInFlight,
@@ -301,12 +326,17 @@ async function n8nStore(n8nModules: string, database: string) {
 			return taken;
 		},
 		/** The row of `nodeId`: its entries and the bytes of its stored value. */
-		row: async (nodeId: string) => {
-			const [row] = await source.query(
-				`SELECT length(value) AS bytes, json_array_length(json_extract(value, '$.data')) AS entries FROM ${table} WHERE context = 'n:${nodeId}'`,
-			);
-			return { memoryEntries: row?.entries ?? 0, memoryBytes: row?.bytes ?? 0 };
+		row,
+		/**
+		 * From now on, counts the longest the list of `nodeId` gets (one node per store) until
+		 * takePeakEntries.
+		 */
+		countEntriesOf: async (nodeId: string) => {
+			countedNode = nodeId;
+			entries = (await row(nodeId)).memoryEntries;
+			peakEntries = entries;
 		},
+		takePeakEntries: () => peakEntries,
 	};
 }
 
@@ -397,10 +427,8 @@ async function runNights(task: ChildTask): Promise<void> {
 }
 
 async function runEveryChanged(task: ChildTask & { everyChanged: number }): Promise<void> {
-	const { store, storeCall, storeCalls, takeStoreMs, row } = await n8nStore(
-		task.n8nModules,
-		task.database,
-	);
+	const { store, storeCall, storeCalls, takeStoreMs, row, countEntriesOf, takePeakEntries } =
+		await n8nStore(task.n8nModules, task.database);
 	deduplicator.use(store);
 	const node = nodeOf(task.edition);
 	const nodeRunning = watchRuns(node);
@@ -414,6 +442,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 			json: everyChangedProduct(index, night, size),
 		}));
 		const before = await requestCount(task.emulatorUrl);
+		await countEntriesOf(nodeId);
 		const probe = eventLoopProbe(storeCall, storeCalls, nodeRunning);
 		const start = performance.now();
 		const { error, output } = await runNode({
@@ -443,6 +472,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 				...blocks,
 				...missingOf(output),
 				...(await row(nodeId)),
+				memoryPeakEntries: takePeakEntries(),
 			}),
 		);
 	}

@@ -490,7 +490,9 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 
 	it('a store that fails after the check leaves nothing unconfirmed counted as synced', async () => {
-		await run(asItems(catalogue(4)));
+		// P-0's session fails, so the next run looks up failed sessions after its check.
+		await postControl(emulator.url, 'failing', { texts: ['<sku>P-0</sku>'] });
+		await run(asItems(catalogue(4)), buildFromItems({ itemsPerDocument: 1 }));
 		emulator.reset();
 		const changed = catalogue(4);
 		changed[1].price = 30;
@@ -503,11 +505,13 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(requests()).toBe(0);
 
 		await run(asItems(changed));
-		expect(await takeUploadedSkus(emulator)).toEqual(['P-1', 'P-3']);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-3']);
 	});
 
 	it('a check interrupted before the memory is put back makes the next run send everything, never less', async () => {
-		await run(asItems(catalogue(4)));
+		// P-0's session fails, so the next run looks up failed sessions after its check.
+		await postControl(emulator.url, 'failing', { texts: ['<sku>P-0</sku>'] });
+		await run(asItems(catalogue(4)), buildFromItems({ itemsPerDocument: 1 }));
 		emulator.reset();
 		const changed = catalogue(4);
 		changed[2].price = 30;
@@ -704,13 +708,16 @@ describe('Document Upload: Only Changed Products, Output Unchanged Products off'
 describe('Document Upload: Only Changed Products, the store called in slices', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
 
-	it("hands n8n's store at most 10,000 values a call, so that no call holds the event loop for long", async () => {
+	it("hands n8n's store at most 10,000 values a call, over a list at most twice the catalogue, so that no call holds the event loop for long", async () => {
 		const store = new HarnessDeduplicator();
 		const valuesPerCall: number[] = [];
+		let longestList = 0;
 		deduplicator.use({
 			checkProcessedAndRecord: async (items, ...rest) => {
 				valuesPerCall.push(items.length);
-				return await store.checkProcessedAndRecord(items, ...rest);
+				const answer = await store.checkProcessedAndRecord(items, ...rest);
+				longestList = Math.max(longestList, ...Object.values(store.sizes()));
+				return answer;
 			},
 			removeProcessed: async (items, ...rest) => {
 				valuesPerCall.push(items.length);
@@ -730,10 +737,16 @@ describe('Document Upload: Only Changed Products, the store called in slices', (
 			});
 
 		expect((await night(10)).error).toBeUndefined();
+		// The first night's check records the catalogue and two markers; the empty list held no failure.
+		expect(longestList).toBe(50_002);
+		longestList = 0;
 		const everyProductChanged = await night(11);
 		expect(everyProductChanged.error).toBeUndefined();
 		expect(everyProductChanged.output[0][0].json.run).toMatchObject({ sent: 50_000 });
-		expect(Object.values(store.sizes())).toEqual([50_000]);
+		// The catalogue and the marker that no session failed.
+		expect(Object.values(store.sizes())).toEqual([50_001]);
+		// The check records every new content, and no failed value: no session failed last night.
+		expect(longestList).toBe(100_002);
 		expect(valuesPerCall.length).toBeGreaterThan(0);
 		expect(Math.max(...valuesPerCall)).toBeLessThanOrEqual(10_000);
 	}, 120_000);
@@ -797,8 +810,8 @@ describe('Document Upload: Only Changed Products, a run that lost its hold on th
 			/^Not written: this run lost its hold on the node/,
 		);
 		expect(callsAfterLoss).toBe(0);
-		// As found after the check: the 6 confirmed, the check's marker and the 2 new contents.
-		expect(Object.values(store.sizes())).toEqual([9]);
+		// As found after the check: the 6 confirmed, the two markers and the 2 new contents.
+		expect(Object.values(store.sizes())).toEqual([10]);
 
 		// The marker left behind makes the next run trust none of it.
 		expect((await night(changed)).error).toBeUndefined();
@@ -881,15 +894,16 @@ describe('Document Upload: Only Changed Products, Count Missing Products', () =>
 			missing: 2,
 		});
 		expect(second.missingNote).toBeUndefined();
-		// The check (2 markers and 9 contents), the identities of the 3 to send, then the failed
-		// values of the 2 whose identity was not found (P-2 failed, P-10 is new); then the rewrite.
-		expect(checked).toEqual([11, 3, 2, 19]);
-		expect(listSize()).toBe(19);
+		// The check (3 markers and 9 contents), the identities of the 3 to send, then the failed
+		// values of the 2 whose identity was not found (P-2 failed, P-10 is new); then the rewrite,
+		// with the marker that no session failed.
+		expect(checked).toEqual([12, 3, 2, 20]);
+		expect(listSize()).toBe(20);
 
 		checked = [];
 		const quiet = await run(night);
 		expect(quiet).toMatchObject({ sent: 0, unchanged: 9, missing: 0 });
-		expect(checked).toEqual([11]);
+		expect(checked).toEqual([12]);
 
 		// An invalid item's product is not among the run's products (the memory forgets it too).
 		const withInvalid = night.map((product) =>
@@ -902,29 +916,29 @@ describe('Document Upload: Only Changed Products, Count Missing Products', () =>
 		checked = [];
 		const everyChanged = await run(night.map((product) => ({ ...product, price: 20 })));
 		expect(everyChanged).toMatchObject({ sent: 9, unchanged: 0, missing: 0 });
-		expect(checked).toEqual([11, 9, 19]);
+		expect(checked).toEqual([12, 9, 20]);
 	});
 
 	it('a run with the option off drops the identities; the next with it on counts nothing, the one after counts again', async () => {
 		await run(catalogue(6));
 		expect(await run(catalogue(6))).toMatchObject({ missing: 0 });
-		expect(listSize()).toBe(13);
+		expect(listSize()).toBe(14);
 
 		const off = await run(catalogue(6), counting({ countMissingProducts: false }));
 		expect(off).toMatchObject({ sent: 0, unchanged: 6 });
 		expect(off).not.toHaveProperty('missing');
 		// Nothing was sent, so the list was put back, identities and all.
-		expect(listSize()).toBe(13);
+		expect(listSize()).toBe(14);
 
 		const changed = catalogue(6);
 		changed[0].price = 12;
 		await run(changed, counting({ countMissingProducts: false }));
-		expect(listSize()).toBe(6);
+		expect(listSize()).toBe(7);
 
 		const on = await run(catalogue(5));
 		expect(on).toMatchObject({ missing: null });
 		expect(String(on.missingNote)).toMatch(/^Not counted: the last run did not keep/);
-		expect(listSize()).toBe(11);
+		expect(listSize()).toBe(12);
 		expect(await run(catalogue(3))).toMatchObject({ missing: 2 });
 	});
 
@@ -965,7 +979,7 @@ describe('Document Upload: Only Changed Products, Count Missing Products', () =>
 		await run(catalogue(10));
 		await takeUploadedSkus(emulator);
 		const sizes = store.sizes();
-		expect(listSize()).toBe(21);
+		expect(listSize()).toBe(22);
 
 		const sample = catalogue(12).filter(({ sku }) => sku !== 'P-5');
 		sample[0].price = 50;

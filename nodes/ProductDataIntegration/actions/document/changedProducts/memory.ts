@@ -17,6 +17,7 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
  * - confirmed(product, content): this content of this product is in a session that finished
  *   without errors;
  * - failed(product): a session that carried the product finished with errors.
+ * A run none of whose sessions failed writes a marker instead (NO_FAILED_SESSIONS).
  * With Count Missing Products, a second value beside each: identity(product) beside confirmed,
  * a twin beside failed, and a marker written last that says the list holds them (see
  * identitiesKeptMarker).
@@ -37,7 +38,7 @@ import { checkAndRecord, countEntries, removeEntries, rewrite } from './store';
  * claims identities it does not hold.
  */
 
-/** Products one run may hold: the list then holds at most as many values and one marker. */
+/** Products one run may hold: the list then holds at most as many values and two markers. */
 export const MAX_PRODUCTS_PER_RUN = 250_000;
 
 /**
@@ -115,9 +116,10 @@ function failedTwinValue(entry: ProductEntry): string {
 
 /**
  * Written last by a rewrite that keeps identities: a list that holds it holds, besides it, exactly
- * two values per remembered product (confirmed and identity, or failed and its twin), so their
- * number is the count's arithmetic. Keyed by the credential's holder: under another password the
- * list's identities are not this run's, and nothing is counted rather than every product.
+ * two values per remembered product (confirmed and identity, or failed and its twin), and perhaps
+ * the marker that no session failed, so their number is the count's arithmetic. Keyed by the
+ * credential's holder: under another password the list's identities are not this run's, and
+ * nothing is counted rather than every product.
  */
 export async function identitiesKeptMarker(context: IExecuteFunctions): Promise<string> {
 	return `k:${digest(holderOf(await getServiceCredentials(context, 0)), 'identities kept')}`;
@@ -148,6 +150,14 @@ export interface Recalled {
 /** Recorded by the first check of a run and gone once the memory is written or put back. */
 const CHECK_UNDER_WAY = 'check under way';
 
+/**
+ * Written by a run none of whose products' sessions failed: the list holds no failed value, so the
+ * next run looks none up. Otherwise a night where every product changed would record a failed value
+ * for each of them beside its new content, and n8n's every call would read and write a list three
+ * times the catalogue instead of twice.
+ */
+const NO_FAILED_SESSIONS = 'no failed sessions';
+
 /** What the memory said at the start of a run, and how to put it back as it was. */
 export interface Recall {
 	recalled: Recalled[];
@@ -160,10 +170,11 @@ export interface Recall {
 /**
  * What the memory says about each entry, and with `identitiesKept` (see identitiesKeptMarker) how
  * many products the last run remembered that `entries` do not hold: the list's products (its count
- * less the marker, halved) less those among the entries: the unchanged ones, those whose identity
+ * less the markers, halved) less those among the entries: the unchanged ones, those whose identity
  * the list holds and those whose session failed. Of the products to send, the identities are
  * looked up first: a changed product's is found and not recorded, so a night where every product
- * changed makes the list no longer than without identities; only the others' failed values follow.
+ * changed makes the list no longer than without identities; only the others' failed values follow,
+ * unless the list holds the marker that no session failed.
  * What the checks recorded stays in the list, beside the marker, until the run writes the list
  * again or puts it back; if the checks fail, it is put back at once.
  */
@@ -193,12 +204,15 @@ export async function recallProducts(
 	};
 	let answered = false;
 	try {
-		const markers =
-			identitiesKept === undefined ? [CHECK_UNDER_WAY] : [CHECK_UNDER_WAY, identitiesKept];
+		const markers = [CHECK_UNDER_WAY, NO_FAILED_SESSIONS];
+		if (identitiesKept !== undefined) markers.push(identitiesKept);
 		const check = await checkAndRecord(context, [...markers, ...confirmed], lost);
 		await keep(check, found, added);
 		const before = await setOf(check.found);
 		const trusted = !before.has(CHECK_UNDER_WAY);
+		// No failed value to look up where the last run wrote that none failed, or where the list
+		// held nothing but what the check found (a first run's empty list).
+		const noFailedValues = before.has(NO_FAILED_SESSIONS) || countBefore === check.found.length;
 		const countable = identitiesKept !== undefined && trusted && before.has(identitiesKept);
 		const unchanged = await mapWithPauses(confirmed, (value) => trusted && before.has(value));
 		const toSend = (index: number) => trusted && !unchanged[index];
@@ -210,7 +224,9 @@ export async function recallProducts(
 			value !== undefined && values.has(value);
 		// Whether a session failed matters only for the products to send: only theirs are looked up.
 		const failed = await mapWithPauses(entries, (entry, index) =>
-			toSend(index) && !isIn(confirmedBefore, identities[index]) ? failedValue(entry) : undefined,
+			!noFailedValues && toSend(index) && !isIn(confirmedBefore, identities[index])
+				? failedValue(entry)
+				: undefined,
 		);
 		const failedBefore = await lookUp(context, failed, found, added, lost);
 		const recalled = await mapWithPauses(entries, (_, index) => ({
@@ -224,7 +240,8 @@ export async function recallProducts(
 		else if (!trusted) missing = { missing: null, missingNote: NOT_COUNTED.untrusted };
 		else if (!countable) missing = { missing: null, missingNote: NOT_COUNTED.noIdentities };
 		else {
-			const remembered = (countBefore - 1) / 2;
+			const markersBefore = before.has(NO_FAILED_SESSIONS) ? 2 : 1;
+			const remembered = (countBefore - markersBefore) / 2;
 			const stillHere = unchanged.filter(Boolean).length + confirmedBefore.size + failedBefore.size;
 			missing = { missing: remembered - stillHere };
 		}
@@ -282,7 +299,8 @@ async function lookUp(
 /**
  * After the run's sessions finished, once the service has answered this credential: the memory
  * becomes this run's products that are confirmed (unchanged ones included) and those whose session
- * finished with errors; with `identitiesKept`, each one's second value and then the marker.
+ * finished with errors, or else the marker that none did; with `identitiesKept`, each one's second
+ * value and then the marker.
  */
 export async function rememberRun(
 	context: IExecuteFunctions,
@@ -300,6 +318,7 @@ export async function rememberRun(
 					identitiesKept,
 				];
 	await rewrite(context, lost, [
+		...(failed.length === 0 ? [NO_FAILED_SESSIONS] : []),
 		...(await mapWithPauses(confirmed, confirmedValue)),
 		...(await mapWithPauses(failed, failedValue)),
 		...identities,
