@@ -7,6 +7,7 @@
  *   // GET  {shop.url}/api/products?page=1  -> { products, page, pageSize, total, next }
  *   // GET  {shop.url}/photos/P00001-1.jpg  -> 20 KB of JPEG-like bytes, ETag, Last-Modified
  *   shop.changePhotos(200);                 // the first 200 photos get a new version
+ *   shop.failPages([2]);                    // page 2 answers 503 until failPages([])
  *   shop.stats();                           // requests per route, photos sent, 304s, photos in flight
  *   await shop.close();
  *
@@ -82,6 +83,11 @@ export interface Shop {
 	resetStats(): void;
 	/** Gives the first `count` photos (in catalogue order) a new version; their ids. */
 	changePhotos(count: number): string[];
+	/**
+	 * From now on the product API answers these pages with 503, as a shop that is down for part of
+	 * a night does; `failPages([])` heals it.
+	 */
+	failPages(pages: number[]): void;
 	close(): Promise<void>;
 }
 
@@ -161,6 +167,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		withoutPhotos.has(productId(index)) ? 0 : resolved.photosPerProduct;
 	const versions = new Map<string, number>();
 	const versionOf = (id: string) => versions.get(id) ?? 1;
+	let failingPages = new Set<number>();
 	let stats = noStats(0);
 	// When the photo host last went from idle to busy (or the statistics were cleared while busy).
 	let busySince = 0;
@@ -178,6 +185,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		const page = Number(query.get('page') ?? '1');
 		if (!Number.isInteger(page) || page < 1) {
 			sendJson(res, 400, { message: 'page must be a whole number from 1' });
+			return;
+		}
+		if (failingPages.has(page)) {
+			sendJson(res, 503, { message: 'The shop is unavailable, try again later' });
 			return;
 		}
 		const first = (page - 1) * resolved.pageSize;
@@ -310,6 +321,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		stats: () => structuredClone(stats),
 		resetStats,
 		changePhotos,
+		failPages: (pages) => {
+			failingPages = new Set(pages);
+		},
 		close: () =>
 			new Promise<void>((resolve, reject) => {
 				server.close((error) => (error ? reject(error) : resolve()));

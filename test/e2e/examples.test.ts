@@ -14,6 +14,7 @@ import {
 	nodeItems,
 	nodeType,
 	prepareN8n,
+	runError,
 	PROJECT_ROOT,
 	dataTablesFilled,
 	type N8nHarness,
@@ -179,7 +180,7 @@ describe('the example workflows', () => {
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
 	});
-	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table, the catalogue is sent once with only the changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; every night is reported in a row of a data table, no page execution is kept', async () => {
+	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table, the catalogue is sent once with only the changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; a night the shop fails a page stops before any upload and the next one makes up for it; every night is reported in a row of a data table, no page execution is kept', async () => {
 		// The third page holds P00005 alone, a product without photos: a page without any photo.
 		const shop = await startShop({
 			products: 5,
@@ -425,6 +426,61 @@ describe('the example workflows', () => {
 			});
 			expect(photoAlertText).toMatch(photoAlert);
 			expect(nodeItems(fourth, 'Night Report')).toEqual([fourthReport]);
+
+			// The shop's second page is down all night, past Get Page's retries: the night fails at
+			// that page before anything is uploaded, and leaves no report. The page before it took its
+			// changed photo and remembered it.
+			await postControl(n8n.emulator.url, 'failing', { texts: [] });
+			expect(shop.changePhotos(1)).toEqual(['P00001-1']);
+			shop.failPages([2]);
+			shop.resetStats();
+			const beforeFailedNight = n8n.emulator.stats().requests;
+			const fifth = await n8n.executeWorkflow(id, { expect: 'failure' });
+			// The page workflow's error, with what the shop answered.
+			expect(runError(fifth)).toMatchObject({
+				node: 'Get Page',
+				description: 'The shop is unavailable, try again later',
+			});
+			// Pages 1 and 2 (three tries), not page 3: the night stops at the page that failed.
+			expect(shop.stats()).toMatchObject({
+				requests: { 'GET /api/products': 5, 'GET /photos/{photo}': 1 },
+				photosSent: 1,
+			});
+			expect(n8n.emulator.stats().requests).toEqual({
+				...beforeFailedNight,
+				'POST /api/images': beforeFailedNight['POST /api/images'] + 1,
+			});
+			expect(await rows()).toEqual(
+				storedPhotos.map((photo) => photoRow(photo, photo === 'P00001-1' ? 4 : 1)),
+			);
+
+			// The shop back, the next night sends what the failed one would have, and downloads nothing.
+			shop.failPages([]);
+			shop.resetStats();
+			const sixth = await n8n.executeWorkflow(id);
+			expect(shop.stats()).toMatchObject({ photosSent: 0 });
+			const [sixthUpload] = nodeItems(sixth, 'Upload Changed Products');
+			expect(sixthUpload).toMatchObject({
+				product: 'P00001',
+				reason: 'sentAgainAfterFailure',
+				confirmed: true,
+				run: { products: 4, sent: 1, unchanged: 3, sessionsConfirmed: 1 },
+			});
+			expect(await productsIn(sixthUpload.sessionId)).toEqual([
+				{ id: 'P00001', hashcodes: [hashcode('P00001-1', 4), hashcode('P00001-2')] },
+			]);
+			const { requests: afterSixth } = n8n.emulator.stats();
+			expect([afterSixth['POST /api/images'], afterSixth['PUT /api/xml']]).toEqual([
+				beforeFailedNight['POST /api/images'] + 1,
+				beforeFailedNight['PUT /api/xml'] + 1,
+			]);
+			const sixthReport = report({
+				summary:
+					'Catalogue synced: 1 changed products sent, 1 of 1 sessions confirmed, 3 unchanged',
+				sent: 1,
+				unchanged: 3,
+			});
+			expect(nodeItems(sixth, 'Night Report')).toEqual([sixthReport]);
 			// Each night's report is a row of the reports table.
 			expect(
 				(await n8n.server.dataTableRows(reportsTable)).map(
@@ -437,7 +493,7 @@ describe('the example workflows', () => {
 						alerts,
 					}),
 				),
-			).toEqual([firstReport, secondReport, thirdReport, fourthReport]);
+			).toEqual([firstReport, secondReport, thirdReport, fourthReport, sixthReport]);
 		} finally {
 			await shop.close();
 		}

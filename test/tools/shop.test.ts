@@ -165,6 +165,17 @@ describe('the fixture shop', () => {
 		}
 	});
 
+	test('a failing page answers 503 until healed; the other pages are served meanwhile', async () => {
+		shop.failPages([2]);
+		try {
+			expect((await get(`${shop.productsUrl}?page=2`)).status).toBe(503);
+			expect((await get(`${shop.productsUrl}?page=1`)).status).toBe(200);
+		} finally {
+			shop.failPages([]);
+		}
+		expect((await get(`${shop.productsUrl}?page=2`)).status).toBe(200);
+	});
+
 	test('its change-photos control route gives photos a new version, uncounted; a count that is not a whole number from 1 is refused', async () => {
 		const changing = await startShop({ products: 2, photoBytes: 1000 });
 		try {
