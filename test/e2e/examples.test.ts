@@ -269,6 +269,13 @@ describe('the example workflows', () => {
 				alerts: expect.stringMatching(photoAlert),
 				...fields,
 			});
+			/** The report of a night that sent `sent` products in its one session. */
+			const syncedReport = (sent: number, unchanged: number, confirmed = 1) =>
+				report({
+					summary: `Catalogue synced: ${sent} changed products sent, ${confirmed} of 1 sessions confirmed, ${unchanged} unchanged`,
+					sent,
+					unchanged,
+				});
 			const hashcodeOf = () =>
 				new Map(n8n.emulator.images().map((image) => [image.md5, image.hashcode]));
 			const hashcode = (photo: string, version = 1) =>
@@ -315,12 +322,7 @@ describe('the example workflows', () => {
 				confirmed: true,
 				run: { products: 4, sent: 4, unchanged: 0, sessions: 1, sessionsConfirmed: 1 },
 			});
-			const firstReport = report({
-				summary:
-					'Catalogue synced: 4 changed products sent, 1 of 1 sessions confirmed, 0 unchanged',
-				sent: 4,
-				unchanged: 0,
-			});
+			const firstReport = syncedReport(4, 0);
 			expect(nodeItems(first, 'Night Report')).toEqual([firstReport]);
 			expect(shop.stats()).toMatchObject({
 				requests: { 'GET /api/products': 4, 'GET /photos/{photo}': 8 },
@@ -383,12 +385,7 @@ describe('the example workflows', () => {
 			expect(await rows()).toEqual(
 				storedPhotos.map((photo) => photoRow(photo, photo === 'P00001-1' ? 2 : 1)),
 			);
-			const thirdReport = report({
-				summary:
-					'Catalogue synced: 1 changed products sent, 1 of 1 sessions confirmed, 3 unchanged',
-				sent: 1,
-				unchanged: 3,
-			});
+			const thirdReport = syncedReport(1, 3);
 			expect(nodeItems(third, 'Night Report')).toEqual([thirdReport]);
 			// Only the product sent comes out of Upload Changed Products.
 			expect(nodeItems(third, 'Upload Changed Products')).toHaveLength(1);
@@ -416,14 +413,11 @@ describe('the example workflows', () => {
 				run: { products: 4, sent: 1, unchanged: 3, sessionsFailed: 1 },
 			});
 			const [photoAlertText] = String(nodeItems(fourth, 'Night Report')[0].alerts).split('\n');
-			const fourthReport = report({
-				summary:
-					'Catalogue synced: 1 changed products sent, 0 of 1 sessions confirmed, 3 unchanged',
-				sent: 1,
-				unchanged: 3,
+			const fourthReport = {
+				...syncedReport(1, 3, 0),
 				alertCount: 2,
 				alerts: `${photoAlertText}\nCatalogue upload ${String(fourthUpload.sessionId)} is failed: ${String(fourthUpload.errorMessage)}. Its 1 products are sent again next night.`,
-			});
+			};
 			expect(photoAlertText).toMatch(photoAlert);
 			expect(nodeItems(fourth, 'Night Report')).toEqual([fourthReport]);
 
@@ -474,12 +468,7 @@ describe('the example workflows', () => {
 				beforeFailedNight['POST /api/images'] + 1,
 				beforeFailedNight['PUT /api/xml'] + 1,
 			]);
-			const sixthReport = report({
-				summary:
-					'Catalogue synced: 1 changed products sent, 1 of 1 sessions confirmed, 3 unchanged',
-				sent: 1,
-				unchanged: 3,
-			});
+			const sixthReport = syncedReport(1, 3);
 			expect(nodeItems(sixth, 'Night Report')).toEqual([sixthReport]);
 			// Each night's report is a row of the reports table.
 			expect(
