@@ -36,6 +36,10 @@
  * longestNodeBlockMs: the longest block within the node's run in which no call of the store was
  * under way at any moment: the node's own work (n8n-core's before and after the node is left out).
  *
+ * BENCH_VALIDATE_ONLY=1 adds a fourth worst night: every product changed again, run with Validate
+ * Only, which sends nothing and puts the list back as it found it (memoryEntries as after night 3)
+ * by n8n's removal of what the check added: the time that takes, and that it blocks no longer.
+ *
  * BENCH_COUNT_MISSING=1 runs the incremental way with Count Missing Products on: each line then also
  * carries "countMissing":true and the run's "missing" (null on the first night, with no identities
  * kept yet).
@@ -76,7 +80,13 @@ const EVERY_CHANGED_SIZES = (process.env.BENCH_EVERY_CHANGED ?? '100000,250000')
 	.split(',')
 	.map(Number)
 	.filter((size) => size > 0);
-const EVERY_CHANGED_SCENARIOS = ['first', 'every-changed', 'one-percent-changed'];
+const EVERY_CHANGED_SCENARIOS = [
+	'first',
+	'every-changed',
+	'one-percent-changed',
+	'validate-only-every-changed',
+];
+const VALIDATE_ONLY = process.env.BENCH_VALIDATE_ONLY === '1';
 const PROBE_INTERVAL_MS = 10;
 const COUNT_MISSING = process.env.BENCH_COUNT_MISSING === '1';
 
@@ -115,7 +125,7 @@ function everyChangedProduct(index: number, night: number, size: number): IDataO
 	return {
 		sku: `SKU-${index}`,
 		name: renamed ? `Product ${index} (renamed)` : `Product ${index}`,
-		price: 10 + (index % 90) + (night >= 2 ? 1 : 0),
+		price: 10 + (index % 90) + (night >= 2 ? 1 : 0) + (night >= 4 ? 1 : 0),
 		stock: index % 7,
 	};
 }
@@ -448,7 +458,7 @@ async function runEveryChanged(task: ChildTask & { everyChanged: number }): Prom
 		const { error, output } = await runNode({
 			node,
 			nodeId,
-			parameters: parameters(true),
+			parameters: { ...parameters(true), validateOnly: night === 4 },
 			items,
 			credentials: emulatorCredentials(
 				{ url: task.emulatorUrl },
@@ -502,7 +512,7 @@ async function main(): Promise<void> {
 			await inChild({
 				...base,
 				database: join(folder, `every-changed-${size}.sqlite`),
-				nights: [1, 2, 3],
+				nights: VALIDATE_ONLY ? [1, 2, 3, 4] : [1, 2, 3],
 				edition: 'full',
 				everyChanged: size,
 			});
