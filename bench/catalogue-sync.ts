@@ -38,7 +38,7 @@
  *
  * BENCH_VALIDATE_ONLY=1 adds a fourth worst night: every product changed again, run with Validate
  * Only, which sends nothing and puts the list back as it found it (memoryEntries as after night 3)
- * by n8n's removal of what the check added: the time that takes, and that it blocks no longer.
+ * by n8n's removal of what the check added: how long that takes, and its longest block.
  *
  * BENCH_COUNT_MISSING=1 runs the incremental way with Count Missing Products on: each line then also
  * carries "countMissing":true and the run's "missing" (null on the first night, with no identities
