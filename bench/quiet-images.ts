@@ -1,12 +1,12 @@
 /**
  * What a quiet night costs per photo: Image Upload by Photo URL with every photo known to the
- * workflow (Known MD5, Known Hashcode and Known Version given back, the Photo Version unchanged), so
- * no photo is downloaded and no request is sent; the parameters are those of the Upload Photo of
- * the nightly-sync example's page workflow. The time is n8n-core's engine running the node in this process, three
- * ways in each round: the node as it is (its parameters read from the item where they only name a
- * property of it), the node the way it read them before (every expression evaluated by n8n for every
- * item), and a peer that only reads the same parameters once per item through n8n and hands the
- * item on. Prints one JSON line per round:
+ * workflow (Known MD5, Known Hashcode and Known Version given back, the Photo Version unchanged),
+ * so no photo is downloaded and no request is sent; the parameters are those of the Upload Photo of
+ * the nightly-sync example's page workflow. The time is n8n-core's engine running the node in this
+ * process, three ways in each round: the node as it is (its parameters read from the item where
+ * they only name a property of it), the node the way it read them before (every expression
+ * evaluated by n8n for every item), and a peer that only reads the same parameters once per item
+ * through n8n and hands the item on. Prints one JSON line per round:
  *   {"items","nowMsPerItem","beforeMsPerItem","peerMsPerItem","ratio","imagesSent"}
  * ratio = now / before.
  *   BENCH_ITEMS (20000)  BENCH_ROUNDS (3)
@@ -39,7 +39,7 @@ function setting(name: string, fallback: number): number {
 const ITEMS = setting('BENCH_ITEMS', 20_000);
 const ROUNDS = setting('BENCH_ROUNDS', 3);
 
-/** The parameters of the Upload Photo of the nightly-sync example's page workflow, as a user imports it. */
+/** The parameters of the nightly-sync page workflow's Upload Photo, as a user imports it. */
 function examplesUploadPhoto(): INodeParameters {
 	const { nodes } = JSON.parse(
 		readFileSync(join(PROJECT_ROOT, 'examples', 'nightly-sync-page.json'), 'utf8'),

@@ -1,9 +1,9 @@
 /**
- * The whole nightly sync (examples/nightly-sync.json, which runs examples/nightly-sync-page.json for
- * each page of products) in a real n8n, three nights, with an n8n
- * restart before each: what a catalogue of N products with 2 photos each costs n8n and the
- * service's request budget, the way n8n runs by default. Night 1 is the first sync, night 2 a
- * re-sync with nothing changed, night 3 a re-sync after the shop changed BENCH_CHANGED_PHOTOS photos.
+ * The whole nightly sync (examples/nightly-sync.json, which runs examples/nightly-sync-page.json
+ * for each page of products) in a real n8n, three nights, with an n8n restart before each: what a
+ * catalogue of N products with 2 photos each costs n8n and the service's request budget, the way
+ * n8n runs by default. Night 1 is the first sync, night 2 a re-sync with nothing changed, night 3 a
+ * re-sync after the shop changed BENCH_CHANGED_PHOTOS photos.
  *
  * - n8n: the pinned version, the packed package installed as a user installs it, `n8n start` with
  *   n8n's default settings (regular mode, SQLite, binary data in the file system), through the driver
@@ -28,11 +28,11 @@
  * binary-data folder and database, the execution data the night left in it (and, kept, each node's
  * share of it), the night's report, the products the night sent and whether each had its photos'
  * hashcodes; beside them the night's targets (known images that outlive a restart, photos fetched
- * by URL only when they changed, only changed products sent), and whether the night met them.
- * With a photo host latency, how long the night waited for the host
- * against the waiting of one photo request after another, and the target of an eighth of it; and
- * always the catalogue-scale targets (the n8n process under 2 GB, a quiet night within 5 minutes, at
- * most 20 MB of execution data a night), apart, as they are meant for 100,000 products.
+ * by URL only when they changed, only changed products sent), and whether the night met them. With
+ * a photo host latency, how long the night waited for the host against the waiting of one photo
+ * request after another, and the target of an eighth of it; and always the catalogue-scale targets
+ * (the n8n process under 2 GB, a quiet night within 5 minutes, at most 20 MB of execution data a
+ * night), apart, as they are meant for 100,000 products.
  *
  * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
  * else the script builds and packs it itself. Installs n8n on its first run.

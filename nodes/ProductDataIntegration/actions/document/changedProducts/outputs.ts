@@ -27,7 +27,6 @@ export interface CheckedProducts {
 	missing: IDataObject;
 }
 
-/** What the sessions of a run made of its products. */
 /** What the checks of a run found before they start: nothing. */
 export function noCheckedProducts(): CheckedProducts {
 	return {
@@ -39,6 +38,7 @@ export function noCheckedProducts(): CheckedProducts {
 	};
 }
 
+/** What the sessions of a run made of its products. */
 export interface SessionOutcomes {
 	outcomeOf: Map<number, { json: IDataObject; status?: string }>;
 	/** The sessions' outputs, one per uploaded document. */
