@@ -299,7 +299,6 @@ async function n8nStore(n8nModules: string, database: string) {
 	/** The list's length as the calls leave it, counted from their answers, and its peak. */
 	let entries = 0;
 	let peakEntries = 0;
-	let countedNode = '';
 	const row = async (nodeId: string) => {
 		const [found] = await source.query(
 			`SELECT length(value) AS bytes, json_array_length(json_extract(value, '$.data')) AS entries FROM ${table} WHERE context = 'n:${nodeId}'`,
@@ -317,9 +316,10 @@ async function n8nStore(n8nModules: string, database: string) {
 				peakEntries = Math.max(peakEntries, entries);
 				return answer;
 			},
-			removeProcessed: async (...args) => {
-				await remove(...args);
-				entries = (await row(countedNode)).memoryEntries;
+			// The node removes only what its checks added, so each value handed is in the list.
+			removeProcessed: async (values, ...rest) => {
+				await remove(values, ...rest);
+				entries -= values.length;
 			},
 			clearAllProcessedItems: async (...args) => {
 				await clear(...args);
@@ -342,7 +342,6 @@ async function n8nStore(n8nModules: string, database: string) {
 		 * takePeakEntries.
 		 */
 		countEntriesOf: async (nodeId: string) => {
-			countedNode = nodeId;
 			entries = (await row(nodeId)).memoryEntries;
 			peakEntries = entries;
 		},
