@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
-import * as full from '../nodes/shared/edition/multipartBody';
-import * as verified from '../nodes/shared/edition/multipartBody.verified';
-import type { FilePart, MultipartUpload } from '../nodes/shared/multipartParts';
+import * as full from '../nodes/shared/fullEdition/streamedMultipart';
+import type { FilePart, MultipartUpload } from '../nodes/shared/ports';
+import * as verified from '../nodes/shared/ports/inMemoryMultipart';
 
 const IMAGES = Number(process.env.BENCH_IMAGES ?? 4);
 const IMAGE_BYTES = Number(process.env.BENCH_IMAGE_MB ?? 50) * 1024 * 1024;

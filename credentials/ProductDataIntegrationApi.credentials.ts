@@ -6,13 +6,12 @@ import type {
 } from 'n8n-workflow';
 
 import { LOOPBACK_HTTP } from '../nodes/shared/throttle';
-import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME } from '../nodes/shared/edition/credentialType';
 import {
 	BUCKET_CAPACITY_FIELD,
 	LEAK_INTERVAL_FIELD,
 	REQUEST_TIMEOUT_FIELD,
 } from '../nodes/shared/transport/settings';
-import { sharingProperties } from '../nodes/shared/edition/rateLimitSharingFields';
+import { CREDENTIAL_DISPLAY_NAME, CREDENTIAL_NAME, sharingProperties } from './edition';
 
 /** The Base URL as the URL parser reads it: without the characters it strips or ignores. */
 const TESTED_URL =

@@ -2,8 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 /*
  * The credential's fields for where the bucket of its account lives, in the full edition
- * (../nodes/shared/fullEdition/sharing.ts reads them), through the edition module
- * ../nodes/shared/edition/rateLimitSharingFields.ts. They stay here, with the credential: n8n's
+ * (../nodes/shared/fullEdition/sharing.ts reads them), through ./edition.ts. They stay here, with the credential: n8n's
  * gate lints files under nodes/ by the rules for node parameters, which want an option's name in
  * title case ("This n8n Process Only" is not).
  */

@@ -1,8 +1,8 @@
 // The verified edition, for n8n Cloud: the same source as the full edition without the full
-// edition's own folder (nodes/shared/fullEdition/: the bucket and the known images in Redis, the
+// edition's adapters (nodes/shared/fullEdition/: the bucket and the known images in Redis, the
 // multipart body streamed with form-data, which n8n's rules for verified packages forbid), with each
-// edition module `<name>.ts` (all in nodes/shared/edition/) replaced by its twin `<name>.verified.ts`,
-// and only what the package's entry points reach.
+// edition module `<name>.ts` (nodes/edition/edition.ts and credentials/edition.ts) replaced by its
+// twin `<name>.verified.ts`, and only what the package's entry points reach.
 //
 // Its package lives in verified/: package.json, eslint.config.mjs, nodes/, credentials/ and icons/
 // are generated there and committed, because n8n's scanner lints the source of a published package

@@ -12,7 +12,11 @@ import * as image from './actions/image/Image.resource';
 import * as uploadSession from './actions/uploadSession/UploadSession.resource';
 import { router } from './actions/router';
 import { searchCustomers } from '../shared/customer';
-import { CREDENTIAL_NAME } from '../shared/transport';
+import { EDITION } from '../edition/edition';
+import { useEdition } from '../shared/ports';
+
+// The edition is chosen here, at the top, before any run of the package's nodes.
+useEdition(EDITION);
 
 export class ProductDataIntegration implements INodeType {
 	description: INodeTypeDescription = {
@@ -35,7 +39,7 @@ export class ProductDataIntegration implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{
-				name: CREDENTIAL_NAME,
+				name: EDITION.credentialType,
 				required: true,
 			},
 		],

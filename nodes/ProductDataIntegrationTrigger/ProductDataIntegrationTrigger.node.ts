@@ -10,9 +10,13 @@ import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
 import { includeErrorMessageOption } from '../shared/errorDocument';
 import { allowedInternalHostsOption } from '../shared/internalHosts';
-import { CREDENTIAL_NAME } from '../shared/transport';
+import { EDITION } from '../edition/edition';
+import { useEdition } from '../shared/ports';
 import type { StatusFilter } from './events';
 import { pollUploads } from './poll';
+
+// The edition is chosen here, at the top, before any run of the package's nodes.
+useEdition(EDITION);
 
 const DEFAULT_MAX_CHECKS = 8;
 
@@ -37,7 +41,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{
-				name: CREDENTIAL_NAME,
+				name: EDITION.credentialType,
 				required: true,
 			},
 		],

@@ -1,12 +1,12 @@
 import type { IExecuteFunctions, IPollFunctions } from 'n8n-workflow';
 
-import { takeLeaseAcrossProcesses } from './edition/runLockHome';
+import { edition } from './ports';
 import { cancelledError, cancelSignal } from './transport';
 
 // One run at a time per node (workflow and node): runs that overlap (a poll that takes longer than
 // the poll interval, a schedule that fires while the previous run still waits) would work on the
 // same state at once. Within this process a map keeps them apart; across the processes of queue
-// mode (main and workers), where the edition can see them, a lease does (./edition/runLockHome.ts).
+// mode (main and workers), where the edition can see them, a lease does (./ports: takeLease).
 const running = new Map<string, { until: number }>();
 
 /** How long past its deadline a run may still hold the next ones back. */
@@ -49,7 +49,7 @@ export async function runAlone<T>(
 	running.set(node, mark);
 	try {
 		const signal = cancelSignal(context);
-		const taking = takeLeaseAcrossProcesses?.({ node, holdMs, signal, logger: context.logger });
+		const taking = edition().takeLease({ node, holdMs, signal, logger: context.logger });
 		const lease =
 			taking &&
 			(await taking.catch((error: unknown) => {

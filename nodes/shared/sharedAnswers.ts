@@ -1,5 +1,4 @@
-import { sharedAnswerHome } from './edition/answerHome';
-import { MAX_ANSWER_AGE_MS, type KeptAnswer } from './keptAnswers';
+import { edition, MAX_ANSWER_AGE_MS, type KeptAnswer } from './ports';
 import {
 	cancelledError,
 	cancelSignal,
@@ -14,7 +13,7 @@ import {
  * Answers of the service that several pollers of one account and customer node would otherwise
  * each ask for (the day's listing, a session's status): the first poller asks, the others take its
  * answer while it is fresh enough. Kept in this process, and in the full edition also in the Redis
- * the account shares its rate limit through (./edition/answerHome.ts), so that every n8n main
+ * the account shares its rate limit through (the edition's answerHome, ./ports), so that every n8n main
  * shares them.
  *
  * Keyed by customerScope: only a credential holding the account's password finds an answer, and
@@ -159,7 +158,7 @@ async function answerOf<T>(
 	flight: Omit<KeptAnswer, 'json'>,
 	ask: () => Promise<T>,
 ): Promise<KeptAnswer> {
-	const home = sharedAnswerHome?.(await getServiceCredentials(context));
+	const home = edition().answerHome(await getServiceCredentials(context));
 	const shared = await home?.read(key).catch((error: Error) => {
 		context.logger.debug(`Redis could not be asked for a shared answer: ${error.message}`);
 		return undefined;

@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import * as fullIdentity from '../../nodes/shared/edition/credentialType';
-import * as verifiedIdentity from '../../nodes/shared/edition/credentialType.verified';
+import * as fullIdentity from '../../credentials/edition';
+import * as verifiedIdentity from '../../credentials/edition.verified';
 import { packPackage, PROJECT_ROOT } from './instance';
 
 export type Edition = 'full' | 'verified';

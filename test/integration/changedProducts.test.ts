@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
+import { EDITION } from '../../nodes/edition/edition';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
-import type { TakeLease } from '../../nodes/shared/runLease';
+import { useEdition, type TakeLease } from '../../nodes/shared/ports';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
 import { HarnessDeduplicator } from '../../scripts/n8n/in-process/deduplication';
@@ -13,11 +14,7 @@ import { takeUploadedSkus } from '../helpers/uploads';
 
 // Where runs take their lease across processes (queue mode's Redis): none unless a test stubs one.
 let mockTakeLease: TakeLease | undefined;
-jest.mock('../../nodes/shared/edition/runLockHome', () => ({
-	get takeLeaseAcrossProcesses() {
-		return mockTakeLease;
-	},
-}));
+beforeAll(() => useEdition({ ...EDITION, takeLease: (request) => mockTakeLease?.(request) }));
 
 const node = new ProductDataIntegration();
 

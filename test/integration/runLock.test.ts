@@ -13,7 +13,7 @@ import type { IExecuteFunctions, IPollFunctions } from 'n8n-workflow';
 import { RedisRunLock } from '../../nodes/shared/fullEdition/redisRunLock';
 import { closeStores, storeFor } from '../../nodes/shared/fullEdition/sharedRegistry';
 import { runAlone } from '../../nodes/shared/runAlone';
-import type { RunLease } from '../../nodes/shared/runLease';
+import type { RunLease } from '../../nodes/shared/ports';
 import { freePort, sleep } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { fakeDateOnly } from '../helpers/clock';
@@ -31,10 +31,14 @@ interface Process {
 
 const processes: Process[] = [{ runAlone, closeStores }];
 
-/** Another n8n process: the same modules loaded again, sharing nothing with this one but Redis. */
+/**
+ * Another n8n process: the same modules loaded again, sharing nothing with this one but Redis, with
+ * the edition installed as a node file installs it.
+ */
 async function anotherProcess(): Promise<Process> {
 	let loaded: Process | undefined;
 	await jest.isolateModulesAsync(async () => {
+		await import('../helpers/edition');
 		loaded = {
 			runAlone: (await import('../../nodes/shared/runAlone')).runAlone,
 			closeStores: (await import('../../nodes/shared/fullEdition/sharedRegistry')).closeStores,

@@ -126,9 +126,9 @@ describe('the verified edition', () => {
 		// Its twins are in it, in their full-edition modules' place.
 		expect(names).toEqual(
 			expect.arrayContaining([
-				'dist/nodes/shared/edition/bucketHome.js',
-				'dist/nodes/shared/edition/knownImagesHome.js',
-				'dist/nodes/shared/edition/multipartBody.js',
+				'dist/nodes/edition/edition.js',
+				'dist/credentials/edition.js',
+				'dist/nodes/shared/ports/inMemoryMultipart.js',
 			]),
 		);
 	});

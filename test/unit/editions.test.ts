@@ -1,7 +1,9 @@
 /**
- * The edition modules: each `X.ts` of the full edition and its twin `X.verified.ts`, which the
- * verified edition is built with in its place (scripts/verified.mjs). One contract per pair, run
- * against both modules: what the code around them relies on, whichever edition it is built in.
+ * The two editions: each edition module `X.ts` of the full edition and its twin `X.verified.ts`,
+ * which the verified edition is built with in its place (scripts/verified.mjs): the edition's value
+ * the node files install (nodes/edition/) and the credential's identity (credentials/edition.ts).
+ * One contract per port, run against both editions: what the house relies on, whichever edition
+ * it is built in.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -11,21 +13,11 @@ import { Readable } from 'node:stream';
 import { sleep } from 'n8n-workflow';
 
 import { ProductDataIntegrationApi } from '../../credentials/ProductDataIntegrationApi.credentials';
-import * as fullSharing from '../../nodes/shared/edition/rateLimitSharingFields';
-import * as verifiedSharing from '../../nodes/shared/edition/rateLimitSharingFields.verified';
-import * as fullMultipart from '../../nodes/shared/edition/multipartBody';
-import * as verifiedMultipart from '../../nodes/shared/edition/multipartBody.verified';
-import type { FilePart, MultipartUpload } from '../../nodes/shared/multipartParts';
-import * as fullKnownImagesHome from '../../nodes/shared/edition/knownImagesHome';
-import * as verifiedKnownImagesHome from '../../nodes/shared/edition/knownImagesHome.verified';
-import * as fullRunLockHome from '../../nodes/shared/edition/runLockHome';
-import * as verifiedRunLockHome from '../../nodes/shared/edition/runLockHome.verified';
-import * as fullAnswerHome from '../../nodes/shared/edition/answerHome';
-import * as verifiedAnswerHome from '../../nodes/shared/edition/answerHome.verified';
-import * as fullBucketHome from '../../nodes/shared/edition/bucketHome';
-import * as verifiedBucketHome from '../../nodes/shared/edition/bucketHome.verified';
-import * as fullEdition from '../../nodes/shared/edition/credentialType';
-import * as verifiedEdition from '../../nodes/shared/edition/credentialType.verified';
+import * as fullCredential from '../../credentials/edition';
+import * as verifiedCredential from '../../credentials/edition.verified';
+import { EDITION as fullEdition } from '../../nodes/edition/edition';
+import { EDITION as verifiedEdition } from '../../nodes/edition/edition.verified';
+import type { FilePart, MultipartUpload } from '../../nodes/shared/ports';
 import { multipartBoundary, parseMultipart } from '../../scripts/emulator/multipart';
 
 const ROOT = join(__dirname, '..', '..');
@@ -40,18 +32,10 @@ describe('every twin', () => {
 	const twins = [...twinsUnder('nodes'), ...twinsUnder('credentials')];
 
 	it('is found where the verified build looks for them', () => {
-		expect(twins).toEqual(
-			expect.arrayContaining([
-				'nodes/shared/edition/answerHome.verified.ts',
-				'nodes/shared/edition/bucketHome.verified.ts',
-				'nodes/shared/edition/directExchange.verified.ts',
-				'nodes/shared/edition/credentialType.verified.ts',
-				'nodes/shared/edition/knownImagesHome.verified.ts',
-				'nodes/shared/edition/multipartBody.verified.ts',
-				'nodes/shared/edition/rateLimitSharingFields.verified.ts',
-				'nodes/shared/edition/runLockHome.verified.ts',
-			]),
-		);
+		expect(twins.sort()).toEqual([
+			'credentials/edition.verified.ts',
+			'nodes/edition/edition.verified.ts',
+		]);
 	});
 
 	it.each(twins)(
@@ -66,10 +50,7 @@ describe('every twin', () => {
 				unknown
 			>;
 			const verified = (await import(join(ROOT, twin))) as Record<string, unknown>;
-			// The known images' home may be nowhere (undefined) in the verified edition: a function or nothing.
-			const normalised = (entries: string[]) =>
-				entries.map((entry) => entry.replace(/: (undefined|function)$/, ': function or nothing'));
-			expect(normalised(kinds(verified))).toEqual(normalised(kinds(full)));
+			expect(kinds(verified)).toEqual(kinds(full));
 		},
 	);
 });
@@ -95,9 +76,19 @@ async function sent(upload: MultipartUpload): Promise<{ contentType: string; byt
 	return { contentType: form.getHeaders()['content-type'], bytes: Buffer.concat(chunks) };
 }
 
+test('each edition has every port of the house, the verified edition no client of its own', () => {
+	expect(Object.keys(verifiedEdition).sort()).toEqual(
+		Object.keys(fullEdition)
+			.filter((port) => port !== 'exchangeDirectly')
+			.sort(),
+	);
+	expect(fullEdition.exchangeDirectly).toBeInstanceOf(Function);
+	expect(verifiedEdition.exchangeDirectly).toBeUndefined();
+});
+
 describe.each([
-	['full', fullMultipart],
-	['verified', verifiedMultipart],
+	['full', fullEdition],
+	['verified', verifiedEdition],
 ])('the multipart body (%s edition)', (_edition, multipart) => {
 	// Bytes that look like framing: CRLF, a delimiter's dashes, a NUL, every byte value.
 	const tricky = Buffer.concat([
@@ -155,8 +146,8 @@ describe.each([
 });
 
 describe.each([
-	['full', fullBucketHome],
-	['verified', verifiedBucketHome],
+	['full', fullEdition],
+	['verified', verifiedEdition],
 ])("where the account's bucket lives (%s edition)", (edition, bucketHome) => {
 	const terms = { capacity: 50, intervalMs: 5000 };
 	const processOnly = { rateLimitSharing: 'process' };
@@ -191,32 +182,32 @@ describe.each([
 });
 
 describe.each([
-	['full', fullKnownImagesHome],
-	['verified', verifiedKnownImagesHome],
+	['full', fullEdition],
+	['verified', verifiedEdition],
 ])('where known images are shared (%s edition)', (_edition, home) => {
 	it('nowhere for a credential whose bucket lives in the process: the process remembers them', () => {
 		expect(
-			home.sharedKnownImages?.({ rateLimitSharing: 'process' }, 'scope', 60_000),
+			home.sharedKnownImages({ rateLimitSharing: 'process' }, 'holder', 'scope', 60_000),
 		).toBeUndefined();
 	});
 
 	it('advises only what the edition offers: a sentence of its own, or nothing', () => {
-		expect(home.SHARING_ADVICE).toMatch(home.sharedKnownImages ? /^ With Redis .*\.$/ : /^$/);
-	});
-});
-
-describe.each([
-	['full', fullAnswerHome],
-	['verified', verifiedAnswerHome],
-])("where the triggers' shared answers are kept (%s edition)", (_edition, home) => {
-	it('nowhere for a credential whose bucket lives in the process: each process shares within itself', () => {
-		expect(home.sharedAnswerHome?.({ rateLimitSharing: 'process' })).toBeUndefined();
+		expect(home.knownImagesAdvice).toMatch(home === fullEdition ? /^ With Redis .*\.$/ : /^$/);
 	});
 });
 
 describe.each([
 	['full', fullEdition],
 	['verified', verifiedEdition],
+])("where the triggers' shared answers are kept (%s edition)", (_edition, home) => {
+	it('nowhere for a credential whose bucket lives in the process: each process shares within itself', () => {
+		expect(home.answerHome({ rateLimitSharing: 'process' })).toBeUndefined();
+	});
+});
+
+describe.each([
+	['full', fullCredential],
+	['verified', verifiedCredential],
 ])("the credential's identity (%s edition)", (_edition, edition) => {
 	it('a credential type name and a display name', () => {
 		expect(edition.CREDENTIAL_NAME).toMatch(/^[a-z][A-Za-z]*Api$/);
@@ -225,13 +216,20 @@ describe.each([
 });
 
 test('the two editions name their credential types apart, so both can be installed', () => {
-	expect(verifiedEdition.CREDENTIAL_NAME).not.toBe(fullEdition.CREDENTIAL_NAME);
-	expect(verifiedEdition.CREDENTIAL_DISPLAY_NAME).not.toBe(fullEdition.CREDENTIAL_DISPLAY_NAME);
+	expect(verifiedCredential.CREDENTIAL_NAME).not.toBe(fullCredential.CREDENTIAL_NAME);
+	expect(verifiedCredential.CREDENTIAL_DISPLAY_NAME).not.toBe(
+		fullCredential.CREDENTIAL_DISPLAY_NAME,
+	);
+	// Each edition's value names the credential type its build's credential module declares: in the
+	// source both read credentials/edition.ts, which the verified build swaps for its twin as well
+	// (test/tools/verified.test.ts checks the built nodes name the verified type).
+	expect(fullEdition.credentialType).toBe(fullCredential.CREDENTIAL_NAME);
+	expect(verifiedEdition.credentialType).toBe(fullCredential.CREDENTIAL_NAME);
 });
 
 describe.each([
-	['full', fullSharing],
-	['verified', verifiedSharing],
+	['full', fullCredential],
+	['verified', verifiedCredential],
 ])("the credential's Rate Limit Sharing fields (%s edition)", (_edition, sharing) => {
 	it("clash with none of the credential's own fields, and show only on fields of the credential", () => {
 		const own = new ProductDataIntegrationApi().properties
@@ -248,8 +246,8 @@ describe.each([
 });
 
 describe.each([
-	['full', fullRunLockHome],
-	['verified', verifiedRunLockHome],
+	['full', fullEdition],
+	['verified', verifiedEdition],
 ])('where the runs of a node are kept apart across processes (%s edition)', (_edition, home) => {
 	const saved = { ...process.env };
 	afterEach(() => {
@@ -266,7 +264,7 @@ describe.each([
 			error: (message: string) => logged.push(message),
 		};
 		expect(
-			await home.takeLeaseAcrossProcesses?.({ node: 'workflow\nnode', holdMs: 60_000, logger }),
+			await home.takeLease({ node: 'workflow\nnode', holdMs: 60_000, logger }),
 		).toBeUndefined();
 		expect(logged).toEqual([]);
 	});

@@ -1,10 +1,12 @@
 /**
- * The package's imports run one way: the nodes and the credential use nodes/shared, whose modules
- * use the transport, which uses the throttle; the XML code stands alone. The throttle and the XML
- * code import nothing of n8n, so each can be read, tested and reused without it. The two editions
- * part in two folders: nodes/shared/edition/ holds every edition module with its twin (the verified
- * edition is built with the twins in their place), and nodes/shared/fullEdition/ the full edition's
- * own code, which only the edition modules reach. No file imports itself back through others.
+ * The package's imports run one way. The two node files choose the edition (nodes/edition/, the
+ * one module built with a twin in its place for the verified edition, with the credential's own)
+ * and use their actions, which use nodes/shared, whose modules use the transport; below it lie the
+ * ports (what the house needs from an edition, with the in-process defaults) and the throttle; the
+ * XML code stands alone. The full edition's adapters (nodes/shared/fullEdition/) take only the
+ * ports and the throttle, and only the edition reaches them. The throttle and the XML code import
+ * nothing of n8n, so each can be read, tested and reused without it. No file imports itself back
+ * through others.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -36,53 +38,66 @@ function importsOf(file: string): string[] {
 const files = [...sourceFiles('nodes'), ...sourceFiles('credentials')];
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 
-type Layer = 'node' | 'shared' | 'edition' | 'fullEdition' | 'transport' | 'throttle' | 'xml';
+type Layer =
+	| 'node'
+	| 'edition'
+	| 'shared'
+	| 'fullEdition'
+	| 'transport'
+	| 'ports'
+	| 'throttle'
+	| 'xml';
 
-/** The edition modules, each with its twin: the verified edition is built with the twins in their place. */
-const EDITION = 'nodes/shared/edition/';
-/** The full edition's own code: the verified edition is built from the tree without it (scripts/verified.mjs). */
+/** The edition's value, built once at the top: the verified edition is built with its twin in its place. */
+const EDITION = 'nodes/edition/';
+/** The full edition's adapters: the verified edition is built from the tree without them (scripts/verified.mjs). */
 const FULL_EDITION = 'nodes/shared/fullEdition/';
 
 function layerOf(file: string): Layer {
-	if (file.startsWith('nodes/shared/transport/')) return 'transport';
-	if (file.startsWith('nodes/shared/throttle/')) return 'throttle';
-	if (file.startsWith('nodes/shared/xml/')) return 'xml';
 	if (file.startsWith(EDITION)) return 'edition';
 	if (file.startsWith(FULL_EDITION)) return 'fullEdition';
+	if (file.startsWith('nodes/shared/transport/')) return 'transport';
+	if (file.startsWith('nodes/shared/ports/')) return 'ports';
+	if (file.startsWith('nodes/shared/throttle/')) return 'throttle';
+	if (file.startsWith('nodes/shared/xml/')) return 'xml';
 	if (file.startsWith('nodes/shared/')) return 'shared';
 	return 'node';
 }
 
 /**
- * The layers each layer may import from (besides itself). The edition modules have no place of
- * their own: they stand where their importers stand (see seenThroughEdition).
+ * The layers each layer may import from (besides itself). The edition is imported by the two node
+ * files alone and takes from the credential only its edition module (see below).
  */
-const allowed: Record<Exclude<Layer, 'edition'>, Layer[]> = {
-	node: ['shared', 'transport', 'throttle', 'xml'],
-	shared: ['transport', 'throttle', 'xml'],
-	fullEdition: ['shared', 'transport', 'throttle'],
-	transport: ['throttle'],
+const allowed: Record<Layer, Layer[]> = {
+	node: ['edition', 'shared', 'transport', 'ports', 'throttle', 'xml'],
+	edition: ['node', 'fullEdition', 'ports'],
+	shared: ['transport', 'ports', 'throttle', 'xml'],
+	fullEdition: ['ports', 'throttle'],
+	transport: ['ports', 'throttle'],
+	ports: ['throttle'],
 	throttle: [],
 	xml: [],
 };
 
-/**
- * The project's files `file` imports, an edition module replaced by what it imports besides the
- * full edition's own code: an edition module takes nothing its importer may not take itself.
- */
-function seenThroughEdition(file: string): string[] {
-	return graph
-		.get(file)!
-		.filter((target) => graph.has(target))
-		.flatMap((target) =>
-			layerOf(target) === 'edition'
-				? graph.get(target)!.filter((next) => graph.has(next) && layerOf(next) !== 'fullEdition')
-				: [target],
-		);
+/** The project's files `file` imports. */
+function projectImportsOf(file: string): string[] {
+	return graph.get(file)!.filter((target) => graph.has(target));
+}
+
+/** A module built with its twin (`name.verified.ts`) in its place in the verified edition. */
+function hasTwin(file: string): boolean {
+	return !file.endsWith('.verified.ts') && graph.has(file.replace(/\.ts$/, '.verified.ts'));
 }
 
 /** The packages that n8n's rules for verified packages forbid and the full edition uses. */
 const FULL_EDITION_PACKAGES = /^(ioredis|form-data|(node:)?stream(\/.*)?)$/;
+
+/** The imports that go past a folder's index.ts, each for its reason. */
+const ENTERED_PAST_INDEX = [
+	// The credential is loaded without n8n-workflow at hand, which the transport's index needs: it
+	// reads the one module it needs (its numeric fields) directly.
+	'credentials/ProductDataIntegrationApi.credentials.ts -> nodes/shared/transport/settings.ts',
+];
 
 /** The files the package's entry points reach; `read` names the file read for each (none: not followed). */
 function reachedFromEntries(read: (file: string) => string | undefined): Set<string> {
@@ -112,61 +127,65 @@ function homeOf(file: string): string {
 
 describe('imports', () => {
 	it('follow the layers: nothing imports a layer above it', () => {
-		const upward = files
-			.filter((file) => layerOf(file) !== 'edition')
-			.flatMap((file) => {
-				const layer = layerOf(file) as Exclude<Layer, 'edition'>;
-				return seenThroughEdition(file)
-					.filter(
-						(target) => layerOf(target) !== layer && !allowed[layer].includes(layerOf(target)),
-					)
-					.map((target) => `${file} -> ${target}`);
-			});
+		const upward = files.flatMap((file) =>
+			projectImportsOf(file)
+				.filter(
+					(target) =>
+						layerOf(target) !== layerOf(file) && !allowed[layerOf(file)].includes(layerOf(target)),
+				)
+				.map((target) => `${file} -> ${target}`),
+		);
 		expect(upward).toEqual([]);
 	});
 
-	it("reach the full edition's own folder only from the edition modules", () => {
+	it('reach the edition only from the two node files, which choose it', () => {
+		const importers = files.filter(
+			(file) =>
+				layerOf(file) !== 'edition' &&
+				projectImportsOf(file).some((target) => layerOf(target) === 'edition'),
+		);
+		expect(importers).toEqual([
+			'nodes/ProductDataIntegration/ProductDataIntegration.node.ts',
+			'nodes/ProductDataIntegrationTrigger/ProductDataIntegrationTrigger.node.ts',
+		]);
+		// From the credential, the edition takes only what the credential declares of itself.
+		const fromNodes = files
+			.filter((file) => layerOf(file) === 'edition')
+			.flatMap((file) =>
+				projectImportsOf(file)
+					.filter((target) => layerOf(target) === 'node')
+					.filter((target) => !target.startsWith('credentials/edition'))
+					.map((target) => `${file} -> ${target}`),
+			);
+		expect(fromNodes).toEqual([]);
+	});
+
+	it("reach the full edition's adapters only from the edition", () => {
 		const outside = files
 			.filter((file) => !['edition', 'fullEdition'].includes(layerOf(file)))
 			.flatMap((file) =>
-				graph
-					.get(file)!
+				projectImportsOf(file)
 					.filter((target) => layerOf(target) === 'fullEdition')
 					.map((target) => `${file} -> ${target}`),
 			);
 		expect(outside).toEqual([]);
-		// The edition modules that do reach it: without them the check above would have nothing to refuse.
-		const through = files.filter(
-			(file) =>
-				layerOf(file) === 'edition' &&
-				graph.get(file)!.some((target) => layerOf(target) === 'fullEdition'),
-		);
-		expect(through).toEqual([
-			'nodes/shared/edition/answerHome.ts',
-			'nodes/shared/edition/bucketHome.ts',
-			'nodes/shared/edition/directExchange.ts',
-			'nodes/shared/edition/knownImagesHome.ts',
-			'nodes/shared/edition/multipartBody.ts',
-			'nodes/shared/edition/runLockHome.ts',
-		]);
+		// The edition that does reach them: without it the check above would have nothing to refuse.
+		expect(
+			files.filter((file) =>
+				projectImportsOf(file).some(
+					(target) => layerOf(file) === 'edition' && layerOf(target) === 'fullEdition',
+				),
+			),
+		).toEqual(['nodes/edition/edition.ts']);
 	});
 
-	it('keep every edition module and its twin in one folder, and nothing else there', () => {
-		const folders = new Set(
-			files.filter((file) => file.endsWith('.verified.ts')).map((file) => dirname(file)),
-		);
-		expect([...folders]).toEqual(['nodes/shared/edition']);
-		const unpaired = files
-			.filter((file) => layerOf(file) === 'edition')
-			.filter((file) =>
-				file.endsWith('.verified.ts')
-					? !graph.has(file.replace(/\.verified\.ts$/, '.ts'))
-					: !graph.has(file.replace(/\.ts$/, '.verified.ts')),
-			);
-		expect(unpaired).toEqual([]);
+	it('keep the twins to the edition and the credential, each with its module', () => {
+		const twins = files.filter((file) => file.endsWith('.verified.ts'));
+		expect(twins).toEqual(['nodes/edition/edition.verified.ts', 'credentials/edition.verified.ts']);
+		expect(twins.filter((twin) => !graph.has(twin.replace(/\.verified\.ts$/, '.ts')))).toEqual([]);
 	});
 
-	it("of ioredis, form-data and stream lie in the full edition's own folder alone", () => {
+	it("of ioredis, form-data and stream lie in the full edition's adapters alone", () => {
 		const importers = files.filter((file) =>
 			graph.get(file)!.some((target) => FULL_EDITION_PACKAGES.test(target)),
 		);
@@ -178,40 +197,36 @@ describe('imports', () => {
 		]);
 	});
 
-	it("that only the full edition needs lie in the two editions' folders", () => {
+	it('that only the full edition needs lie with the edition and its adapters', () => {
 		const full = reachedFromEntries((file) => file);
-		// As scripts/verified.mjs builds it: each edition module read from its twin, no full edition's own code.
+		// As scripts/verified.mjs builds it: each twin in its module's place, no full edition's adapters.
 		const verified = reachedFromEntries((file) => {
 			if (layerOf(file) === 'fullEdition') return undefined;
-			return layerOf(file) === 'edition' ? file.replace(/\.ts$/, '.verified.ts') : file;
+			return hasTwin(file) ? file.replace(/\.ts$/, '.verified.ts') : file;
 		});
 		const fullOnly = [...full].filter((file) => !verified.has(file));
 		// The credential's Redis fields stay with the credential: n8n's gate lints nodes/ by the rules
 		// for node parameters, which refuse one of their option names.
-		expect(fullOnly.filter((file) => !['edition', 'fullEdition'].includes(layerOf(file)))).toEqual([
+		expect(fullOnly.filter((file) => layerOf(file) !== 'fullEdition' && !hasTwin(file))).toEqual([
 			'credentials/rateLimitSharing.ts',
 		]);
-		// Without the full edition's own code in the first place, the check above would see nothing.
+		// Without the full edition's adapters in the first place, the check above would see nothing.
 		expect(fullOnly).toEqual(expect.arrayContaining(['nodes/shared/fullEdition/bucketStore.ts']));
 	});
 
-	it('enter the transport and the throttle only through their index.ts', () => {
-		// The credential is loaded without n8n-workflow at hand, which the transport's index needs: it
-		// reads the one module it needs (its numeric fields) directly.
-		const credentialReads = [
-			'credentials/ProductDataIntegrationApi.credentials.ts -> nodes/shared/transport/settings.ts',
-		];
-		const past = ['nodes/shared/transport/', 'nodes/shared/throttle/'].flatMap((folder) =>
-			files
-				.filter((file) => !file.startsWith(folder))
-				.flatMap((file) =>
-					graph
-						.get(file)!
-						.filter((target) => target.startsWith(folder) && target !== `${folder}index.ts`)
-						.map((target) => `${file} -> ${target}`),
-				),
+	it('enter a folder with an index.ts only through it', () => {
+		const entered = [...new Set(files.filter((file) => file.endsWith('/index.ts')).map(dirname))];
+		const past = files.flatMap((file) =>
+			projectImportsOf(file)
+				.filter((target) => !target.endsWith('/index.ts'))
+				.filter((target) =>
+					entered.some(
+						(folder) => target.startsWith(`${folder}/`) && !file.startsWith(`${folder}/`),
+					),
+				)
+				.map((target) => `${file} -> ${target}`),
 		);
-		expect(past).toEqual(credentialReads);
+		expect(past).toEqual(ENTERED_PAST_INDEX);
 	});
 
 	it('between the nodes and the credential go only through nodes/shared', () => {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 
-import { encodeMultipart as fullEncoder } from '../../nodes/shared/edition/multipartBody';
-import { digestOf, encodeMultipart } from '../../nodes/shared/edition/multipartBody.verified';
-import type { FilePart } from '../../nodes/shared/multipartParts';
+import { encodeMultipart as fullEncoder } from '../../nodes/shared/fullEdition/streamedMultipart';
+import type { FilePart } from '../../nodes/shared/ports';
+import { digestOf, encodeMultipart } from '../../nodes/shared/ports/inMemoryMultipart';
 import { multipartBoundary, parseMultipart } from '../../scripts/emulator/multipart';
 
 /** A part whose bytes are `data`, counting how often they are read. */

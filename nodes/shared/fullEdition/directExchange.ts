@@ -3,36 +3,18 @@
  * edition: through Node's own client, so that the address a connection goes to is judged where it
  * is chosen, in the connection's DNS lookup, with no second resolution that could answer otherwise.
  * The verified edition (n8n Cloud, no node:http or node:dns) has no such client: the transport then
- * goes through n8n's request helper (../transport/elsewhere.ts).
+ * goes through n8n's request helper (../transport/egressExchange.ts).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpGet, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsGet } from 'node:https';
 
-/** The host's answer: its status, headers as sent, and its body to be read as it arrives. */
-export interface DirectAnswer {
-	statusCode: number;
-	headers: Record<string, string | string[] | undefined>;
-	body: AsyncIterable<Buffer | string> & { destroy?: () => void };
-}
+import type { DirectAnswer, DirectRequest } from '../ports';
 
-export type LookupFunction = NonNullable<RequestOptions['lookup']>;
-
-export interface DirectRequest {
-	url: URL;
-	headers: Record<string, string>;
-	signal: AbortSignal;
-	/** Throws when a connection for this URL must not go to `address`. */
-	admit(address: string): void;
-	/**
-	 * The resolver to ask: n8n's own where the running n8n offers it (2.41 on, it also applies the
-	 * instance's SSRF rules when N8N_SSRF_PROTECTION_ENABLED is on), Node's otherwise.
-	 */
-	resolver?: LookupFunction;
-}
+type LookupFunction = NonNullable<RequestOptions['lookup']>;
 
 export async function exchangeDirectly(exchange: DirectRequest): Promise<DirectAnswer> {
-	const resolve = exchange.resolver ?? (dnsLookup as LookupFunction);
+	const resolve = (exchange.resolver ?? dnsLookup) as LookupFunction;
 	const lookup: LookupFunction = (hostname, options, callback) => {
 		resolve(hostname, { ...options, all: true }, (error, found) => {
 			const addresses = (Array.isArray(found) ? found : []) as LookupAddress[];

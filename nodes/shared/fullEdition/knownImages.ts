@@ -1,9 +1,10 @@
 import { createHash } from 'crypto';
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { HASHCODE } from '../hashcode';
-import type { KnownImages } from '../knownImages/knownImages';
+import { HASHCODE, type KnownImages } from '../ports';
 import type { RedisConnection, SharedBucketStore } from './bucketStore';
 import { storeFor } from './sharedRegistry';
+import { sharingFor } from './sharing';
 
 /*
  * The known images of an account's customer node in Redis (full edition only), on the connection
@@ -205,4 +206,15 @@ export class RedisKnownImages implements KnownImages {
 	async forget(): Promise<number> {
 		return await this.store.run(FORGET, this.keys, [this.scope], readCount);
 	}
+}
+
+/** The known images of a customer node in the Redis the account shares its rate limit through, where it has one. */
+export function knownImagesInRedis(
+	credentials: ICredentialDataDecryptedObject,
+	holder: string,
+	scope: string,
+	ageMs: number,
+): KnownImages | undefined {
+	const { connection } = sharingFor(credentials);
+	return connection ? new RedisKnownImages(connection, holder, scope, ageMs) : undefined;
 }

@@ -1,10 +1,13 @@
-import { MAX_ANSWER_AGE_MS, type AnswerHome, type KeptAnswer } from '../keptAnswers';
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+
+import { MAX_ANSWER_AGE_MS, type AnswerHome, type KeptAnswer } from '../ports';
 import type { RedisConnection, SharedBucketStore } from './bucketStore';
 import { RedisBackOff } from './redisBackOff';
 import { storeFor } from './sharedRegistry';
+import { sharingFor } from './sharing';
 
 /*
- * The answers the pollers of an account share (see ../sharedAnswers.ts and ../keptAnswers.ts) in Redis, full edition
+ * The answers the pollers of an account share (see ../sharedAnswers.ts and ../ports/answers.ts) in Redis, full edition
  * only, on the connection the account's rate limit uses (see sharedRegistry.ts). Each
  * answer is one key that expires when no poller may take it any more (at most a minute), so
  * what Redis holds for them is bounded by the answers of the last minute.
@@ -86,4 +89,12 @@ export class RedisAnswers implements AnswerHome {
 			return await Promise.reject(error);
 		});
 	}
+}
+
+/** The pollers' answers in the Redis the account shares its rate limit through, where it has one. */
+export function answersInRedis(
+	credentials: ICredentialDataDecryptedObject,
+): AnswerHome | undefined {
+	const { connection } = sharingFor(credentials);
+	return connection ? new RedisAnswers(connection) : undefined;
 }

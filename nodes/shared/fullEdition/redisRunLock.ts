@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'crypto';
-import type { Logger } from 'n8n-workflow';
+import { sleep, type Logger } from 'n8n-workflow';
 
 import { SharedBucketUnavailableError, type SharedBucketStore } from './bucketStore';
 import { unlessCancelled } from './cancellable';
 import { RedisBackOff } from './redisBackOff';
 import { storeFor } from './sharedRegistry';
 import { sharingFor } from './sharing';
-import type { LeaseRequest, RunLease } from '../runLease';
-import { wait } from '../transport';
+import type { LeaseRequest, RunLease } from '../ports';
+import { waitWith } from '../throttle';
 
 /*
  * The runs of one node kept apart across the n8n processes of queue mode (full edition only), in
@@ -100,7 +100,7 @@ class RedisLease implements RunLease {
 	private async renewWhileHeld(): Promise<void> {
 		for (;;) {
 			try {
-				await wait(this.leaseMs / RENEWALS_PER_LEASE, this.released.signal);
+				await waitWith(sleep, this.leaseMs / RENEWALS_PER_LEASE, this.released.signal);
 			} catch {
 				return;
 			}

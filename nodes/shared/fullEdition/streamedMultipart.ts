@@ -7,10 +7,10 @@ import {
 	type FilePart,
 	type MultipartUpload,
 	type PartDigest,
-} from '../multipartParts';
+} from '../ports';
 
 /*
- * The full edition's multipart bodies (../edition/multipartBody.ts): parts held in n8n's binary
+ * The full edition's multipart bodies (the edition's encodeMultipart, ../ports): parts held in n8n's binary
  * store are streamed from it as the request is sent and hashed on the way, never held whole; a part
  * in the item's data is read when the body reaches it.
  */

@@ -1,12 +1,12 @@
 import { NodeOperationError, type IExecuteFunctions } from 'n8n-workflow';
 
-import { SHARING_ADVICE } from '../edition/knownImagesHome';
 import { KnownImagesWithFallback, type KnownImages } from './memory';
 import { getServiceCredentials, type CustomerOverride } from '../transport';
 import { hintOncePerRun } from '../transport';
+import { edition } from '../ports';
 import { DAY_MS } from '../time';
 
-export type { KnownImages } from './knownImages';
+export type { KnownImages } from '../ports';
 
 export const DEFAULT_LOOK_UP_AGAIN_DAYS = 7;
 /** About a quarter of an hour: a shorter age would remember nothing worth a write. */
@@ -14,7 +14,9 @@ export const MIN_LOOK_UP_AGAIN_DAYS = 0.01;
 /** A year: beyond it an age no longer means "in case the service removed it", and the memory would only grow. */
 export const MAX_LOOK_UP_AGAIN_DAYS = 365;
 
-const PROCESS_ONLY_HINT = `Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them, and every image is then sent again.${SHARING_ADVICE} A workflow can keep its own memory that outlives restarts: store each output item's md5 and hashcode (e.g. in a Data Table) and give them back as Known MD5 and Known Hashcode.`;
+/** What a run that remembers its known images in this process only is told. */
+const processOnlyHint = (): string =>
+	`Known images are remembered in this n8n process only: they are forgotten when n8n restarts and other n8n processes (queue-mode workers) do not see them, and every image is then sent again.${edition().knownImagesAdvice} A workflow can keep its own memory that outlives restarts: store each output item's md5 and hashcode (e.g. in a Data Table) and give them back as Known MD5 and Known Hashcode.`;
 
 /**
  * The known images of the account's customer node that a run works with: in the full edition, in
@@ -52,10 +54,10 @@ export async function knownImagesOf(
 			);
 			hintOncePerRun(
 				context,
-				`Redis could not be asked for the known images (${reason}). ${PROCESS_ONLY_HINT}`,
+				`Redis could not be asked for the known images (${reason}). ${processOnlyHint()}`,
 			);
 		},
 	);
-	if (!known.shared) hintOncePerRun(context, PROCESS_ONLY_HINT);
+	if (!known.shared) hintOncePerRun(context, processOnlyHint());
 	return known;
 }

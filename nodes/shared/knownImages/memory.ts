@@ -1,10 +1,9 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { KnownImages } from './knownImages';
-import { sharedKnownImages } from '../edition/knownImagesHome';
-import { customerScope, type CustomerOverride } from '../transport';
+import { edition, type KnownImages } from '../ports';
+import { customerScope, holderOf, type CustomerOverride } from '../transport';
 
-export type { KnownImages } from './knownImages';
+export type { KnownImages } from '../ports';
 
 /** Entries in this process for all accounts together; beyond it the oldest are dropped. */
 export const PROCESS_MAX_ENTRIES = 100_000;
@@ -69,7 +68,7 @@ export class ProcessKnownImages implements KnownImages {
 
 /**
  * The known images of the credential's account and customer node (or `customer`) in the Redis the
- * account shares its rate limit through (the full edition, see ./home.ts), or in this process when there is none; when Redis
+ * account shares its rate limit through (the full edition), or in this process when there is none; when Redis
  * cannot be asked, this process's memory stands in (and `unavailable` says why, once).
  */
 export class KnownImagesWithFallback implements KnownImages {
@@ -88,7 +87,7 @@ export class KnownImagesWithFallback implements KnownImages {
 	) {
 		const scope = customerScope(credentials, customer);
 		this.local = new ProcessKnownImages(scope, ageMs);
-		this.redis = sharedKnownImages?.(credentials, scope, ageMs);
+		this.redis = edition().sharedKnownImages(credentials, holderOf(credentials), scope, ageMs);
 	}
 
 	get shared(): boolean {

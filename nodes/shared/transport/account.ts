@@ -3,9 +3,8 @@ import { NodeOperationError, sleep, type ICredentialDataDecryptedObject } from '
 
 import { MAX_ACCOUNTS, proveHolder, touch, type BucketTerms, type RateLimiter } from '../throttle';
 import { checkBaseUrl } from './baseUrl';
-import { accountLimiter } from '../edition/bucketHome';
 import { oncePerNodeRun } from './runCache';
-import { CREDENTIAL_NAME } from '../edition/credentialType';
+import { edition } from '../ports';
 import { bucketTerms, requestTimeoutMs } from './settings';
 import type { CustomerOverride, ServiceContext } from './types';
 
@@ -146,7 +145,7 @@ function provesPassword(status: number): boolean {
 
 async function loadAccount(context: ServiceContext, itemIndex?: number): Promise<Account> {
 	const credentials = await context.getCredentials<ICredentialDataDecryptedObject>(
-		CREDENTIAL_NAME,
+		edition().credentialType,
 		itemIndex,
 	);
 	// Settings that cannot work fail the node run before any request, naming their field.
@@ -167,7 +166,7 @@ async function loadAccount(context: ServiceContext, itemIndex?: number): Promise
 	const username = typeof credentials.username === 'string' ? credentials.username : '';
 	const key = accountKey(baseUrl, username);
 	const holder = await deriveHolderOf(credentials);
-	const limiter = accountLimiter(key, { holder, terms }, credentials, sleep);
+	const limiter = edition().accountLimiter(key, { holder, terms }, credentials, sleep);
 	let proven = false;
 	return {
 		baseUrl,

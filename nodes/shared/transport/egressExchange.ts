@@ -1,6 +1,6 @@
 /*
  * One GET to a host that is not the service. The full edition connects with a client of its own
- * (../edition/directExchange.ts), judging the address in the connection's DNS lookup. The verified
+ * (../ports: exchangeDirectly), judging the address in the connection's DNS lookup. The verified
  * edition (n8n Cloud) has none: a host name is judged before the request by n8n's egress filter with
  * its default rules, which refuse internal addresses whatever the instance's SSRF setting (n8n 2.41
  * on), and the request goes through n8n's request helper; an n8n without that filter cannot tell
@@ -14,14 +14,10 @@ import type {
 	RequestHelperFunctions,
 } from 'n8n-workflow';
 
-import { exchangeDirectly } from '../edition/directExchange';
+import { edition, type DirectAnswer } from '../ports';
 import { STREAMED_ANSWER } from './responses';
 
-export interface EgressAnswer {
-	statusCode: number;
-	headers: Record<string, string | string[] | undefined>;
-	body: AsyncIterable<Buffer | string> & { destroy?: () => void };
-}
+export type EgressAnswer = DirectAnswer;
 
 export interface EgressExchange {
 	url: URL;
@@ -49,6 +45,7 @@ export async function exchangeElsewhere(
 	context: EgressContext,
 	exchange: EgressExchange,
 ): Promise<EgressAnswer> {
+	const { exchangeDirectly } = edition();
 	if (exchangeDirectly) {
 		const filter = context.helpers.getSecureEgressFilter?.('safe');
 		return await exchangeDirectly({ ...exchange, resolver: filter?.createSecureLookup() });

@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import type { Account } from './account';
-import { CREDENTIAL_NAME } from '../edition/credentialType';
+import { edition } from '../ports';
 import { errorCode, errorMessage } from './errors';
 import {
 	DEFAULT_ANSWER_LIMIT_BYTES,
@@ -135,10 +135,11 @@ async function exchangeWith(
 	// so an override is applied to the credential data it reads, not to the headers.
 	const data: ICredentialDataDecryptedObject = { ...account.credentials, ...exchange.customer };
 	const helpers = context.helpers as IExecuteFunctions['helpers'];
+	const { credentialType } = edition();
 	return (await helpers.httpRequestWithAuthentication.call(
 		context as IExecuteFunctions,
-		CREDENTIAL_NAME,
+		credentialType,
 		options,
-		{ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_NAME, data } },
+		{ credentialsDecrypted: { id: '', name: '', type: credentialType, data } },
 	)) as IN8nHttpFullResponse;
 }

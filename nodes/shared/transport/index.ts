@@ -17,7 +17,6 @@ export {
 	getServiceCredentials,
 	holderOf,
 } from './account';
-export { CREDENTIAL_NAME } from '../edition/credentialType';
 export { hintOncePerRun, readOncePerRun } from './runCache';
 export { bucketTerms } from './settings';
 export { AmbiguousUploadError, RefusedLoginError } from './errors';

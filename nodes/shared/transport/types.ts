@@ -5,6 +5,7 @@ import type {
 	ILoadOptionsFunctions,
 	IPollFunctions,
 } from 'n8n-workflow';
+import type { RequestBody } from '../ports';
 
 /** Where a request can come from: a node run, a trigger's poll, a list in the editor. */
 export type ServiceContext = IExecuteFunctions | IPollFunctions | ILoadOptionsFunctions;
@@ -15,7 +16,7 @@ export interface CustomerOverride {
 }
 
 /** A stream (FormData is one) is sent as it is read. */
-export type RequestBody = Buffer | string | NodeJS.ReadableStream;
+export type { RequestBody };
 
 export interface ServiceRequest {
 	method: IHttpRequestMethods;

@@ -1,8 +1,7 @@
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { digestOf } from '../../../shared/edition/multipartBody';
-import type { FilePart } from '../../../shared/multipartParts';
+import { edition, type FilePart } from '../../../shared/ports';
 
 /** One image of an input item: a binary property and what is known about its bytes. */
 export interface BinaryImage {
@@ -140,7 +139,7 @@ export function imagePart(
  * Reads an image once to learn its md5 and length: a stored image as a stream, so that measuring
  * holds no image in memory whole; inline data (in the item already) is decoded and let go. Sending
  * differs by edition: the full edition streams each image again, the verified one holds a request's
- * images in memory while it sends them (../../../shared/edition/multipartBody.verified.ts).
+ * images in memory while it sends them (../../../shared/ports/inMemoryMultipart.ts).
  */
 export async function measureImage(
 	context: IExecuteFunctions,
@@ -149,7 +148,7 @@ export async function measureImage(
 ): Promise<void> {
 	let digest;
 	try {
-		digest = await digestOf(imagePart(context, itemIndex, image));
+		digest = await edition().digestOf(imagePart(context, itemIndex, image));
 	} catch (error) {
 		throw new NodeOperationError(
 			context.getNode(),

@@ -3,7 +3,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
 import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
-import { HASHCODE } from '../../../shared/hashcode';
+import { HASHCODE } from '../../../shared/ports';
 
 const properties: INodeProperties[] = [
 	{

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import { MD5 } from '../../../shared/hashcode';
+import { MD5 } from '../../../shared/ports';
 import { lookUpImage, UNREADABLE_FIND_ANSWER, type ImageQuery } from './lookup';
 
 const properties: INodeProperties[] = [

@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { edition } from '../../../shared/ports';
 import { serviceMessage, serviceRequest, type CustomerOverride } from '../../../shared/transport';
 import { imageName, imagePart, type BinaryImage } from './binaryImages';
-import { encodeMultipart } from '../../../shared/edition/multipartBody';
 import { parseUploadAnswer } from './responses';
 
 /** An image waiting for its upload, with the input item it belongs to. */
@@ -248,7 +248,7 @@ async function postImages(
 ): Promise<PostAnswer> {
 	// A body for every attempt (one that was sent cannot be sent again after a 429); each part is
 	// read only when the body reaches it.
-	const multipart = encodeMultipart(
+	const multipart = edition().encodeMultipart(
 		batch.map(({ itemIndex, image }) => imagePart(context, itemIndex, image)),
 	);
 	const qs: IDataObject = {};

@@ -4,7 +4,7 @@
  * and anything else is handed back raw instead of failing an upload that did succeed.
  */
 
-import { HASHCODE } from '../../../shared/hashcode';
+import { HASHCODE } from '../../../shared/ports';
 import { cleanServiceText, parseServiceJson } from '../../../shared/transport';
 
 /** One hashcode the upload answer names, with the md5 the service reports for it when it does. */

@@ -2,7 +2,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { customerOverrideOf } from '../../../shared/customer';
-import { HASHCODE, MD5 } from '../../../shared/hashcode';
+import { HASHCODE, MD5 } from '../../../shared/ports';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS } from '../../../shared/knownImages';
 import { allowanceFrom, cleanServiceText } from '../../../shared/transport';
 import type { RunParameters } from '../runParameters';

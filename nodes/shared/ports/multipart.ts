@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { RequestBody } from './transport';
+/** A request's body as the transport sends it: whole, or a stream read as it is sent. */
+export type RequestBody = Buffer | string | NodeJS.ReadableStream;
 
 /** One file of a multipart/form-data body: its part's header fields and how to read its bytes. */
 export interface FilePart {

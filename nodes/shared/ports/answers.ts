@@ -1,8 +1,6 @@
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
-
 /*
- * The answers pollers share as they are kept (see ./sharedAnswers.ts), and where the full edition
- * keeps them for every process (./edition/answerHome.ts).
+ * The answers pollers share as they are kept (see ../sharedAnswers.ts), and the port through which
+ * an edition keeps them for every process (the full edition: ../fullEdition/redisAnswers.ts).
  */
 
 /** An answer is never shared longer than this, whatever the pollers' intervals. */
@@ -24,7 +22,3 @@ export interface AnswerHome {
 	read(key: string): Promise<KeptAnswer | undefined>;
 	write(key: string, answer: KeptAnswer): Promise<void>;
 }
-
-export type SharedAnswerHome = (
-	credentials: ICredentialDataDecryptedObject,
-) => AnswerHome | undefined;

@@ -5,12 +5,13 @@ import {
 	type FilePart,
 	type MultipartUpload,
 	type PartDigest,
-} from '../multipartParts';
+} from './multipart';
 
 /*
- * Multipart bodies for the verified edition (n8n Cloud), built in place of ./multipartBody.ts: n8n's
- * rules for verified packages allow neither `stream` nor a runtime dependency such as form-data, so
- * the body is one Buffer, encoded here as RFC 7578 describes. It holds every part of the request
+ * Multipart bodies built in memory: the default of every edition, and the verified edition's (n8n
+ * Cloud) own, since n8n's rules for verified packages allow neither `stream` nor a runtime
+ * dependency such as form-data (the full edition streams: ../fullEdition/streamedMultipart.ts). The
+ * body is one Buffer, encoded here as RFC 7578 describes. It holds every part of the request
  * in memory while the request is sent: the parts' bytes plus their headers, and while it is
  * assembled one more part (every part more when a part's size is not known beforehand).
  */

@@ -2,7 +2,7 @@ import type { Logger } from 'n8n-workflow';
 
 /*
  * What keeps the runs of one node apart across the n8n processes of an instance (queue mode's
- * main and workers), whichever edition provides it: see ./edition/runLockHome.ts.
+ * main and workers), whichever edition provides it (the full edition: ../fullEdition/redisRunLock.ts).
  */
 
 /** A run's hold on its node, seen by every n8n process of the instance. */

@@ -1,5 +1,3 @@
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
-
 /**
  * The images an account's customer node already has, by md5: what the image upload learnt from the
  * service (an upload's answer, a lookup), so that an image it knows costs no request. The service
@@ -9,7 +7,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
  * Where it lives: in the full edition, in the Redis the account shares its rate limit through,
  * when there is one, so that every n8n process of the account (queue-mode workers, several mains)
  * shares it and it outlives restarts; otherwise, and always in the verified edition, in this
- * process only (see ./home.ts). Never in the workflow's static data: n8n
+ * process only (../knownImages/memory.ts). Never in the workflow's static data: n8n
  * saves that as one object after each execution, and a copy written by this node could overwrite
  * the trigger's newer state.
  */
@@ -22,10 +20,3 @@ export interface KnownImages {
 	/** Forgets every image of the account's customer node; how many were known. */
 	forget(): Promise<number>;
 }
-
-/** The known images of an account's customer node (`scope`) that every process of the account shares, where it has a place for them. */
-export type SharedKnownImages = (
-	credentials: ICredentialDataDecryptedObject,
-	scope: string,
-	ageMs: number,
-) => KnownImages | undefined;
