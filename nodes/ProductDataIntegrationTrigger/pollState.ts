@@ -16,10 +16,9 @@ import {
 	newState,
 	planListing,
 	prune,
-	readState,
 	takeListing,
-	writeState,
 } from './state';
+import { readState, writeState } from './storedState';
 import { dropStartingPoint, findStartingPoint, leaveStartingPoint } from './startingPoint';
 
 /** What a status check of a pending session found. */

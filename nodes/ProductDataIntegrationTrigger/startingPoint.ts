@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { TriggerState } from './state';
-import { readState, storedState } from './state';
+import { readState, storedState } from './storedState';
 
 /**
  * Where a trigger started: the uploads its first poll listed, which are history, kept a second time

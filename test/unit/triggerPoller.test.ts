@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { newState, readState, writeState } from '../../nodes/ProductDataIntegrationTrigger/state';
+import { newState } from '../../nodes/ProductDataIntegrationTrigger/state';
+import { readState, writeState } from '../../nodes/ProductDataIntegrationTrigger/storedState';
 
 /**
  * The id a trigger is known by among those sharing answers: kept in its state across restarts, so

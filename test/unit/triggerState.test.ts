@@ -3,11 +3,10 @@ import {
 	newState,
 	planListing,
 	prune,
-	readState,
 	takeListing,
-	writeState,
 	type PendingSession,
 } from '../../nodes/ProductDataIntegrationTrigger/state';
+import { readState, writeState } from '../../nodes/ProductDataIntegrationTrigger/storedState';
 import {
 	followableRecords,
 	type UploadRecord,

@@ -1,9 +1,9 @@
 import { createHash } from 'crypto';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { pause, pauseWhenDue } from '../../../shared/pauses';
-import { cancelledError, cancelSignal, type RequestBody } from '../../../shared/transport';
+import { cancelledError, cancelSignal } from '../../../shared/transport';
 import {
 	buildXmlDocument,
 	prepareItemForXml,
@@ -378,36 +378,4 @@ function prepareEntry(
 			},
 		);
 	}
-}
-
-export interface DocumentBody {
-	/** A buffer, or for stored binary data a function that opens a fresh stream for each attempt. */
-	body: Buffer | (() => Promise<RequestBody>);
-	/** Releases the stored file after the last attempt. */
-	close(): void;
-}
-
-/**
- * The body of an upload. A refused request is sent again with a new stream; the stream of the
- * refused attempt is closed then, since a service that answers before reading a body to its end
- * leaves it paused, holding its file open.
- */
-export function documentBody(context: IExecuteFunctions, document: XmlDocument): DocumentBody {
-	if (document.buffer) return { body: document.buffer, close: () => {} };
-	const binaryDataId = document.binaryDataId as string;
-	let attempt: { destroy(): void } | undefined;
-	const close = () => attempt?.destroy();
-	return {
-		body: async () => {
-			close();
-			const stream = await context.helpers.getBinaryStream(binaryDataId);
-			attempt = stream;
-			return stream;
-		},
-		close,
-	};
-}
-
-export function documentJson(document: XmlDocument): IDataObject {
-	return { fileName: document.fileName, bytes: document.bytes, validation: document.validation };
 }
