@@ -6,6 +6,7 @@
 # have, so the project's lock file could not hold them and `npm ci` would refuse it.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
+ensure_dependencies
 NODE_CLI_VERSION=0.48.3
 home="$CACHE_ROOT/node-cli-$NODE_CLI_VERSION"
 if [ ! -f "$home/.install-complete" ]; then
