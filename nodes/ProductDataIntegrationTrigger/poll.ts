@@ -5,7 +5,7 @@ import type { Freshness, SharedAnswer } from '../shared/sharedAnswers';
 import { sharedAnswer } from '../shared/sharedAnswers';
 import type { SessionOutcome } from '../shared/sessions';
 import { getSessionOutcome, isNotFound } from '../shared/sessions';
-import { cancelSignal, withPollDeadline } from '../shared/transport';
+import { ALLOWED_INTERNAL_HOSTS, cancelSignal, withPollDeadline } from '../shared/transport';
 import { getServiceTimeZone } from '../shared/uploads';
 import type { TriggerSettings } from './events';
 import { finishedItem, matches, outcomeOptions, receivedItem } from './events';
@@ -16,6 +16,11 @@ import { sampleEvent } from './sampleEvent';
 
 /** Share of a poll's deadline after which no further status checks are started. */
 const POLL_BUDGET_SHARE = 0.5;
+/**
+ * How long another trigger may take a "still processing" answer: a session finishes at any moment,
+ * and an older answer would hold its event back by up to a poll interval. Sharing may cost seconds.
+ */
+const PROCESSING_SHARED_MS = 5_000;
 
 export async function pollUploads(
 	context: IPollFunctions,
@@ -121,7 +126,8 @@ async function poll(
 /**
  * The session's status as the service answered it to this trigger or, within `freshness`, to
  * another trigger of the account and customer node asking the same (with or without the error
- * message). Only answers are shared: a failed check is this trigger's own.
+ * message, fetched under the same Allowed Internal Hosts). Only answers are shared: a failed check
+ * is this trigger's own.
  */
 async function sessionOutcome(
 	context: IPollFunctions,
@@ -133,8 +139,28 @@ async function sessionOutcome(
 	return await sharedAnswer(
 		context,
 		settings.customer,
-		['status', sessionId, options.includeErrorMessage ? 'with error message' : ''],
+		[
+			'status',
+			sessionId,
+			options.includeErrorMessage ? `with error message from ${allowedHostsOf(context)}` : '',
+		],
 		freshness,
 		async () => await getSessionOutcome(context, sessionId, options),
+		(outcome) => (outcome.status === 'processing' ? PROCESSING_SHARED_MS : Infinity),
 	);
+}
+
+/**
+ * The trigger's Allowed Internal Hosts, spelled alike for triggers that allow alike: an error
+ * message fetched under one trigger's allowance is never another's, whose allowance may refuse its
+ * host, or allow a host the first was refused.
+ */
+function allowedHostsOf(context: IPollFunctions): string {
+	const value = context.getNodeParameter(`options.${ALLOWED_INTERNAL_HOSTS}`, '');
+	return String(typeof value === 'string' ? value : '')
+		.split(',')
+		.map((entry) => entry.trim().toLowerCase())
+		.filter((entry) => entry !== '')
+		.sort()
+		.join(',');
 }

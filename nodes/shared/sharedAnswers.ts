@@ -12,7 +12,8 @@ import {
 /**
  * Answers of the service that several pollers of one account and customer node would otherwise
  * each ask for (the day's listing, a session's status): the first poller asks, the others take its
- * answer while it is fresh enough. Kept in this process, and in the full edition also in the Redis
+ * answer while it is fresh enough (an answer that will soon be out of date, such as "still
+ * processing", only briefly). Kept in this process, and in the full edition also in the Redis
  * the account shares its rate limit through (the edition's answerHome, ./ports), so that every n8n main
  * shares them.
  *
@@ -115,6 +116,7 @@ export async function sharedAnswer<T>(
 	what: string[],
 	freshness: Freshness,
 	ask: () => Promise<T>,
+	sharedForMs: (value: T) => number = () => MAX_ANSWER_AGE_MS,
 ): Promise<SharedAnswer<T>> {
 	const credentials = await getServiceCredentials(context);
 	const key = customerScope(credentials, customer, ...what);
@@ -137,7 +139,7 @@ export async function sharedAnswer<T>(
 		maxAgeMs: Math.min(MAX_ANSWER_AGE_MS, freshness.maxAgeMs),
 		askedBy: freshness.poller,
 	};
-	const answer = answerOf(context, key, freshness, flight, ask);
+	const answer = answerOf(context, key, freshness, flight, ask, sharedForMs);
 	flights.set(key, { ...flight, answer });
 	try {
 		const kept = await answer;
@@ -149,7 +151,8 @@ export async function sharedAnswer<T>(
 
 /**
  * The answer kept in Redis (full edition) if `freshness` accepts it, else `ask`'s, kept for the
- * others: in this process at once, in Redis as soon as its write gets there.
+ * others (no longer than `sharedForMs` says for its value): in this process at once, in Redis as
+ * soon as its write gets there.
  */
 async function answerOf<T>(
 	context: ServiceContext,
@@ -157,6 +160,7 @@ async function answerOf<T>(
 	freshness: Freshness,
 	flight: Omit<KeptAnswer, 'json'>,
 	ask: () => Promise<T>,
+	sharedForMs: (value: T) => number,
 ): Promise<KeptAnswer> {
 	const home = edition().answerHome(await getServiceCredentials(context));
 	const shared = await home?.read(key).catch((error: Error) => {
@@ -167,7 +171,12 @@ async function answerOf<T>(
 		keepInProcess(key, shared);
 		return shared;
 	}
-	const kept = { ...flight, json: JSON.stringify(await ask()) ?? 'null' };
+	const value = await ask();
+	const kept = {
+		...flight,
+		maxAgeMs: Math.min(flight.maxAgeMs, sharedForMs(value)),
+		json: JSON.stringify(value) ?? 'null',
+	};
 	if (kept.json.length > MAX_ANSWER_BYTES) return kept;
 	keepInProcess(key, kept);
 	// Handed out at once: the write finishes on its own, within the connection's time limits, and

@@ -10,6 +10,7 @@ import { freePort, sleep } from '../../scripts/n8n/processes';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { fakeDateOnly } from '../helpers/clock';
 import { startedEmulators } from '../helpers/emulator';
+import { listenLocal, type LocalServer } from '../helpers/server';
 import { startScriptedRedis } from '../helpers/redisWire';
 
 /**
@@ -43,7 +44,11 @@ function advance(ms: number): void {
 	jest.setSystemTime(Date.now() + ms);
 }
 
-async function upload(emulator: Emulator, customerId = '1001'): Promise<string> {
+async function upload(
+	emulator: Emulator,
+	customerId = '1001',
+	marker = '<!--emulator:processing-ms=0-->',
+): Promise<string> {
 	const auth = Buffer.from(`${DEFAULT_ACCOUNT.username}:${DEFAULT_ACCOUNT.password}`).toString(
 		'base64',
 	);
@@ -55,7 +60,7 @@ async function upload(emulator: Emulator, customerId = '1001'): Promise<string> 
 			customerIdType: 'ServiceID',
 			'Content-Type': 'application/xml',
 		},
-		body: '<?xml version="1.0" encoding="UTF-8"?><!--emulator:processing-ms=0--><Products><Product><Id>1</Id></Product></Products>',
+		body: `<?xml version="1.0" encoding="UTF-8"?>${marker}<Products><Product><Id>1</Id></Product></Products>`,
 	});
 	expect(response.status).toBe(202);
 	return (await response.text()).trim();
@@ -66,6 +71,9 @@ class Watcher {
 	staticData: IDataObject = {};
 
 	readonly events: string[] = [];
+
+	/** The items it emitted, as emitted. */
+	readonly items: IDataObject[] = [];
 
 	constructor(
 		private readonly emulator: Emulator,
@@ -95,6 +103,7 @@ class Watcher {
 			(item) => `${String(item.json.event)} ${String(item.json.id)}`,
 		);
 		this.events.push(...emitted);
+		this.items.push(...(result.output?.[0] ?? []).map((item) => item.json));
 		return emitted;
 	}
 }
@@ -233,6 +242,126 @@ describe('triggers of one account sharing the listing', () => {
 		}
 		for (const watcher of [first, second])
 			expect(watcher.events.sort()).toEqual(once([lastOfTheDay, firstOfTheDay]));
+	});
+});
+
+describe('triggers of one account sharing status answers', () => {
+	it('take another\'s "still processing" only while it is seconds old: a finished session is emitted on their next poll', async () => {
+		const emulator = await started();
+		const [first, second] = [new Watcher(emulator), new Watcher(emulator)];
+		await first.poll();
+		await second.poll();
+		const id = await upload(emulator, '1001', '<!--emulator:processing-ms=90000-->');
+		advance(MINUTE);
+		expect(await first.poll()).toEqual([`uploadReceived ${id}`]);
+		expect(count(emulator, RESULT)).toBe(1);
+		// Finished 30 s after the first trigger heard "processing": the second asks for itself.
+		advance(40_000);
+		expect((await second.poll()).sort()).toEqual(once([id]));
+		expect(count(emulator, RESULT)).toBe(2);
+		expect(count(emulator, LIST)).toBe(2);
+	});
+
+	it('share "still processing" within seconds', async () => {
+		const emulator = await started();
+		const [first, second] = [new Watcher(emulator), new Watcher(emulator)];
+		await first.poll();
+		await second.poll();
+		const id = await upload(emulator, '1001', '<!--emulator:processing-ms=90000-->');
+		advance(MINUTE);
+		await first.poll();
+		advance(2_000);
+		expect(await second.poll()).toEqual([`uploadReceived ${id}`]);
+		expect(count(emulator, RESULT)).toBe(1);
+	});
+
+	describe('with error messages on another host', () => {
+		let documents: LocalServer;
+		let front: LocalServer | undefined;
+		let fetched = 0;
+
+		beforeAll(async () => {
+			documents = await listenLocal((_req, res) => {
+				fetched++;
+				res.writeHead(200, { 'Content-Type': 'application/json' });
+				res.end(JSON.stringify({ message: 'Line 3: the element Sku is empty' }));
+			});
+		});
+
+		afterEach(async () => {
+			await front?.close();
+			front = undefined;
+			fetched = 0;
+		});
+
+		afterAll(async () => {
+			await documents.close();
+		});
+
+		/** The emulator behind a front that names its error documents on the documents host. */
+		async function serviceWithDocumentsElsewhere(emulator: Emulator): Promise<string> {
+			front = await listenLocal((req, res) => {
+				const headers: Record<string, string> = {};
+				for (const name of ['authorization', 'customerid', 'customeridtype', 'accept'])
+					if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+				void fetch(`${emulator.url}${req.url}`, { headers, redirect: 'manual' }).then(
+					async (answer) => {
+						const location = answer.headers.get('location');
+						res.writeHead(answer.status, {
+							'Content-Type': answer.headers.get('content-type') ?? 'text/plain',
+							...(location ? { Location: `${documents.url}/errors/document.json` } : {}),
+						});
+						res.end(Buffer.from(await answer.arrayBuffer()));
+					},
+				);
+			});
+			return front.url;
+		}
+
+		const withMessages = (allowedInternalHosts?: string): INodeParameters => ({
+			...EVERY_MINUTE,
+			options: {
+				includeErrorMessage: true,
+				...(allowedInternalHosts === undefined ? {} : { allowedInternalHosts }),
+			},
+		});
+
+		it.each([
+			['the trigger that allows its host first', true],
+			['the trigger that does not first', false],
+		])(
+			'give each trigger the message its own Allowed Internal Hosts lets it read (%s)',
+			async (_order, allowedFirst) => {
+				const emulator = await started();
+				const baseUrl = await serviceWithDocumentsElsewhere(emulator);
+				const allowed = new Watcher(
+					emulator,
+					{ baseUrl },
+					withMessages(new URL(documents.url).host),
+				);
+				const refused = new Watcher(emulator, { baseUrl }, withMessages());
+				const order = allowedFirst ? [allowed, refused] : [refused, allowed];
+				for (const watcher of order) await watcher.poll();
+				const id = await upload(emulator, '1001', '<!--emulator:fail-->');
+				advance(MINUTE);
+				for (const watcher of order) {
+					advance(1_000);
+					await watcher.poll();
+				}
+
+				const finished = (watcher: Watcher) =>
+					watcher.items.find((item) => item.event === 'uploadFinished' && item.id === id);
+				expect(finished(allowed)).toMatchObject({
+					status: 'failed',
+					errorMessage: 'Line 3: the element Sku is empty',
+				});
+				expect(finished(refused)).toMatchObject({ status: 'failed', errorMessage: null });
+				expect(finished(refused)?.warning).toEqual(expect.any(String));
+				expect(fetched).toBe(1);
+				// The listing is still one request a minute for both.
+				expect(count(emulator, LIST)).toBe(2);
+			},
+		);
 	});
 });
 
