@@ -36,11 +36,13 @@ const FULL_EDITION_EXCEPTIONS = [
 	{
 		rule: 'no-restricted-globals',
 		name: 'process',
-		files: ['nodes/shared/fullEdition/sharing.ts'],
+		files: ['nodes/shared/fullEdition/sharing.ts', 'nodes/shared/fullEdition/proxy.ts'],
 		why:
 			'Rate Limit Sharing "Automatic" shares the bucket through the Redis of n8n\'s own queue mode, so it reads ' +
 			"n8n's settings (EXECUTIONS_MODE, QUEUE_BULL_REDIS_*) from the environment, and the command n8n was started with " +
-			'(`n8n worker` runs in queue mode whatever the settings say) from its arguments; n8n gives nodes no other way to them.',
+			'(`n8n worker` runs in queue mode whatever the settings say) from its arguments; photos by URL go through the ' +
+			'proxy n8n is told about (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), which only the environment names. n8n gives ' +
+			'nodes no other way to them.',
 	},
 	{
 		rule: 'no-restricted-imports',
@@ -68,10 +70,18 @@ const FULL_EDITION_EXCEPTIONS = [
 			"n8n's request helper takes no lookup of a node's; the verified edition judges with n8n's egress filter instead.",
 	})),
 	{
+		rule: 'no-restricted-imports',
+		name: 'undici',
+		files: ['nodes/shared/fullEdition/proxy.ts'],
+		why:
+			'Behind a company proxy the only way out is the proxy: a photo URL must go through it, https through CONNECT, ' +
+			"and Node's own client has no proxy support; undici is the client Node's fetch and n8n's own proxy support use.",
+	},
+	{
 		rule: 'no-runtime-dependencies',
-		name: 'form-data, ioredis',
+		name: 'form-data, ioredis, undici',
 		files: ['package.json'],
-		why: 'The two modules above; nothing else may become a runtime dependency.',
+		why: 'The three modules above; nothing else may become a runtime dependency.',
 	},
 ];
 

@@ -5,6 +5,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 ensure_dependencies
-ensure_redis
+ensure_test_servers
 cd "$PROJECT_ROOT"
 npx jest --config test/e2e/jest.config.js --ci "$@"

@@ -13,7 +13,7 @@ tier="${1:-}"
 shift || true
 case "$tier" in
 unit) ;;
-integration | tools) ensure_redis ;;
+integration | tools) ensure_test_servers ;;
 *)
 	echo "usage: bash scripts/jest.sh unit|integration|tools [jest arguments]" >&2
 	exit 2

@@ -12,7 +12,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/n8n-hosts.sh"
 ensure_dependencies
-ensure_redis
+ensure_test_servers
 cd "$PROJECT_ROOT"
 
 

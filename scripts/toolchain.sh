@@ -54,22 +54,23 @@ ensure_dependencies() {
 
 ensure_node || return 1
 
-# ensure_redis: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
-# benchmarks of the shared rate limit start on ports of their own. Installing must not leave a
-# system Redis running: service starts are refused while apt-get runs.
-ensure_redis() {
-  if command -v redis-server >/dev/null && command -v openssl >/dev/null; then return; fi
+# ensure_test_servers: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
+# benchmarks of the shared rate limit start on ports of their own, and tinyproxy, the proxy the
+# tests of a company network start likewise. Installing must not leave a system Redis or proxy
+# running: service starts are refused while apt-get runs.
+ensure_test_servers() {
+  if command -v redis-server >/dev/null && command -v openssl >/dev/null && command -v tinyproxy >/dev/null; then return; fi
   if ! command -v apt-get >/dev/null; then
-    echo "The tests of the shared rate limit need redis-server and openssl on PATH: install them (e.g. \`brew install redis openssl\` on macOS) and run again." >&2
+    echo "The tests need redis-server, openssl and tinyproxy on PATH: install them (e.g. \`brew install redis openssl tinyproxy\` on macOS) and run again." >&2
     return 1
   fi
-  echo "Installing redis-server and openssl (apt-get)" >&2
+  echo "Installing redis-server, openssl and tinyproxy (apt-get)" >&2
   local policy=/usr/sbin/policy-rc.d own_policy=
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
   fi
   local status=0
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server openssl; } >&2 || status=$?
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server openssl tinyproxy; } >&2 || status=$?
   if [ -n "$own_policy" ]; then rm -f "$policy"; fi
   return "$status"
 }

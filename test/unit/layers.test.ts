@@ -90,7 +90,7 @@ function hasTwin(file: string): boolean {
 }
 
 /** The packages that n8n's rules for verified packages forbid and the full edition uses. */
-const FULL_EDITION_PACKAGES = /^(ioredis|form-data|(node:)?stream(\/.*)?)$/;
+const FULL_EDITION_PACKAGES = /^(ioredis|form-data|undici|(node:)?stream(\/.*)?)$/;
 
 /** The imports that go past a folder's index.ts, each for its reason. */
 const ENTERED_PAST_INDEX = [
@@ -185,7 +185,7 @@ describe('imports', () => {
 		expect(twins.filter((twin) => !graph.has(twin.replace(/\.verified\.ts$/, '.ts')))).toEqual([]);
 	});
 
-	it("of ioredis, form-data and stream lie in the full edition's adapters alone", () => {
+	it("of ioredis, form-data, undici and stream lie in the full edition's adapters alone", () => {
 		const importers = files.filter((file) =>
 			graph.get(file)!.some((target) => FULL_EDITION_PACKAGES.test(target)),
 		);
@@ -193,6 +193,7 @@ describe('imports', () => {
 		// The files that do import them: without them the check above would have nothing to refuse.
 		expect(importers).toEqual([
 			'nodes/shared/fullEdition/bucketStore.ts',
+			'nodes/shared/fullEdition/proxy.ts',
 			'nodes/shared/fullEdition/streamedMultipart.ts',
 		]);
 	});

@@ -1,7 +1,9 @@
 /*
  * One GET to a host that is not the service (a photo host, an error document's host), for the full
  * edition: through Node's own client, so that the address a connection goes to is judged where it
- * is chosen, in the connection's DNS lookup, with no second resolution that could answer otherwise.
+ * is chosen, in the connection's DNS lookup, with no second resolution that could answer otherwise;
+ * or, where n8n is told to use a proxy for the URL, through that proxy once every address of the
+ * name has been judged (./proxy.ts).
  * The verified edition (n8n Cloud, no node:http or node:dns) has no such client: the transport then
  * goes through n8n's request helper (../transport/egressExchange.ts).
  */
@@ -10,6 +12,7 @@ import { request as httpGet, type IncomingMessage, type RequestOptions } from 'n
 import { request as httpsGet } from 'node:https';
 
 import type { DirectAnswer, DirectRequest } from '../ports';
+import { exchangeThroughProxy, proxyFor } from './proxy';
 
 type LookupFunction = NonNullable<RequestOptions['lookup']>;
 
@@ -29,6 +32,16 @@ export async function exchangeDirectly(exchange: DirectRequest): Promise<DirectA
 			callback(null, addresses[0].address, addresses[0].family);
 		});
 	};
+	const proxy = proxyFor(exchange.url);
+	if (proxy) {
+		// The proxy looks the name up itself: every address the name has now is judged first.
+		await new Promise<void>((resolve, reject) =>
+			lookup(exchange.url.hostname.replace(/^\[|\]$/g, ''), { all: true }, (error) =>
+				error ? reject(error) : resolve(),
+			),
+		);
+		return await exchangeThroughProxy(exchange, proxy);
+	}
 	const send = exchange.url.protocol === 'https:' ? httpsGet : httpGet;
 	return await new Promise<DirectAnswer>((resolve, reject) => {
 		const request = send(exchange.url, {
