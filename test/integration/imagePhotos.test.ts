@@ -519,7 +519,7 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 		expect(received).toHaveLength(6);
 	});
 
-	it('refuses a Photo URL with a user name or password without showing it, and a malformed Allowed Internal Hosts, before any request', async () => {
+	it('refuses a Photo URL with a user name or password without showing it, and a malformed Allowed Internal Hosts or one naming every address, before any request', async () => {
 		const result = await runNode({
 			node,
 			parameters: byUrl({ allowedInternalHosts: '={{ $json.allowed }}' }),
@@ -532,6 +532,10 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 				},
 				{ json: { url: `${host.url}/p/0.jpg`, allowed: '10.0.0.0/33' } },
 				{ json: { url: `${host.url}/p/0.jpg`, allowed: 'http://10.0.0.1/' } },
+				// Every address: the option turned off, refused as the others.
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: '0.0.0.0/0' } },
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: `${new URL(host.url).host}, ::/0` } },
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: '/0' } },
 			],
 			credentials: credentials(),
 			continueOnFail: true,
@@ -541,6 +545,10 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 			'The Photo URL of item 0 carries a user name or password, which are never sent or shown',
 			'The Allowed Internal Hosts of item 1 are not valid: "10.0.0.0/33" is not a network in CIDR notation',
 			'The Allowed Internal Hosts of item 2 are not valid: "http://10.0.0.1/" is not a host, host:port or network',
+			...['0.0.0.0/0', '::/0', '/0'].map(
+				(entry, index) =>
+					`The Allowed Internal Hosts of item ${index + 3} are not valid: "${entry}" names every address; name the hosts or networks inside your network that may be reached`,
+			),
 		]);
 		expect(JSON.stringify(result.output)).not.toContain('secret');
 		expect(received).toHaveLength(0);

@@ -95,7 +95,16 @@ describe('an allowance', () => {
 		);
 	});
 
-	it.each(['10.0.0.0/33', 'user@host', 'http://host/', 'host/path', '::1/200'])(
+	it.each(['0.0.0.0/0', '::/0', '/0', '10.0.0.0/0', '0/00'])(
+		'refuses %s, which names every address',
+		(entry) => {
+			expect(() => parseAllowance(`shop.lan, ${entry}`)).toThrow(
+				`"${entry}" names every address; name the hosts or networks inside your network that may be reached`,
+			);
+		},
+	);
+
+	it.each(['10.0.0.0/33', 'user@host', 'http://host/', 'host/path', '::1/200', '/8'])(
 		'refuses %s',
 		(entry) => {
 			expect(() => parseAllowance(entry)).toThrow(`"${entry}" is not`);

@@ -157,18 +157,24 @@ export interface Allowance {
 
 /**
  * Reads an allowance: entries separated by commas, spaces or lines, each a host name or IP address
- * (any port), host:port ([IPv6]:port), or a network in CIDR notation (10.1.0.0/16, fd00::/8).
- * Throws an Error naming the first entry that is none of these: nothing wider than what is named.
+ * (any port), host:port ([IPv6]:port), or a network in CIDR notation (10.1.0.0/16, fd00::/8) that
+ * is not every address (a prefix of 0). Throws an Error naming the first entry that is none of
+ * these: nothing wider than what is named.
  */
 export function parseAllowance(text: string): Allowance {
 	const entries = text
 		.split(/[\s,]+/)
 		.filter(Boolean)
 		.map((entry): AllowedEntry => {
-			const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
+			const cidr = /^(.*)\/(\d{1,3})$/.exec(entry);
 			if (cidr) {
 				const network = addressBits(cidr[1]);
 				const prefix = Number(cidr[2]);
+				// 0.0.0.0/0, ::/0, a bare /0: the whole internet, which would turn the option off.
+				if (prefix === 0)
+					throw new Error(
+						`"${entry}" names every address; name the hosts or networks inside your network that may be reached`,
+					);
 				if (network && prefix <= (network.v6 ? 128 : 32))
 					return { network, prefix, text: entry.toLowerCase() };
 				throw new Error(`"${entry}" is not a network in CIDR notation`);
