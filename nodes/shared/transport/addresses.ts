@@ -221,6 +221,15 @@ export function refusalOf(allowance: Allowance, url: URL, address: string): stri
 	return reason && `it leads to ${reason}`;
 }
 
+/**
+ * Why a connection for a host name is refused when the name has no address, or leads to an
+ * internal one: the same words for both, so that a URL from the data cannot learn which names
+ * exist inside the network, or where they lead.
+ */
+export function nameRefusal(hostname: string): string {
+	return `${hostname} is either unreachable or not on the public internet (a host inside your network is reached only where Allowed Internal Hosts names it)`;
+}
+
 /** A URL refused before any byte is sent to it; the message says why, never the URL itself. */
 export class RefusedUrlError extends Error {
 	constructor(reason: string) {
