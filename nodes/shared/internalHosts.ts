@@ -14,5 +14,5 @@ export const allowedInternalHostsOption: INodeProperties = {
 	default: '',
 	placeholder: 'e.g. dam.intranet:8443, 10.20.0.0/16',
 	description:
-		'Hosts inside your network this node may fetch photos (Photo URL) or error documents from, separated by commas: a host (any port), host:port, or a network (CIDR); a host named here may also be reached over plain http. Empty: the public internet only; a URL or a redirect leading to a loopback, private, link-local or other internal address fails before anything is sent to it.',
+		'Hosts inside your network this node may fetch photos (Photo URL) or error documents from, separated by commas: a host (any port), host:port, or a network (CIDR, not one naming every address such as 0.0.0.0/0); a host named here may also be reached over plain http. Empty: the public internet only; a URL or a redirect leading to a loopback, private, link-local or other internal address fails before anything is sent to it.',
 };

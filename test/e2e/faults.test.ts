@@ -254,7 +254,8 @@ describe('a hostile network in a running n8n', () => {
 			location = `https://${beside}/blobs/${FAILED}.json`;
 			expect(await getResult(named)).toEqual(
 				expect.objectContaining({
-					warning: `The error message could not be fetched: The service handed out an error document on ${beside}, which is not fetched: it leads to a loopback address`,
+					// A name is refused in the same words whether it has no address or an internal one.
+					warning: `The error message could not be fetched: The service handed out an error document on ${beside}, which is not fetched: localhost is either unreachable or not on the public internet (a host inside your network is reached only where Allowed Internal Hosts names it)`,
 				}),
 			);
 			// The same address on another port, and another loopback address on the same port.

@@ -389,6 +389,9 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 	const port = () => new URL(host.url).port;
 	const refused = (reason: string) =>
 		expect.stringMatching(new RegExp(`is not fetched: ${reason}$`));
+	/** A host name refused: the same words whether it has no address or an internal one. */
+	const hidden = (hostname: string) =>
+		`${hostname} is either unreachable or not on the public internet (a host inside your network is reached only where Allowed Internal Hosts names it)`;
 
 	it('refuses every internal address, however written, before a byte is sent, with the same text whether it answers or not', async () => {
 		photos.set('/p/0.jpg', jpeg());
@@ -414,6 +417,9 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 			'http://[::]/p.jpg',
 			'http://[ff02::1]/p.jpg',
 			'http://[::ffff:a9fe:a9fe]/p.jpg',
+			// NAT64 and SIIT: internal even where they embed a public address (8.8.8.8).
+			'http://[64:ff9b::808:808]/p.jpg',
+			'http://[::ffff:0:808:808]/p.jpg',
 		];
 
 		const result = await runNode({
@@ -428,7 +434,7 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 		expect(result.output[0].map(({ json }) => json.error)).toEqual([
 			loopback,
 			loopback,
-			loopback,
+			expect.stringMatching(/is not fetched: localhost is either unreachable or not on the public/),
 			loopback,
 			loopback,
 			loopback,
@@ -447,6 +453,10 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 			refused('it leads to an unspecified address'),
 			refused('it leads to a multicast address'),
 			refused('it leads to a link-local address \\(cloud metadata among them\\)'),
+			refused('it leads to a NAT64 address, translated to IPv4 inside the network'),
+			refused(
+				'it leads to an IPv4-translated \\(SIIT\\) address, translated to IPv4 inside the network',
+			),
 		]);
 		expect(result.output[0][0].json.errorDetails).toMatch(/Allowed Internal Hosts/);
 		expect(received).toHaveLength(0);
@@ -474,14 +484,55 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 		const hashcode = expect.stringMatching(/^[0-9a-f]{32}$/);
 		expect(result.output[0].map(({ json }) => json.error ?? json.hashcode)).toEqual([
 			hashcode,
-			refused('it leads to a loopback address'),
+			`The photo http://localhost:${port()}/p/0.jpg of item 1 is not fetched: ${hidden('localhost')}`,
 			refused('it leads to a loopback address'),
 			hashcode,
-			refused('it leads to a loopback address'),
+			`The photo ${host.url}/r/beside of item 4 is not fetched: ${hidden('localhost')}`,
 			refused('it leads to a link-local address \\(cloud metadata among them\\)'),
 		]);
 		// The photo, the three redirects and the hop /r/same leads to; nothing to the refused hosts.
 		expect(received.map((headers) => headers.host)).toEqual(Array(5).fill(new URL(host.url).host));
+	});
+
+	it('says the same of a name that does not resolve as of a name that leads inside the network, before a byte is sent', async () => {
+		const urls = [
+			'http://nowhere.invalid/p/0.jpg',
+			`http://localhost:${port()}/p/0.jpg`,
+			`${host.url}/r/nowhere`,
+			`${host.url}/r/beside`,
+		];
+		redirects.set('/r/nowhere', () => 'http://nowhere.invalid/p/0.jpg');
+		photos.set('/p/0.jpg', jpeg());
+
+		const result = await runNode({
+			node,
+			parameters: byUrl(),
+			items: urls.map((url) => ({ json: { url, updatedAt: '1' } })),
+			credentials: credentials(),
+			continueOnFail: true,
+		});
+		redirects.delete('/r/nowhere');
+
+		const said = result.output[0].map(({ json }) => ({
+			error: json.error,
+			errorDetails: json.errorDetails,
+		}));
+		expect(said[0]).toEqual({
+			error: `The photo http://nowhere.invalid/p/0.jpg of item 0 is not fetched: ${hidden('nowhere.invalid')}`,
+			errorDetails:
+				'Photo URLs reach the public internet only (at most 5 redirects, each judged the same). To fetch photos from a host inside your network, name it in Allowed Internal Hosts.',
+		});
+		// The words are one: only the URL, the item and the host differ.
+		const words = ({ error, errorDetails }: (typeof said)[number], index: number) => ({
+			error: String(error)
+				.replace(urls[index], '<url>')
+				.replace(`item ${index}`, 'item <n>')
+				.replace(/\S+ is either/, '<host> is either'),
+			errorDetails,
+		});
+		expect(said.map(words)).toEqual(Array(4).fill(words(said[0], 0)));
+		// The two redirects on the named host alone; nothing to the hosts refused.
+		expect(received).toHaveLength(2);
 	});
 
 	it('allows a network named in CIDR notation, and nothing wider', async () => {
@@ -519,7 +570,7 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 		expect(received).toHaveLength(6);
 	});
 
-	it('refuses a Photo URL with a user name or password without showing it, and a malformed Allowed Internal Hosts, before any request', async () => {
+	it('refuses a Photo URL with a user name or password without showing it, and a malformed Allowed Internal Hosts or one naming every address, before any request', async () => {
 		const result = await runNode({
 			node,
 			parameters: byUrl({ allowedInternalHosts: '={{ $json.allowed }}' }),
@@ -532,6 +583,10 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 				},
 				{ json: { url: `${host.url}/p/0.jpg`, allowed: '10.0.0.0/33' } },
 				{ json: { url: `${host.url}/p/0.jpg`, allowed: 'http://10.0.0.1/' } },
+				// Every address: the option turned off, refused as the others.
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: '0.0.0.0/0' } },
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: `${new URL(host.url).host}, ::/0` } },
+				{ json: { url: `${host.url}/p/0.jpg`, allowed: '/0' } },
 			],
 			credentials: credentials(),
 			continueOnFail: true,
@@ -541,6 +596,10 @@ describe('Photo URLs reach the public internet only, unless Allowed Internal Hos
 			'The Photo URL of item 0 carries a user name or password, which are never sent or shown',
 			'The Allowed Internal Hosts of item 1 are not valid: "10.0.0.0/33" is not a network in CIDR notation',
 			'The Allowed Internal Hosts of item 2 are not valid: "http://10.0.0.1/" is not a host, host:port or network',
+			...['0.0.0.0/0', '::/0', '/0'].map(
+				(entry, index) =>
+					`The Allowed Internal Hosts of item ${index + 3} are not valid: "${entry}" names every address; name the hosts or networks inside your network that may be reached`,
+			),
 		]);
 		expect(JSON.stringify(result.output)).not.toContain('secret');
 		expect(received).toHaveLength(0);

@@ -121,10 +121,10 @@ function longRun(process: Process, node: string) {
 	return { result, running, end, logged, lost: () => lost as AbortSignal };
 }
 
+/** Waits for `condition`, counting its own waits: Date may stand still (advanceClock). */
 async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 15_000) {
-	const stopAt = Date.now() + timeoutMs;
-	while (!(await condition())) {
-		if (Date.now() > stopAt) throw new Error(`Timed out waiting for ${what}`);
+	for (let waited = 0; !(await condition()); waited += 50) {
+		if (waited > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
 		await sleep(50);
 	}
 }
@@ -380,6 +380,62 @@ describe('Redis unreachable', () => {
 		} finally {
 			await closeStores();
 			await scripted.close();
+		}
+	});
+
+	test('after a lease could not be renewed, the runs of the next 5 s do not ask Redis either, though it is back', async () => {
+		const logged: string[] = [];
+		const logger = {
+			debug: () => undefined,
+			info: (message: string) => logged.push(`info ${message}`),
+			warn: (message: string) => logged.push(`warn ${message}`),
+			error: () => undefined,
+		};
+		const redis = await startRedis({ password: PASSWORD });
+		const connection = { host: '127.0.0.1', port: redis.port, db: 0, password: PASSWORD };
+		// A short lease: renewed every 200 ms. Date stands still until it is moved.
+		const lock = new RedisRunLock(storeFor(connection), 1200);
+		advanceClock(0);
+		let back: RedisServer | undefined;
+		try {
+			const held = (await lock.take({ node: 'renewed', holdMs: Infinity, logger })) as RunLease;
+			expect(held).toHaveProperty('lost');
+			await redis.stop();
+			await until('a renewal to fail', async () => logged.length > 0, 5000);
+			expect(logged).toEqual([
+				expect.stringMatching(/^warn Redis cannot be asked whether another n8n process runs/),
+			]);
+
+			// Redis back, empty: the next renewal reconnects and hears the lease is gone.
+			back = await startRedis({ port: redis.port, password: PASSWORD });
+			await until('a renewal to reach Redis again', async () => held.lost.aborted);
+			const client = new Redis({ host: '127.0.0.1', port: back.port, password: PASSWORD });
+			try {
+				// Left alone for 5 s after the renewal failed: nothing taken in Redis meanwhile.
+				expect(await lock.take({ node: 'meanwhile', holdMs: Infinity, logger })).toBeUndefined();
+				expect(await client.keys('*:run:*')).toEqual([]);
+
+				advanceClock(5000);
+				const lease = (await lock.take({
+					node: 'meanwhile',
+					holdMs: Infinity,
+					logger,
+				})) as RunLease;
+				expect(lease).toHaveProperty('lost');
+				expect(await client.keys('*:run:*')).toHaveLength(1);
+				await lease.release();
+			} finally {
+				client.disconnect();
+			}
+			expect(logged.slice(1)).toEqual([
+				expect.stringMatching(
+					/^warn This run of the node no longer holds it .*ran out or was taken over/,
+				),
+				'info Redis answers again: runs of a node are kept apart across all n8n processes again',
+			]);
+		} finally {
+			await closeStores();
+			await back?.stop();
 		}
 	});
 

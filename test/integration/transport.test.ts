@@ -731,6 +731,32 @@ describe('fetchServiceUrl', () => {
 		}
 	});
 
+	it('another origin whose name does not resolve reads as one whose name leads inside the network, and nothing is sent', async () => {
+		const capture = await startCapture(() => ({ status: 200, body: 'error document' }));
+		try {
+			const remote = createContext({
+				credentials: credentialsFor('https://integration.example.com'),
+			});
+			const beside = `localhost:${new URL(capture.url).port}`;
+			const unresolved = await failure(
+				fetchServiceUrl(remote, 'https://nowhere.invalid/errors/1', 0),
+			);
+			const internal = await failure(fetchServiceUrl(remote, `https://${beside}/errors/1`, 0));
+			const hidden = (hostname: string) =>
+				`${hostname} is either unreachable or not on the public internet (a host inside your network is reached only where Allowed Internal Hosts names it)`;
+			expect(unresolved.message).toBe(
+				`The service handed out an error document on nowhere.invalid, which is not fetched: ${hidden('nowhere.invalid')}`,
+			);
+			expect(internal.message).toBe(
+				`The service handed out an error document on ${beside}, which is not fetched: ${hidden('localhost')}`,
+			);
+			expect(internal.description).toBe(unresolved.description);
+			expect(capture.seen).toHaveLength(0);
+		} finally {
+			await capture.close();
+		}
+	});
+
 	it("another origin's answer is read within the same bound as the service's, and its refusal names no credential", async () => {
 		const service = await emulator();
 		const huge = await startCapture(() => ({ status: 200, body: 'x'.repeat(2 * 1024 * 1024) }));

@@ -10,8 +10,21 @@ describe('internalReason', () => {
 		['::ffff:127.0.0.1', 'a loopback address'],
 		['::ffff:7f00:1', 'a loopback address'],
 		['::127.0.0.1', 'a loopback address'],
-		['64:ff9b::a9fe:a9fe', 'a link-local address (cloud metadata among them)'],
 		['2002:c0a8:0101::1', 'a private address'],
+		// Translated by a gateway of the network: internal whatever IPv4 address they embed.
+		['64:ff9b::a9fe:a9fe', 'a NAT64 address, translated to IPv4 inside the network'],
+		['64:ff9b::808:808', 'a NAT64 address, translated to IPv4 inside the network'],
+		['64:ff9b::8.8.8.8', 'a NAT64 address, translated to IPv4 inside the network'],
+		['64:ff9b:1::808:808', 'a local-use NAT64 address, translated to IPv4 inside the network'],
+		['64:ff9b:1:ffff::1', 'a local-use NAT64 address, translated to IPv4 inside the network'],
+		[
+			'::ffff:0:808:808',
+			'an IPv4-translated (SIIT) address, translated to IPv4 inside the network',
+		],
+		[
+			'::ffff:0:127.0.0.1',
+			'an IPv4-translated (SIIT) address, translated to IPv4 inside the network',
+		],
 		['169.254.169.254', 'a link-local address (cloud metadata among them)'],
 		['10.1.2.3', 'a private address'],
 		['172.31.255.255', 'a private address'],
@@ -29,12 +42,19 @@ describe('internalReason', () => {
 		expect(internalReason(address)).toBe(reason);
 	});
 
-	it.each(['93.184.215.14', '172.32.0.1', '100.128.0.1', '2606:4700::6810:84e5', '::ffff:8.8.8.8'])(
-		'%s is public',
-		(address) => {
-			expect(internalReason(address)).toBeUndefined();
-		},
-	);
+	it.each([
+		'93.184.215.14',
+		'172.32.0.1',
+		'100.128.0.1',
+		'2606:4700::6810:84e5',
+		'::ffff:8.8.8.8',
+		// Beside the translated ranges, not in them.
+		'64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff',
+		'64:ff9b:2::1',
+		'::fffe:0:808:808',
+	])('%s is public', (address) => {
+		expect(internalReason(address)).toBeUndefined();
+	});
 });
 
 describe('an allowance', () => {
@@ -63,7 +83,28 @@ describe('an allowance', () => {
 		);
 	});
 
-	it.each(['10.0.0.0/33', 'user@host', 'http://host/', 'host/path', '::1/200'])(
+	it('allows the translated ranges only where it names them', () => {
+		const allowance = parseAllowance('64:ff9b::/96');
+		const photo = url('http://[64:ff9b::a00:5]/p.jpg');
+		expect(refusalOf(allowance, photo, '64:ff9b::a00:5')).toBeUndefined();
+		expect(refusalOf(parseAllowance(''), photo, '64:ff9b::a00:5')).toBe(
+			'it leads to a NAT64 address, translated to IPv4 inside the network',
+		);
+		expect(refusalOf(allowance, url('http://[64:ff9b:1::5]/p.jpg'), '64:ff9b:1::5')).toBe(
+			'it leads to a local-use NAT64 address, translated to IPv4 inside the network',
+		);
+	});
+
+	it.each(['0.0.0.0/0', '::/0', '/0', '10.0.0.0/0', '0/00'])(
+		'refuses %s, which names every address',
+		(entry) => {
+			expect(() => parseAllowance(`shop.lan, ${entry}`)).toThrow(
+				`"${entry}" names every address; name the hosts or networks inside your network that may be reached`,
+			);
+		},
+	);
+
+	it.each(['10.0.0.0/33', 'user@host', 'http://host/', 'host/path', '::1/200', '/8'])(
 		'refuses %s',
 		(entry) => {
 			expect(() => parseAllowance(entry)).toThrow(`"${entry}" is not`);

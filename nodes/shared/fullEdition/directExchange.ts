@@ -22,7 +22,11 @@ export async function exchangeDirectly(exchange: DirectRequest): Promise<DirectA
 		resolve(hostname, { ...options, all: true }, (error, found) => {
 			const addresses = (Array.isArray(found) ? found : []) as LookupAddress[];
 			if (error || addresses.length === 0)
-				return callback(error ?? new Error(`${hostname} has no address`), '', 4);
+				return callback(
+					exchange.unresolved(error ?? new Error(`${hostname} has no address`)),
+					'',
+					4,
+				);
 			try {
 				for (const { address } of addresses) exchange.admit(address);
 			} catch (refusal) {

@@ -83,6 +83,8 @@ class RedisLease implements RunLease {
 		/** When the lease was last confirmed: the command that set it was sent then. */
 		private confirmedAt: number,
 		private readonly logger: Logger,
+		/** Tells the lock Redis could not be asked, so that runs meanwhile leave it alone too. */
+		private readonly failed: (reason: string) => void,
 	) {
 		void this.renewWhileHeld();
 	}
@@ -94,7 +96,9 @@ class RedisLease implements RunLease {
 	async release(): Promise<void> {
 		this.released.abort();
 		if (this.lost.aborted) return;
-		await this.store.run(RELEASE, [this.key], [this.token], readFlag).catch(() => undefined);
+		await this.store
+			.run(RELEASE, [this.key], [this.token], readFlag)
+			.catch((error: unknown) => this.failed(reasonOf(error)));
 	}
 
 	private async renewWhileHeld(): Promise<void> {
@@ -116,6 +120,7 @@ class RedisLease implements RunLease {
 					(flag) => flag === 1,
 					(error: unknown) => reasonOf(error),
 				);
+			if (typeof renewed === 'string') this.failed(renewed);
 			if (this.released.signal.aborted) return;
 			if (renewed === true) {
 				this.confirmedAt = sentAt;
@@ -138,8 +143,8 @@ class RedisLease implements RunLease {
 }
 
 /**
- * The runs kept apart in one Redis; while it cannot be asked, and for 5 s after it failed, each
- * process keeps its own apart.
+ * The runs kept apart in one Redis; while it cannot be asked, and for 5 s after it failed (to take
+ * a node, or to renew or let go of a lease), each process keeps its own apart.
  */
 export class RedisRunLock {
 	/** Why the last attempt could not ask Redis; undefined while it answers. */
@@ -177,8 +182,7 @@ export class RedisRunLock {
 		);
 		if ('error' in outcome) {
 			if (!signal?.aborted) {
-				this.backOff.failed();
-				this.cannotAsk(logger, reasonOf(outcome.error));
+				this.failed(logger, reasonOf(outcome.error));
 				return undefined;
 			}
 			// The node may be taken after all: let it go at once rather than a lease later.
@@ -197,7 +201,22 @@ export class RedisRunLock {
 			);
 		}
 		if (!outcome.taken) return 'busy';
-		return new RedisLease(this.store, key, token, this.leaseMs, sentAt + holdMs, sentAt, logger);
+		return new RedisLease(
+			this.store,
+			key,
+			token,
+			this.leaseMs,
+			sentAt + holdMs,
+			sentAt,
+			logger,
+			(reason) => this.failed(logger, reason),
+		);
+	}
+
+	/** Redis could not be asked, by a run taking the node or by a lease: all leave it alone awhile. */
+	private failed(logger: Logger, reason: string): void {
+		this.backOff.failed();
+		this.cannotAsk(logger, reason);
 	}
 
 	private cannotAsk(logger: Logger, reason: string): void {

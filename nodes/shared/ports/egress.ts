@@ -24,6 +24,11 @@ export interface DirectRequest {
 	/** Throws when a connection for this URL must not go to `address`. */
 	admit(address: string): void;
 	/**
+	 * The error a connection fails with when the host name has no address, or the resolver
+	 * refused it: worded as a refused internal address, so that neither tells the other apart.
+	 */
+	unresolved(error: Error): Error;
+	/**
 	 * The resolver to ask: n8n's own where the running n8n offers it (2.41 on, it also applies the
 	 * instance's SSRF rules when N8N_SSRF_PROTECTION_ENABLED is on), Node's otherwise.
 	 */

@@ -92,12 +92,21 @@ const INTERNAL_V4 = networks([
 	['240.0.0.0', 4, 'a reserved or broadcast address'],
 ]);
 
-/** IPv6 ranges that are not the public internet (beside those that embed an IPv4 address). */
+/**
+ * IPv6 ranges that are not the public internet (beside those that embed the IPv4 address a
+ * connection ends up at, below).
+ */
 const INTERNAL_V6 = networks([
 	['::', 128, 'an unspecified address'],
 	['::1', 128, 'a loopback address'],
 	['100::', 64, 'a reserved address'],
 	['fc00::', 7, 'a private (unique-local) address'],
+	// Translated to IPv4 by a gateway of the network (NAT64, RFC 6052 and RFC 8215's local use;
+	// SIIT's IPv4-translated form): internal whatever IPv4 address they embed, since the gateway,
+	// not the public internet, decides where they lead.
+	['64:ff9b::', 96, 'a NAT64 address, translated to IPv4 inside the network'],
+	['64:ff9b:1::', 48, 'a local-use NAT64 address, translated to IPv4 inside the network'],
+	['::ffff:0:0:0', 96, 'an IPv4-translated (SIIT) address, translated to IPv4 inside the network'],
 	['fe80::', 10, 'a link-local address'],
 	['fec0::', 10, 'a private (site-local) address'],
 	['ff00::', 8, 'a multicast address'],
@@ -107,7 +116,6 @@ const INTERNAL_V6 = networks([
 const EMBEDDING_V4 = networks([
 	['::ffff:0:0', 96, 'IPv4-mapped'],
 	['::', 96, 'IPv4-compatible'],
-	['64:ff9b::', 96, 'NAT64'],
 ]);
 
 /** 6to4: the 32 bits after its first 16 are an IPv4 address a connection ends up at. */
@@ -115,8 +123,9 @@ const SIX_TO_FOUR = networks([['2002::', 16, '6to4']])[0];
 
 /**
  * Why an address is not on the public internet ("a loopback address"), or undefined when it is.
- * An IPv6 address embedding an IPv4 one is judged by that. Anything that is not an address is
- * internal: a connection only ever goes to an address.
+ * An IPv4-mapped, IPv4-compatible or 6to4 address is judged by the IPv4 address it embeds; a
+ * translated one (NAT64, SIIT) is internal whatever it embeds, unless Allowed Internal Hosts names
+ * its network. Anything that is not an address is internal: a connection only ever goes to one.
  */
 export function internalReason(address: string): string | undefined {
 	return internalReasonOf(addressBits(address));
@@ -148,18 +157,24 @@ export interface Allowance {
 
 /**
  * Reads an allowance: entries separated by commas, spaces or lines, each a host name or IP address
- * (any port), host:port ([IPv6]:port), or a network in CIDR notation (10.1.0.0/16, fd00::/8).
- * Throws an Error naming the first entry that is none of these: nothing wider than what is named.
+ * (any port), host:port ([IPv6]:port), or a network in CIDR notation (10.1.0.0/16, fd00::/8) that
+ * is not every address (a prefix of 0). Throws an Error naming the first entry that is none of
+ * these: nothing wider than what is named.
  */
 export function parseAllowance(text: string): Allowance {
 	const entries = text
 		.split(/[\s,]+/)
 		.filter(Boolean)
 		.map((entry): AllowedEntry => {
-			const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
+			const cidr = /^(.*)\/(\d{1,3})$/.exec(entry);
 			if (cidr) {
 				const network = addressBits(cidr[1]);
 				const prefix = Number(cidr[2]);
+				// 0.0.0.0/0, ::/0, a bare /0: the whole internet, which would turn the option off.
+				if (prefix === 0)
+					throw new Error(
+						`"${entry}" names every address; name the hosts or networks inside your network that may be reached`,
+					);
 				if (network && prefix <= (network.v6 ? 128 : 32))
 					return { network, prefix, text: entry.toLowerCase() };
 				throw new Error(`"${entry}" is not a network in CIDR notation`);
@@ -204,6 +219,15 @@ export function refusalOf(allowance: Allowance, url: URL, address: string): stri
 	if (bits && allowsAddress(allowance, bits)) return undefined;
 	const reason = internalReasonOf(bits);
 	return reason && `it leads to ${reason}`;
+}
+
+/**
+ * Why a connection for a host name is refused when the name has no address, or leads to an
+ * internal one: the same words for both, so that a URL from the data cannot learn which names
+ * exist inside the network, or where they lead.
+ */
+export function nameRefusal(hostname: string): string {
+	return `${hostname} is either unreachable or not on the public internet (a host inside your network is reached only where Allowed Internal Hosts names it)`;
 }
 
 /** A URL refused before any byte is sent to it; the message says why, never the URL itself. */

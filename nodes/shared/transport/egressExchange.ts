@@ -27,6 +27,8 @@ export interface EgressExchange {
 	named: boolean;
 	/** Throws when a connection for this URL must not go to `address`. */
 	admit(address: string): void;
+	/** The error for a host name without an address, or refused by the resolver or egress filter. */
+	unresolved(error: Error): Error;
 	/** Throws the refusal of this URL, saying why. */
 	refuse(reason: string): never;
 }
@@ -58,8 +60,11 @@ export async function exchangeElsewhere(
 			exchange.refuse(
 				'this n8n (before 2.41) cannot tell which address a host name leads to; name the host in Allowed Internal Hosts to reach it anyway',
 			);
-		const checked = await filter.validateUrl(exchange.url);
-		if (!checked.ok) exchange.refuse('it leads to an address that is not on the public internet');
+		// A name it cannot resolve and one that leads inside the network fail alike.
+		const checked = await filter
+			.validateUrl(exchange.url)
+			.catch((error: unknown) => ({ ok: false as const, error: error as Error }));
+		if (!checked.ok) throw exchange.unresolved(checked.error);
 	}
 	const options: IHttpRequestOptions = {
 		method: 'GET',

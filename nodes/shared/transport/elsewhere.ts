@@ -1,5 +1,12 @@
 import { exchangeElsewhere, type EgressAnswer } from './egressExchange';
-import { addressBits, allowsHost, type Allowance, refusalOf, RefusedUrlError } from './addresses';
+import {
+	addressBits,
+	allowsHost,
+	type Allowance,
+	nameRefusal,
+	refusalOf,
+	RefusedUrlError,
+} from './addresses';
 import { normalizeHeaders } from './responses';
 import type { ServiceContext } from './types';
 
@@ -47,19 +54,24 @@ async function hop(
 		refuse(plainHttp ? 'it is not an http(s) URL' : 'it is not an https URL');
 	if (url.username !== '' || url.password !== '')
 		refuse('it carries a user name or password, which are never sent');
+	const literal = addressBits(url.hostname) !== undefined;
+	const named = allowsHost(request.allowance, url);
 	const admit = (address: string) => {
 		const reason = refusalOf(request.allowance, url, address);
-		if (reason) refuse(reason);
+		// Where a name leads is not said: a name without an address reads the same.
+		if (reason) refuse(literal ? reason : nameRefusal(url.hostname));
 	};
 	// A connection to an IP address looks nothing up: the address is judged here.
-	if (addressBits(url.hostname)) admit(url.hostname);
+	if (literal) admit(url.hostname);
 	return await exchangeElsewhere(context, {
 		url,
 		headers: request.headers,
 		signal: request.signal,
-		named: allowsHost(request.allowance, url),
+		named,
 		admit,
 		refuse,
+		// A host the node names is the user's own: its resolver's words are kept.
+		unresolved: (error) => (named ? error : new RefusedUrlError(nameRefusal(url.hostname))),
 	});
 }
 
