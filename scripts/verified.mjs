@@ -148,7 +148,8 @@ function packageManifest() {
 		// npm checks a provenance statement against the repository; the package's source is this folder.
 		repository: { ...repository, directory: 'verified' },
 		engines,
-		files,
+		// The examples name the full edition's node and credential types: they stay in its package.
+		files: files.filter((entry) => entry !== 'examples'),
 		n8n: { ...n8n, strict: true },
 		peerDependencies,
 	};

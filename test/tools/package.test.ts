@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
+import { dirname, join, posix, relative } from 'node:path';
 
 import type { ICredentialType, INodeType } from 'n8n-workflow';
 
@@ -12,7 +12,10 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 	n8n: { nodes: string[]; credentials: string[] };
 };
 
-/** What n8n loads from the package: the built code, the nodes' codex files and the icons. */
+/**
+ * What n8n loads from the package (the built code, the nodes' codex files and the icons), and what
+ * its users read: the README, the LICENSE and the example workflows.
+ */
 const NEEDED = [
 	/^package\.json$/,
 	/^README\.md$/,
@@ -20,7 +23,18 @@ const NEEDED = [
 	/^dist\/.+\.js$/,
 	/^dist\/.+\.node\.json$/,
 	/^dist\/icons\/[^/]+\.svg$/,
+	/^examples\/.+\.json$/,
 ];
+
+/** Every file of examples/, as a path in the package. */
+function exampleFiles(): string[] {
+	return readdirSync(join(ROOT, 'examples'), { recursive: true, withFileTypes: true })
+		.filter((entry) => entry.isFile())
+		.map((entry) =>
+			posix.join('examples', relative(join(ROOT, 'examples'), join(entry.parentPath, entry.name))),
+		)
+		.sort();
+}
 
 /**
  * The paths in the package as it is published: the tarball E2E_PACKAGE_TGZ names (`npm test` packs
@@ -54,7 +68,19 @@ describe('the published package', () => {
 		files = packedFiles();
 	}, 180_000);
 
-	it('holds only what n8n loads, the README and the LICENSE', () => {
+	it('holds every file of examples/, where the README says they are once installed', () => {
+		const examples = exampleFiles();
+		expect(examples.length).toBeGreaterThan(0);
+		expect(examples.filter((file) => !files.includes(file))).toEqual([]);
+		const { name } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+			name: string;
+		};
+		expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(
+			`~/.n8n/nodes/node_modules/${name}/examples/`,
+		);
+	});
+
+	it('holds only what n8n loads, the README, the LICENSE and the examples', () => {
 		expect(files.filter((file) => !NEEDED.some((pattern) => pattern.test(file)))).toEqual([]);
 		expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
 	});

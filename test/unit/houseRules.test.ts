@@ -124,6 +124,18 @@ describe('the house rules', () => {
 		expect(missing).toEqual([]);
 	});
 
+	it('name every example workflow where the examples are listed', () => {
+		const examples = readdirSync(join(root, 'examples')).filter((name) => name.endsWith('.json'));
+		expect(examples.length).toBeGreaterThan(0);
+		const unnamed = ['docs/examples.md', 'CONTRIBUTING.md'].flatMap((doc) => {
+			const text = readFileSync(join(root, doc), 'utf8');
+			return examples
+				.filter((name) => !text.includes(`\`${name}\``))
+				.map((name) => `${doc}: ${name}`);
+		});
+		expect(unnamed).toEqual([]);
+	});
+
 	it("map in CONTRIBUTING every folder of the package's source", () => {
 		const map = readFileSync(join(root, 'CONTRIBUTING.md'), 'utf8');
 		const unnamed = [...foldersUnder('nodes'), 'credentials'].filter(
