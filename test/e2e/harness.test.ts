@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
+	actionNode,
 	CREDENTIAL_TYPE,
 	EMULATOR_CREDENTIAL,
 	nodeItems,
@@ -64,6 +65,44 @@ async function declaredTypes(): Promise<{ nodes: string[]; credentials: string[]
 		credentials: (await all(manifest.n8n.credentials)).map(
 			(credential) => credential.name as string,
 		),
+	};
+}
+
+/**
+ * The README's first workflow as its five steps build it: a Manual Trigger, Document Upload with
+ * the XML as text, Upload Session Wait for Completion on the upload's session.
+ */
+function firstWorkflow(): WorkflowDefinition {
+	const upload = actionNode('Upload', {
+		resource: 'document',
+		operation: 'upload',
+		source: 'text',
+		xml: '<Products><Product><Sku>CH-1</Sku></Product></Products>',
+	});
+	const wait = actionNode('Wait for Completion', {
+		resource: 'uploadSession',
+		operation: 'waitForCompletion',
+		sessionIds: '={{ $json.sessionId }}',
+	});
+	return {
+		name: 'A first workflow',
+		nodes: [
+			{
+				id: 'd9f1c5c4-0b7e-4f0e-9f0a-000000000011',
+				name: 'Manual Trigger',
+				type: 'n8n-nodes-base.manualTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
+			{ id: 'd9f1c5c4-0b7e-4f0e-9f0a-000000000012', position: [220, 0], ...upload },
+			{ id: 'd9f1c5c4-0b7e-4f0e-9f0a-000000000013', position: [440, 0], ...wait },
+		],
+		connections: {
+			'Manual Trigger': { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
+			Upload: { main: [[{ node: 'Wait for Completion', type: 'main', index: 0 }]] },
+		},
+		settings: { executionOrder: 'v1' },
 	};
 }
 
@@ -133,6 +172,17 @@ describe('n8n with the packed package', () => {
 		);
 		expect(test).toMatchObject({ status: 'OK' });
 		expect(n8n.emulator.stats().requests['GET /api/auth/me']).toBe(1);
+	});
+
+	test("the README's first workflow: one document uploaded and its session confirmed", async () => {
+		const run = await n8n.run(firstWorkflow());
+
+		const [uploaded] = nodeItems(run, 'Upload');
+		expect(uploaded).toMatchObject({ sessionId: expect.any(String) });
+		expect(nodeItems(run, 'Wait for Completion')).toEqual([
+			{ sessionId: uploaded.sessionId, status: 'succeeded' },
+		]);
+		expect(n8n.emulator.stats().uploads).toBe(1);
 	});
 });
 
