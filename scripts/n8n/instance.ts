@@ -87,6 +87,16 @@ export function packPackage(destination: string): string {
 }
 
 /**
+ * The command that installs a package's tarball into the n8n nodes folder `nodesDir`, word by word
+ * as the README gives it: `--prefix` keeps npm in that folder (made if missing; without it, npm
+ * installs into the nearest folder above that holds a package.json), and `--legacy-peer-deps` leaves
+ * n8n-workflow, the package's peer, to n8n's own copy instead of installing a second one beside it.
+ */
+export function installCommand(nodesDir: string, tarball: string): string[] {
+	return ['npm', 'install', '--prefix', nodesDir, '--legacy-peer-deps', tarball];
+}
+
+/**
  * A fixed key, so that credentials imported by one n8n command can be read by the next one, across
  * starts of the demo and within a test. It protects nothing: it is published here, for local use only.
  */
@@ -147,15 +157,11 @@ export class N8nFolder {
 
 	/**
 	 * The user folder at `path` (new, or kept from an earlier start) with the package of `tarball`
-	 * installed into `.n8n/nodes`, as a user's install does (`npm install <package>` there); an older
-	 * copy of the package is replaced.
+	 * installed into `.n8n/nodes` by the README's command (installCommand); an older copy of the
+	 * package is replaced.
 	 */
 	static async create(n8nBin: string, path: string, tarball: string): Promise<N8nFolder> {
 		const nodesDir = join(path, '.n8n', 'nodes');
-		mkdirSync(nodesDir, { recursive: true });
-		const manifest = join(nodesDir, 'package.json');
-		if (!existsSync(manifest))
-			writeFileSync(manifest, `${JSON.stringify({ name: 'installed-nodes', private: true })}\n`);
 		// Every build has the same version number: drop the old copy so that npm cannot keep it.
 		const { name } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
 			name: string;
@@ -163,21 +169,11 @@ export class N8nFolder {
 		rmSync(join(nodesDir, 'node_modules', name), { recursive: true, force: true });
 		// Kept in the folder: the nodes folder's package.json refers to it, and a later install there
 		// (the next start of the demo) reads it again.
+		mkdirSync(path, { recursive: true });
 		const kept = join(path, basename(tarball));
 		if (resolve(tarball) !== kept) copyFileSync(tarball, kept);
-		const npm = await runCommand(
-			'npm',
-			[
-				'install',
-				'--legacy-peer-deps',
-				'--ignore-scripts',
-				'--no-audit',
-				'--no-fund',
-				'--loglevel=error',
-				kept,
-			],
-			{ cwd: nodesDir },
-		);
+		const [command, ...args] = installCommand(nodesDir, kept);
+		const npm = await runCommand(command, args, { cwd: path });
 		if (npm.exitCode !== 0)
 			throw new Error(`npm install of the package failed:\n${tail(npm.stdout + npm.stderr)}`);
 		return new N8nFolder(n8nBin, path);

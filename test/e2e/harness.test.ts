@@ -174,6 +174,8 @@ describe('n8n with the packed package', () => {
 		expect(n8n.emulator.stats().requests['GET /api/auth/me']).toBe(1);
 	});
 
+	// The README installs the tarball with the driver's install command (test/tools/n8n/install.test.ts),
+	// which prepared this n8n's user folder from empty.
 	test("the README's first workflow: one document uploaded and its session confirmed", async () => {
 		const run = await n8n.run(firstWorkflow());
 

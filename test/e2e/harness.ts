@@ -9,8 +9,9 @@
  * test/e2e/harness.test.ts`, or `-t 'name of a test'`). The global set-up builds the package from
  * clean and packs it (or takes the tarball E2E_PACKAGE_TGZ names; E2E_EDITION=verified: the verified
  * edition, or E2E_VERIFIED_TGZ; see scripts/n8n/edition.ts), installs n8n (cached by
- * scripts/install-n8n.sh), prepares an n8n user folder with the package installed and starts one n8n
- * per worker on a copy of it; the files of a worker run one after the other in its n8n.
+ * scripts/install-n8n.sh), prepares an n8n user folder with the package installed (by the README's
+ * command: installCommand in scripts/n8n/instance.ts) and starts one n8n per worker on a copy of
+ * it; the files of a worker run one after the other in its n8n.
  * `E2E_KEEP_FOLDERS=1` keeps the user folders (database, n8n's log) for a look.
  * `N8N_VERSION_UNDER_TEST=<version>` runs the files in another n8n of the version matrix, one with a
  * host folder scripts/n8n-host-<version> (`npm run test:versions`, scripts/test-versions.sh, runs them all).
