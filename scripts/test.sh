@@ -5,6 +5,9 @@
 # real n8n with the full edition's tarball installed, its operation, trigger, AI Agent and Only
 # Changed Products files again with the verified edition's, and the files of the version matrix
 # (scripts/test-versions.sh) in every other n8n version the README promises (the oldest).
+# A failing tier does not stop the tiers after it. The last line, also when a step fails, is
+# `N passed, N failed, N skipped` over every tier (scripts/test-summary.js); a tier that left no
+# results counts as failed and is named above it, and then the exit code is not zero.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/toolchain.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/n8n-hosts.sh"
@@ -15,16 +18,38 @@ cd "$PROJECT_ROOT"
 results="$(mktemp -d)"
 # Background installs still running, each the leader of its own process group.
 installs=()
-cleanup() {
+# The jest tiers, each `<name>:<jest's exit code, - until it ran>:<its results file>`: what the
+# closing line sums.
+tiers=()
+finish() {
+  local status=$?
   # A run that stops early stops the installs too, npm included (a half-done install is redone by
   # the next run).
   local install
   for install in ${installs[@]+"${installs[@]}"}; do
     kill -TERM -- "-$install" 2>/dev/null || true
   done
+  node scripts/test-summary.js ${tiers[@]+"${tiers[@]}"} || status=1
   rm -rf "$results"
+  exit "$status"
 }
-trap cleanup EXIT
+trap finish EXIT
+
+# plan_tier <name>: a tier this run is to run; until it has, the closing line counts it as failed.
+plan_tier() {
+  tiers+=("$1:-:$results/$1.json")
+}
+
+# run_tier <name> <command>...: runs a tier's jest, which is to write its results to
+# $results/<name>.json (--json --outputFile); a failing tier does not stop the run.
+run_tier() {
+  local name="$1" status=0 index
+  shift
+  "$@" || status=$?
+  for index in "${!tiers[@]}"; do
+    case "${tiers[$index]}" in "$name:"*) tiers[$index]="$name:$status:$results/$name.json" ;; esac
+  done
+}
 
 # in_background <log> <command>...: starts the command in a process group of its own (job control
 # on just for it) with its output in <log>; its pid is in $started.
@@ -68,7 +93,13 @@ install_other_versions() {
 # after the suite.
 other_versions=()
 while read -r version; do other_versions+=("$version"); done < <(matrix_versions | tail -n +2)
+plan_tier unit
+plan_tier integration
+plan_tier tools
 if [ "${SKIP_E2E:-}" != "1" ]; then
+  plan_tier e2e
+  plan_tier e2e-verified
+  for version in ${other_versions[@]+"${other_versions[@]}"}; do plan_tier "e2e-n8n-$version"; done
   in_background "$results/n8n-install.log" bash scripts/install-n8n.sh
   pinned_install=$started
   in_background "$results/n8n-versions-install.log" install_other_versions
@@ -90,31 +121,21 @@ npm run lint:community
 npm run lint:verified
 npm run lint:workflows
 for tier in unit integration tools; do
-  npx jest --ci --roots "<rootDir>/test/$tier" --json --outputFile="$results/$tier.json"
+  run_tier "$tier" npx jest --ci --json --outputFile="$results/$tier.json" --roots "<rootDir>/test/$tier"
 done
 if [ "${SKIP_E2E:-}" = "1" ]; then
   echo "SKIP_E2E=1: end-to-end suite not run" >&2
 else
   await_install "$pinned_install" "$results/n8n-install.log"
-  bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
+  run_tier e2e bash scripts/e2e.sh --json --outputFile="$results/e2e.json"
   # The verified edition installed as a user installs it: its operations, trigger, AI Agent tool and
   # Only Changed Products across a restart.
-  E2E_EDITION=verified bash scripts/e2e.sh --json --outputFile="$results/e2e-verified.json" \
-    'test/e2e/(operations|trigger|agent|changedProducts)\.test\.ts$'
+  run_tier e2e-verified env E2E_EDITION=verified bash scripts/e2e.sh --json \
+    --outputFile="$results/e2e-verified.json" 'test/e2e/(operations|trigger|agent|changedProducts)\.test\.ts$'
   await_install "$versions_install" "$results/n8n-versions-install.log"
   for version in ${other_versions[@]+"${other_versions[@]}"}; do
-    N8N_VERSION_UNDER_TEST="$version" bash scripts/e2e.sh --json \
+    run_tier "e2e-n8n-$version" env N8N_VERSION_UNDER_TEST="$version" bash scripts/e2e.sh --json \
       --outputFile="$results/e2e-n8n-$version.json" "${VERSION_MATRIX_FILES[@]}"
   done
 fi
-
-# One closing line for all tiers (jest prints a summary per run).
-node -e '
-  let passed = 0, failed = 0;
-  for (const file of process.argv.slice(1)) {
-    const run = require(file);
-    passed += run.numPassedTests;
-    failed += run.numFailedTests;
-  }
-  console.log(`tests: ${passed} passed, ${failed} failed`);
-' "$results"/*.json
+# The closing lines come from finish(), on the way out.
