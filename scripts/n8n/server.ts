@@ -315,6 +315,54 @@ export class N8nServer {
 		return { projectId: project.id, id: table.id };
 	}
 
+	/** The data tables of the owner's personal project (up to 250), with their columns. */
+	async dataTables(): Promise<
+		Array<DataTable & { name: string; columns: Array<{ name: string; type: DataTableColumnType }> }>
+	> {
+		const { data: project } = await this.request<{ data: { id: string } }>(
+			'GET',
+			'/rest/projects/personal',
+		);
+		const { data } = await this.request<{
+			data: {
+				data: Array<{
+					id: string;
+					name: string;
+					columns: Array<{ name: string; type: DataTableColumnType; index: number }>;
+				}>;
+			};
+		}>('GET', `/rest/projects/${project.id}/data-tables?take=250`);
+		return data.data.map(({ id, name, columns }) => ({
+			projectId: project.id,
+			id,
+			name,
+			columns: [...columns]
+				.sort((a, b) => a.index - b.index)
+				.map((column) => ({ name: column.name, type: column.type })),
+		}));
+	}
+
+	/**
+	 * The data table of that name in the owner's personal project, created with `columns` if there
+	 * is none; one there already keeps its rows and gets the columns it lacks.
+	 */
+	async ensureDataTable(
+		name: string,
+		columns: Array<{ name: string; type: DataTableColumnType }>,
+	): Promise<DataTable> {
+		const existing = (await this.dataTables()).find((table) => table.name === name);
+		if (!existing) return await this.createDataTable(name, columns);
+		const present = new Set(existing.columns.map((column) => column.name));
+		for (const column of columns.filter((wanted) => !present.has(wanted.name))) {
+			await this.request(
+				'POST',
+				`/rest/projects/${existing.projectId}/data-tables/${existing.id}/columns`,
+				column,
+			);
+		}
+		return { projectId: existing.projectId, id: existing.id };
+	}
+
 	/** A data table's rows (up to 1,000), oldest first, with n8n's id, createdAt and updatedAt. */
 	async dataTableRows(table: DataTable): Promise<Array<Record<string, unknown>>> {
 		const { data } = await this.request<{ data: { data: Array<Record<string, unknown>> } }>(
