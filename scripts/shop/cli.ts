@@ -1,7 +1,8 @@
 /**
  * `npm run shop`: the fixture shop (./index.ts) on 127.0.0.1:8472, where examples/nightly-sync.json
- * reads its products, for the demo (`npm start` in another terminal). Ctrl+C or SIGTERM stops it, and
- * it stops by itself when the process that started it goes away.
+ * reads its products: the shop alone, e.g. beside an n8n of your own (`npm start` runs one itself,
+ * through this script). Ctrl+C or SIGTERM stops it, and it stops by itself when the process that
+ * started it goes away.
  *
  * SHOP_PORT (8472; 0: a free port), SHOP_PRODUCTS (20), SHOP_PAGE_SIZE (500, products a page of the
  * product API, at most 1000), SHOP_PHOTO_BYTES (20000); SHOP_READY_FILE:
