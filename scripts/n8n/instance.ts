@@ -119,9 +119,15 @@ function n8nEnvironment(userFolder: string, port: number, brokerPort: number): N
 		NODE_ENV: 'production',
 		N8N_HOST: '127.0.0.1',
 		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		// No calls home: telemetry (and with it the editor's banners), the version and what's-new
+		// notices, templates, and the catalogue of verified community nodes, which the editor's
+		// node panel asks for (a stack trace in the log for every ask when the internet is out of
+		// reach). An installed community package, such as this one, loads all the same.
 		N8N_DIAGNOSTICS_ENABLED: 'false',
 		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_WHATS_NEW_ENABLED: 'false',
 		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_VERIFIED_PACKAGES_ENABLED: 'false',
 		N8N_PERSONALIZATION_ENABLED: 'false',
 		// Plain http on loopback: a secure cookie would never be sent back.
 		N8N_SECURE_COOKIE: 'false',

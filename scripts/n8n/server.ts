@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { ExecutionStatus, IRunExecutionData } from 'n8n-workflow';
 import { request as httpRequest } from 'undici';
 
+import { editorTriggerName, type NodeTypeFacts, type TriggerCandidate } from './editor-trigger';
 import { runError } from './run-data';
 import { killGroup, sleep, tail, untrack } from './processes';
 
@@ -164,14 +165,15 @@ export class N8nServer {
 	}
 
 	/**
-	 * Runs a workflow from its Manual Trigger, as the editor's "Execute workflow" does, and waits
-	 * for the execution to finish: its status must be 'success' (or 'error' with expect 'failure').
+	 * Runs a workflow as the editor's "Execute workflow" does, from its Manual Trigger or the
+	 * trigger named, and waits for the execution to finish: its status must be 'success' (or
+	 * 'error' with expect 'failure').
 	 */
 	async runWorkflow(
 		id: string,
-		{ expect = 'success' }: { expect?: 'success' | 'failure' } = {},
+		{ expect = 'success', trigger }: { expect?: 'success' | 'failure'; trigger?: string } = {},
 	): Promise<StoredExecution> {
-		const execution = await this.waitForExecution(await this.startRun(id));
+		const execution = await this.waitForExecution(await this.startRun(id, trigger));
 		const wanted = expect === 'success' ? 'success' : 'error';
 		if (execution.status !== wanted) {
 			const error = runError(execution.data);
@@ -183,6 +185,33 @@ export class N8nServer {
 		return execution;
 	}
 
+	/**
+	 * The trigger the editor's "Execute workflow" button starts the workflow from when it opens
+	 * (./editor-trigger.ts); undefined when it has none that can run.
+	 */
+	async editorTrigger(id: string): Promise<string | undefined> {
+		const { data: workflow } = await this.request<{ data: { nodes: TriggerCandidate[] } }>(
+			'GET',
+			`/rest/workflows/${encodeURIComponent(id)}`,
+		);
+		const key = (type: string, version: number) => `${type}@${version}`;
+		const kinds = [
+			...new Map(
+				workflow.nodes.map((node) => [
+					key(node.type, node.typeVersion),
+					{ name: node.type, version: node.typeVersion },
+				]),
+			).values(),
+		];
+		const { data: descriptions } = await this.request<{
+			data: Array<(NodeTypeFacts & { name: string; version: number | number[] }) | null>;
+		}>('POST', '/rest/node-types', { nodeInfos: kinds });
+		const facts = new Map(
+			kinds.map((kind, index) => [key(kind.name, kind.version), descriptions[index] ?? undefined]),
+		);
+		return editorTriggerName(workflow.nodes, (node) => facts.get(key(node.type, node.typeVersion)));
+	}
+
 	/** The workflow's static data as n8n saved it (where triggers keep their state), {} when none. */
 	async getWorkflowStaticData(id: string): Promise<Record<string, unknown>> {
 		const { data } = await this.request<{ data: { staticData?: Record<string, unknown> | null } }>(
@@ -192,19 +221,24 @@ export class N8nServer {
 		return data.staticData ?? {};
 	}
 
-	/** Starts a run from the workflow's Manual Trigger; the execution's id, without waiting. */
-	async startRun(id: string): Promise<string> {
-		const { data: workflow } = await this.request<{
-			data: { nodes: Array<{ name: string; type: string }> };
-		}>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
-		const trigger = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
-		if (!trigger) throw new Error(`Workflow ${id} has no Manual Trigger to run it from`);
+	/**
+	 * Starts a run from the trigger named, or else the workflow's Manual Trigger; the execution's
+	 * id, without waiting.
+	 */
+	async startRun(id: string, triggerName?: string): Promise<string> {
+		let name = triggerName;
+		if (name === undefined) {
+			const { data: workflow } = await this.request<{
+				data: { nodes: Array<{ name: string; type: string }> };
+			}>('GET', `/rest/workflows/${encodeURIComponent(id)}`);
+			name = workflow.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger')?.name;
+			if (name === undefined)
+				throw new Error(`Workflow ${id} has no Manual Trigger to run it from`);
+		}
 		const { data } = await this.request<{ data: { executionId?: string } }>(
 			'POST',
 			`/rest/workflows/${encodeURIComponent(id)}/run`,
-			{
-				triggerToStartFrom: { name: trigger.name },
-			},
+			{ triggerToStartFrom: { name } },
 		);
 		if (!data.executionId)
 			throw new Error(`n8n started no execution of workflow ${id}: ${JSON.stringify(data)}`);
@@ -279,6 +313,54 @@ export class N8nServer {
 			{ name, columns },
 		);
 		return { projectId: project.id, id: table.id };
+	}
+
+	/** The data tables of the owner's personal project (up to 250), with their columns. */
+	async dataTables(): Promise<
+		Array<DataTable & { name: string; columns: Array<{ name: string; type: DataTableColumnType }> }>
+	> {
+		const { data: project } = await this.request<{ data: { id: string } }>(
+			'GET',
+			'/rest/projects/personal',
+		);
+		const { data } = await this.request<{
+			data: {
+				data: Array<{
+					id: string;
+					name: string;
+					columns: Array<{ name: string; type: DataTableColumnType; index: number }>;
+				}>;
+			};
+		}>('GET', `/rest/projects/${project.id}/data-tables?take=250`);
+		return data.data.map(({ id, name, columns }) => ({
+			projectId: project.id,
+			id,
+			name,
+			columns: [...columns]
+				.sort((a, b) => a.index - b.index)
+				.map((column) => ({ name: column.name, type: column.type })),
+		}));
+	}
+
+	/**
+	 * The data table of that name in the owner's personal project, created with `columns` if there
+	 * is none; one there already keeps its rows and gets the columns it lacks.
+	 */
+	async ensureDataTable(
+		name: string,
+		columns: Array<{ name: string; type: DataTableColumnType }>,
+	): Promise<DataTable> {
+		const existing = (await this.dataTables()).find((table) => table.name === name);
+		if (!existing) return await this.createDataTable(name, columns);
+		const present = new Set(existing.columns.map((column) => column.name));
+		for (const column of columns.filter((wanted) => !present.has(wanted.name))) {
+			await this.request(
+				'POST',
+				`/rest/projects/${existing.projectId}/data-tables/${existing.id}/columns`,
+				column,
+			);
+		}
+		return { projectId: existing.projectId, id: existing.id };
 	}
 
 	/** A data table's rows (up to 1,000), oldest first, with n8n's id, createdAt and updatedAt. */

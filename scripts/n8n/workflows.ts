@@ -151,7 +151,8 @@ export function downloadNode(name: string, url: string): ChainNode {
 
 /**
  * The data tables a workflow adds rows to, with their columns as its Data Table nodes that insert
- * rows describe them: what a user creates before running the workflow.
+ * or upsert rows describe them: what a user creates before running the workflow. One entry per such
+ * node: a table two nodes fill comes twice.
  */
 export function dataTablesFilled(
 	workflow: WorkflowDefinition,
@@ -159,7 +160,8 @@ export function dataTablesFilled(
 	return (workflow.nodes as Array<{ type: string; parameters: Record<string, unknown> }>)
 		.filter(
 			({ type, parameters }) =>
-				type === 'n8n-nodes-base.dataTable' && parameters.operation === 'insert',
+				type === 'n8n-nodes-base.dataTable' &&
+				['insert', 'upsert'].includes(String(parameters.operation)),
 		)
 		.map(({ parameters }) => {
 			const { value: name } = parameters.dataTableId as { value: string };

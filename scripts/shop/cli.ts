@@ -1,9 +1,11 @@
 /**
  * `npm run shop`: the fixture shop (./index.ts) on 127.0.0.1:8472, where examples/nightly-sync.json
- * reads its products, for the demo (`npm start` in another terminal). Ctrl+C or SIGTERM stops it, and
- * it stops by itself when the process that started it goes away.
+ * reads its products: the shop alone, e.g. beside an n8n of your own (`npm start` runs one itself,
+ * through this script). Ctrl+C or SIGTERM stops it, and it stops by itself when the process that
+ * started it goes away.
  *
- * SHOP_PORT (8472; 0: a free port), SHOP_PRODUCTS (20), SHOP_PHOTO_BYTES (20000); SHOP_READY_FILE:
+ * SHOP_PORT (8472; 0: a free port), SHOP_PRODUCTS (20), SHOP_PAGE_SIZE (500, products a page of the
+ * product API, at most 1000), SHOP_PHOTO_BYTES (20000); SHOP_READY_FILE:
  * once it listens, a JSON file `{url, productsUrl}` is written there (whole, never half), for scripts.
  * A shop across a real network: SHOP_PHOTO_LATENCY_MS and SHOP_API_LATENCY_MS (0), the milliseconds
  * the photo host and the product API wait before each answer; SHOP_PHOTO_VERSIONS=0, photos listed
@@ -13,7 +15,7 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-import { startShop } from './index';
+import { EXAMPLE_SHOP_PORT, startShop } from './index';
 
 const PARENT_CHECK_MS = 1000;
 
@@ -36,8 +38,9 @@ async function main(): Promise<void> {
 	const latency = (flag: 'photo-latency-ms' | 'api-latency-ms', variable: string) =>
 		flags[flag] !== undefined ? integer(`--${flag}`, 0, 0, flags[flag]) : integer(variable, 0, 0);
 	const shop = await startShop({
-		port: integer('SHOP_PORT', 8472, 0),
+		port: integer('SHOP_PORT', EXAMPLE_SHOP_PORT, 0),
 		products: integer('SHOP_PRODUCTS', 20, 1),
+		pageSize: integer('SHOP_PAGE_SIZE', 500, 1),
 		photoBytes: integer('SHOP_PHOTO_BYTES', 20_000, 1),
 		photoLatencyMs: latency('photo-latency-ms', 'SHOP_PHOTO_LATENCY_MS'),
 		apiLatencyMs: latency('api-latency-ms', 'SHOP_API_LATENCY_MS'),

@@ -91,6 +91,12 @@ export interface Shop {
 	close(): Promise<void>;
 }
 
+/**
+ * The port of the shop examples/nightly-sync.json and nightly-sync-page.json read, on 127.0.0.1
+ * (`npm run shop` and `npm start` serve it there unless told otherwise).
+ */
+export const EXAMPLE_SHOP_PORT = 8472;
+export const EXAMPLE_SHOP_HOST = `127.0.0.1:${EXAMPLE_SHOP_PORT}`;
 export const PRODUCTS_PATH = '/api/products';
 export const PHOTOS_PATH = '/photos/';
 /**

@@ -1,6 +1,8 @@
 /**
  * `npm start`, the demo, as a user runs it: from the command to a logged-in editor with the
- * emulator credential and the examples, then Ctrl-C; and a second start on the same demo folder.
+ * emulator credential, the examples and the data tables they fill, every example with a Manual
+ * Trigger run as the editor's "Execute workflow" button runs it, then Ctrl-C; and a second start on
+ * the same demo folder.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +11,17 @@ import { join } from 'node:path';
 
 import { request } from 'undici';
 
-import { EMULATOR_CREDENTIAL, freePort, PROJECT_ROOT } from './harness';
+import {
+	EMULATOR_CREDENTIAL,
+	freePort,
+	nodeItems,
+	PROJECT_ROOT,
+	type N8nServer,
+	type StoredExecution,
+	type WorkflowDefinition,
+} from './harness';
+import type { EmulatorStats } from '../../scripts/emulator';
+import { installN8n, N8nFolder } from '../../scripts/n8n/instance';
 import { tail } from '../../scripts/n8n/processes';
 
 const READY_LINE = 'Press Ctrl-C to stop.';
@@ -66,28 +78,99 @@ function emulatorUrl(demo: Demo): string {
 	return match[1];
 }
 
-async function logIn(url: string, email: string, password: string): Promise<string> {
-	const response = await request(`${url}/rest/login`, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ emailOrLdapLoginId: email, password }),
-	});
-	await response.body.dump();
-	expect(response.statusCode).toBe(200);
-	const setCookie = response.headers['set-cookie'];
-	const cookies = Array.isArray(setCookie) ? setCookie : [setCookie ?? ''];
-	return (
-		cookies
-			.map((cookie) => cookie.split(';')[0])
-			.find((cookie) => cookie.startsWith('n8n-auth=')) ?? ''
-	);
+/** The fixture shop's address (the banner names its product API). */
+function shopUrl(demo: Demo): string {
+	return new URL(bannerValue(demo.output(), 'shop').split(' ')[0]).origin;
 }
 
-async function getData<T>(url: string, path: string, cookie: string): Promise<T> {
-	const response = await request(`${url}${path}`, { headers: { cookie } });
+/** The demo's n8n, logged in with the banner's login, as the editor is. */
+async function editorClient(demo: Demo, demoFolder: string): Promise<N8nServer> {
+	const [email, password] = bannerValue(demo.output(), 'login').split(' (')[0].split(' / ');
+	const server = new N8nFolder(await installN8n(), demoFolder).attach(
+		bannerValue(demo.output(), 'editor'),
+		join(demoFolder, 'n8n.log'),
+	);
+	// The names only count for a new owner, which npm start has set up already.
+	const owner = { email, password, firstName: 'Demo', lastName: 'Owner' };
+	expect(await server.ensureOwner(owner)).toBe('kept');
+	return server;
+}
+
+async function getJson<T>(url: string): Promise<T> {
+	const response = await request(url);
 	const text = await response.body.text();
 	expect(response.statusCode).toBe(200);
-	return (JSON.parse(text) as { data: T }).data;
+	return JSON.parse(text) as T;
+}
+
+type Example = WorkflowDefinition & { id: string; file: string; active?: boolean };
+
+function readExamples(): Example[] {
+	return readdirSync(join(PROJECT_ROOT, 'examples'))
+		.filter((file) => file.endsWith('.json'))
+		.sort()
+		.map((file) => {
+			const text = readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8');
+			return { ...(JSON.parse(text) as Example), file };
+		});
+}
+
+/** The data tables the examples fill, as `npm start` creates them. */
+const DATA_TABLES = [
+	{ name: 'Known Product Photos', columns: ['sku', 'md5', 'hashcode'].map(text) },
+	{
+		name: 'Nightly Sync Photos',
+		columns: ['productId', 'url', 'version', 'md5', 'hashcode'].map(text),
+	},
+	{
+		name: 'Nightly Sync Reports',
+		columns: [
+			text('at'),
+			text('summary'),
+			number('sent'),
+			number('unchanged'),
+			number('alertCount'),
+			text('alerts'),
+		],
+	},
+];
+
+function text(name: string) {
+	return { name, type: 'string' };
+}
+
+function number(name: string) {
+	return { name, type: 'number' };
+}
+
+/** The rows of the demo's data table of that name. */
+async function rowsOf(server: N8nServer, name: string): Promise<Array<Record<string, unknown>>> {
+	const table = (await server.dataTables()).find((candidate) => candidate.name === name);
+	if (!table) throw new Error(`No data table "${name}"`);
+	return await server.dataTableRows(table);
+}
+
+/**
+ * Every example with a Manual Trigger, run as a user runs it: the editor's "Execute workflow"
+ * button, from the trigger the editor picks; the type of that trigger and the finished run of each.
+ * Each must succeed.
+ */
+async function runAsTheEditor(
+	server: N8nServer,
+	examples: Example[],
+): Promise<Map<string, { trigger: string; run: StoredExecution }>> {
+	const runs = new Map<string, { trigger: string; run: StoredExecution }>();
+	for (const example of examples) {
+		const nodes = example.nodes as Array<{ name: string; type: string }>;
+		if (!nodes.some((node) => node.type === 'n8n-nodes-base.manualTrigger')) continue;
+		const name = await server.editorTrigger(example.id);
+		const trigger = nodes.find((node) => node.name === name)?.type ?? String(name);
+		runs.set(example.file, {
+			trigger,
+			run: await server.runWorkflow(example.id, { trigger: name }),
+		});
+	}
+	return runs;
 }
 
 /** Waits (bounded) until nothing answers at `url` any more; false if something still does. */
@@ -109,10 +192,24 @@ async function answers(url: string): Promise<boolean> {
 	}
 }
 
+/** How many more of each of `routes` the emulator answered between two of its statistics. */
+function requestsAdded(
+	before: EmulatorStats,
+	after: EmulatorStats,
+	routes: string[],
+): Record<string, number> {
+	return Object.fromEntries(
+		routes.map((route) => [route, (after.requests[route] ?? 0) - (before.requests[route] ?? 0)]),
+	);
+}
+
 describe('npm start', () => {
 	let demoFolder: string;
 	let env: NodeJS.ProcessEnv;
 	const running: Demo[] = [];
+	const examples = readExamples();
+	const night = examples.find((example) => example.file === 'nightly-sync.json');
+	const page = examples.find((example) => example.file === 'nightly-sync-page.json');
 
 	beforeAll(async () => {
 		demoFolder = mkdtempSync(join(tmpdir(), 'pdi-demo-'));
@@ -121,6 +218,8 @@ describe('npm start', () => {
 			N8N_PORT: String(await freePort()),
 			N8N_DEMO_FOLDER: demoFolder,
 			EMULATOR_PORT: '0',
+			// Another demo's shop may hold the examples' port: the examples are pointed at this one.
+			SHOP_PORT: '0',
 		};
 	});
 
@@ -134,35 +233,21 @@ describe('npm start', () => {
 		rmSync(demoFolder, { recursive: true, force: true });
 	});
 
-	test('serves the editor with the emulator credential and the examples until Ctrl-C', async () => {
+	test('serves the editor with the emulator credential, the examples, their data tables and shop, and runs each from Execute workflow, until Ctrl-C', async () => {
 		const demo = startDemo(env);
 		running.push(demo);
 		await untilReady(demo);
 
 		const url = bannerValue(demo.output(), 'editor');
 		expect(url).toBe(`http://127.0.0.1:${env.N8N_PORT}`);
-		const [email, password] = bannerValue(demo.output(), 'login').split(' / ');
-		const cookie = await logIn(url, email, password);
-		const credentials = await getData<Array<{ id: string; name: string }>>(
-			url,
-			'/rest/credentials',
-			cookie,
-		);
+		const server = await editorClient(demo, demoFolder);
+		const { data: credentials } = await server.request<{
+			data: Array<{ id: string; name: string }>;
+		}>('GET', '/rest/credentials');
 		expect(credentials).toEqual([expect.objectContaining(EMULATOR_CREDENTIAL)]);
-		const workflows = await getData<Array<{ id: string; active: boolean }>>(
-			url,
-			'/rest/workflows',
-			cookie,
-		);
-		const examples = readdirSync(join(PROJECT_ROOT, 'examples'))
-			.filter((file) => file.endsWith('.json'))
-			.map((file) => ({
-				file,
-				...(JSON.parse(readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8')) as {
-					id: string;
-					active?: boolean;
-				}),
-			}));
+		const { data: workflows } = await server.request<{
+			data: Array<{ id: string; active: boolean }>;
+		}>('GET', '/rest/workflows');
 		expect(workflows).toHaveLength(examples.length);
 		// Those marked active are published in n8n (the nightly sync's page workflow, which its
 		// schedule calls), the others not.
@@ -177,34 +262,100 @@ describe('npm start', () => {
 		expect(bannerValue(demo.output(), 'workflows')).toBe(
 			`${examples.length} example(s) from examples/, ${published.length} of them published`,
 		);
+		// The night's Sync Each Page runs the page workflow by the id it has in n8n.
+		const { data: nightInN8n } = await server.request<{
+			data: { nodes: Array<{ name: string; parameters: { workflowId?: { value: string } } }> };
+		}>('GET', `/rest/workflows/${night?.id}`);
+		expect(
+			nightInN8n.nodes.find((node) => node.name === 'Sync Each Page')?.parameters.workflowId?.value,
+		).toBe(page?.id);
+		expect(
+			(await server.dataTables())
+				.map(({ name, columns }) => ({ name, columns }))
+				.sort((a, b) => a.name.localeCompare(b.name)),
+		).toEqual(DATA_TABLES);
+		expect(bannerValue(demo.output(), 'data tables')).toBe(
+			DATA_TABLES.map((table) => `"${table.name}"`).join(', '),
+		);
 		expect(await answers(emulatorUrl(demo))).toBe(true);
+		const shop = shopUrl(demo);
+		const emulatorBefore = await getJson<EmulatorStats>(`${emulatorUrl(demo)}/__emulator/stats`);
+
+		const runs = await runAsTheEditor(server, examples);
+		// The schedule outranks the Manual Trigger in the editor: the nightly examples run from it.
+		expect(Object.fromEntries([...runs].map(([file, { trigger }]) => [file, trigger]))).toEqual({
+			'catalogue-sync.json': 'n8n-nodes-base.scheduleTrigger',
+			'image-upload-known-in-data-table.json': 'n8n-nodes-base.manualTrigger',
+			'image-upload-skip-existing.json': 'n8n-nodes-base.manualTrigger',
+			'nightly-sync.json': 'n8n-nodes-base.scheduleTrigger',
+		});
+		expect(await rowsOf(server, 'Known Product Photos')).toHaveLength(2);
+		// The nightly sync's first night: the shop's two pages, their 40 photos uploaded in an image
+		// request each and remembered, its 20 products sent in one document, and its report row.
+		const firstNight = runs.get('nightly-sync.json')?.run;
+		if (!firstNight) throw new Error('The nightly sync did not run');
+		expect(nodeItems(firstNight, 'One Item per Page')).toEqual([{ page: 1 }, { page: 2 }]);
+		const report = {
+			at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+			summary: 'Catalogue synced: 20 changed products sent, 1 of 1 sessions confirmed, 0 unchanged',
+			sent: 20,
+			unchanged: 0,
+			alertCount: 0,
+			alerts: '',
+		};
+		expect(nodeItems(firstNight, 'Night Report')).toEqual([report]);
+		const reports = await rowsOf(server, 'Nightly Sync Reports');
+		expect(reports).toEqual([expect.objectContaining(report)]);
+		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
+		const shopStats = await getJson<{ requests: Record<string, number>; photosSent: number }>(
+			`${shop}/__shop/stats`,
+		);
+		expect(shopStats).toMatchObject({
+			requests: { 'GET /api/products': 3, 'GET /photos/{photo}': 40 },
+			photosSent: 40,
+		});
+		const emulatorAfter = await getJson<EmulatorStats>(`${emulatorUrl(demo)}/__emulator/stats`);
+		// Each page's photos in one request, the two image examples' one each, the two documents.
+		expect(emulatorAfter.images - emulatorBefore.images).toBe(44);
+		expect(
+			requestsAdded(emulatorBefore, emulatorAfter, ['POST /api/images', 'PUT /api/xml']),
+		).toEqual({ 'POST /api/images': 4, 'PUT /api/xml': 2 });
 
 		signal(demo, 'SIGINT', { group: true });
 		await demo.exited;
 
 		expect(await untilClosed(url)).toBe(true);
 		expect(await untilClosed(emulatorUrl(demo))).toBe(true);
+		expect(await untilClosed(shop)).toBe(true);
 		expect(demo.output()).toContain('Stopping n8n');
 	});
 
-	test('starts again on the same demo folder, keeping its owner', async () => {
+	test('starts again on the same demo folder, keeping its owner and the rows of its data tables', async () => {
 		const demo = startDemo(env);
 		running.push(demo);
 		await untilReady(demo);
 
 		const url = bannerValue(demo.output(), 'editor');
-		const login = bannerValue(demo.output(), 'login');
-		expect(login).toContain('the owner of an earlier start');
-		const [email, password] = login.split(' (')[0].split(' / ');
-		const cookie = await logIn(url, email, password);
-		const credentials = await getData<Array<{ id: string }>>(url, '/rest/credentials', cookie);
+		expect(bannerValue(demo.output(), 'login')).toContain('the owner of an earlier start');
+		const server = await editorClient(demo, demoFolder);
+		const { data: credentials } = await server.request<{ data: Array<{ id: string }> }>(
+			'GET',
+			'/rest/credentials',
+		);
 		expect(credentials.map((credential) => credential.id)).toEqual([EMULATOR_CREDENTIAL.id]);
+		expect((await server.dataTables()).map((table) => table.name).sort()).toEqual(
+			DATA_TABLES.map((table) => table.name),
+		);
+		expect(await rowsOf(server, 'Nightly Sync Reports')).toHaveLength(1);
+		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
 
-		// As a process manager stops it: npm alone is told, n8n and the emulator go all the same.
+		// As a process manager stops it: npm alone is told, n8n, the emulator and the shop go all
+		// the same.
 		signal(demo, 'SIGTERM', { group: false });
 		await demo.exited;
 
 		expect(await untilClosed(url)).toBe(true);
 		expect(await untilClosed(emulatorUrl(demo))).toBe(true);
+		expect(await untilClosed(shopUrl(demo))).toBe(true);
 	});
 });
