@@ -8,11 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { freePort, sleep } from './n8n/processes';
+import { accepts, freePort, sleep } from './n8n/processes';
 
 export interface ProxyServerOptions {
 	user?: string;
@@ -29,17 +28,6 @@ export interface ProxyServer {
 }
 
 const START_TIMEOUT_MS = 10_000;
-
-async function accepts(port: number): Promise<boolean> {
-	return await new Promise((resolve) => {
-		const socket = createConnection({ host: '127.0.0.1', port });
-		socket.once('connect', () => {
-			socket.destroy();
-			resolve(true);
-		});
-		socket.once('error', () => resolve(false));
-	});
-}
 
 export async function startProxy(options: ProxyServerOptions = {}): Promise<ProxyServer> {
 	const dir = mkdtempSync(join(tmpdir(), 'proxy-'));

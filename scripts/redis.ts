@@ -8,11 +8,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { freePort } from './n8n/processes';
+import { accepts, freePort } from './n8n/processes';
 
 export interface RedisServerOptions {
 	password?: string;
@@ -83,17 +82,6 @@ function makeCertificates(dir: string): void {
 		'-extfile',
 		'san.ext',
 	]);
-}
-
-function accepts(port: number): Promise<boolean> {
-	return new Promise((resolve) => {
-		const socket = createConnection({ host: '127.0.0.1', port });
-		socket.once('connect', () => {
-			socket.destroy();
-			resolve(true);
-		});
-		socket.once('error', () => resolve(false));
-	});
 }
 
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {

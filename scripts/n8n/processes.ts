@@ -3,7 +3,7 @@
  * with them, and free ports on 127.0.0.1.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
 
 export interface CommandResult {
 	exitCode: number | null;
@@ -106,6 +106,18 @@ export function freePort(): Promise<number> {
 			const { port } = server.address() as AddressInfo;
 			server.close(() => resolvePromise(port));
 		});
+	});
+}
+
+/** Whether something accepts connections on a port of 127.0.0.1 right now. */
+export function accepts(port: number): Promise<boolean> {
+	return new Promise((resolvePromise) => {
+		const socket = createConnection({ host: '127.0.0.1', port });
+		socket.once('connect', () => {
+			socket.destroy();
+			resolvePromise(true);
+		});
+		socket.once('error', () => resolvePromise(false));
 	});
 }
 

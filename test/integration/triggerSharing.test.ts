@@ -246,7 +246,8 @@ describe('triggers of one account sharing the listing', () => {
 });
 
 describe('triggers of one account sharing status answers', () => {
-	it('take another\'s "still processing" only while it is seconds old: a finished session is emitted on their next poll', async () => {
+	/** Two triggers, the first of which has just been told that a new upload is still processing (for 90 s). */
+	async function processingHeardByFirst() {
 		const emulator = await started();
 		const [first, second] = [new Watcher(emulator), new Watcher(emulator)];
 		await first.poll();
@@ -255,6 +256,11 @@ describe('triggers of one account sharing status answers', () => {
 		advance(MINUTE);
 		expect(await first.poll()).toEqual([`uploadReceived ${id}`]);
 		expect(count(emulator, RESULT)).toBe(1);
+		return { emulator, second, id };
+	}
+
+	it('take another\'s "still processing" only while it is seconds old: a finished session is emitted on their next poll', async () => {
+		const { emulator, second, id } = await processingHeardByFirst();
 		// Finished 30 s after the first trigger heard "processing": the second asks for itself.
 		advance(40_000);
 		expect((await second.poll()).sort()).toEqual(once([id]));
@@ -263,13 +269,7 @@ describe('triggers of one account sharing status answers', () => {
 	});
 
 	it('share "still processing" within seconds', async () => {
-		const emulator = await started();
-		const [first, second] = [new Watcher(emulator), new Watcher(emulator)];
-		await first.poll();
-		await second.poll();
-		const id = await upload(emulator, '1001', '<!--emulator:processing-ms=90000-->');
-		advance(MINUTE);
-		await first.poll();
+		const { emulator, second, id } = await processingHeardByFirst();
 		advance(2_000);
 		expect(await second.poll()).toEqual([`uploadReceived ${id}`]);
 		expect(count(emulator, RESULT)).toBe(1);
