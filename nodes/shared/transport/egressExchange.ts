@@ -3,7 +3,8 @@
  * (../ports: exchangeDirectly), judging the address in the connection's DNS lookup. The verified
  * edition (n8n Cloud) has none: a host name is judged before the request by n8n's egress filter with
  * its default rules, which refuse internal addresses whatever the instance's SSRF setting (n8n 2.41
- * on), and the request goes through n8n's request helper; an n8n without that filter cannot tell
+ * on), and each address the name has is judged by the package's own rules too; the request then goes
+ * through n8n's request helper, which looks the name up again; an n8n without that filter cannot tell
  * where a name leads, so there only hosts named by the node and IP addresses (judged by the
  * package) are reached.
  */
@@ -14,7 +15,7 @@ import type {
 	RequestHelperFunctions,
 } from 'n8n-workflow';
 
-import { edition, type DirectAnswer } from '../ports';
+import { edition, type DirectAnswer, type DirectLookup } from '../ports';
 import { STREAMED_ANSWER } from './responses';
 
 export type EgressAnswer = DirectAnswer;
@@ -43,6 +44,17 @@ function isAddress(hostname: string): boolean {
 	return hostname.startsWith('[') || /^[\d.]+$/.test(hostname);
 }
 
+/** Every address a name has, as n8n's resolver answers it. */
+async function addressesOf(lookup: DirectLookup, hostname: string): Promise<string[]> {
+	return await new Promise((resolve, reject) =>
+		lookup(hostname, { all: true }, (error, found) => {
+			if (error) return reject(error);
+			const entries = Array.isArray(found) ? found : [{ address: found }];
+			resolve(entries.map((entry) => (typeof entry === 'string' ? entry : entry.address)));
+		}),
+	);
+}
+
 export async function exchangeElsewhere(
 	context: EgressContext,
 	exchange: EgressExchange,
@@ -65,6 +77,12 @@ export async function exchangeElsewhere(
 			.validateUrl(exchange.url)
 			.catch((error: unknown) => ({ ok: false as const, error: error as Error }));
 		if (!checked.ok) throw exchange.unresolved(checked.error);
+		// n8n's default ranges lack some the package counts as internal (NAT64, SIIT): every address
+		// the name has now is judged by the package as well, as an address written in a URL is.
+		const addresses = await addressesOf(filter.createSecureLookup(), exchange.url.hostname).catch(
+			(error: unknown) => Promise.reject(exchange.unresolved(error as Error)),
+		);
+		for (const address of addresses) exchange.admit(address);
 	}
 	const options: IHttpRequestOptions = {
 		method: 'GET',
