@@ -6,11 +6,12 @@
  *   const redis = await startRedis({ password: 'secret', tls: true });
  *   redis.port / redis.tlsPort / redis.ca (PEM) ... redis.stop();
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { makeCertificates } from './certificates';
 import { accepts, freePort } from './n8n/processes';
 
 export interface RedisServerOptions {
@@ -28,60 +29,6 @@ export interface RedisServer {
 	ca?: string;
 	password?: string;
 	stop(): Promise<void>;
-}
-
-function openssl(dir: string, args: string[]): void {
-	const result = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-	if (result.status !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
-}
-
-/** A certificate authority and a server certificate it signed, valid for localhost and 127.0.0.1. */
-function makeCertificates(dir: string): void {
-	openssl(dir, [
-		'req',
-		'-x509',
-		'-newkey',
-		'rsa:2048',
-		'-nodes',
-		'-keyout',
-		'ca.key',
-		'-out',
-		'ca.crt',
-		'-days',
-		'2',
-		'-subj',
-		'/CN=Test Redis CA',
-	]);
-	openssl(dir, [
-		'req',
-		'-newkey',
-		'rsa:2048',
-		'-nodes',
-		'-keyout',
-		'server.key',
-		'-out',
-		'server.csr',
-		'-subj',
-		'/CN=localhost',
-	]);
-	writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-	openssl(dir, [
-		'x509',
-		'-req',
-		'-in',
-		'server.csr',
-		'-CA',
-		'ca.crt',
-		'-CAkey',
-		'ca.key',
-		'-CAcreateserial',
-		'-out',
-		'server.crt',
-		'-days',
-		'2',
-		'-extfile',
-		'san.ext',
-	]);
 }
 
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
@@ -105,7 +52,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 	let tlsPort: number | undefined;
 	let ca: string | undefined;
 	if (options.tls) {
-		makeCertificates(dir);
+		makeCertificates(dir, 'Test Redis CA');
 		tlsPort = await freePort();
 		ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
 		args.push(
