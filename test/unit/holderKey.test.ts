@@ -31,6 +31,16 @@ describe("a holder's key", () => {
 		expect(crypto.scrypt).toHaveBeenCalledTimes(1);
 		expect(crypto.scryptSync).toHaveBeenCalledTimes(0);
 	});
+
+	it('asked for first outside a node run, is derived once, where it is asked: no second derivation runs beside it', async () => {
+		jest.mocked(crypto.scrypt).mockClear();
+		jest.mocked(crypto.scryptSync).mockClear();
+		const first = { ...credentials, username: 'carol' };
+		const key = holderKey(first.baseUrl, first.username, first.password);
+		expect(await deriveHolderOf(first)).toBe(key);
+		expect(crypto.scryptSync).toHaveBeenCalledTimes(1);
+		expect(crypto.scrypt).toHaveBeenCalledTimes(0);
+	});
 });
 
 describe('the known images of a holder', () => {

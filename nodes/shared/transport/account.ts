@@ -60,10 +60,19 @@ const holderKeys = new Map<string, Derivation>();
 
 const SCRYPT = { N: 2 ** 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
+/** A holder's salt, and the key its derivation is found under in this process. */
+function holderLookup(
+	baseUrl: string,
+	username: string,
+	password: string,
+): { lookup: string; salt: string } {
+	const salt = `${checkBaseUrl(baseUrl)}\n${username}`;
+	return { salt, lookup: createHash('sha256').update(`${salt}\n${password}`).digest('hex') };
+}
+
 /** One derivation per holder: concurrent first uses share its promise; a failed one is not kept. */
 function derivationOf(baseUrl: string, username: string, password: string): Derivation {
-	const salt = `${checkBaseUrl(baseUrl)}\n${username}`;
-	const lookup = createHash('sha256').update(`${salt}\n${password}`).digest('hex');
+	const { lookup, salt } = holderLookup(baseUrl, username, password);
 	let derivation = holderKeys.get(lookup);
 	if (derivation === undefined) {
 		const made: Derivation = {
@@ -93,14 +102,18 @@ function derivationOf(baseUrl: string, username: string, password: string): Deri
  * holders, as a service with case-sensitive usernames has three accounts.
  */
 export function holderKey(baseUrl: string, username: string, password: string): string {
-	const derivation = derivationOf(baseUrl, username, password);
-	derivation.value ??= scryptSync(
-		password,
-		`${checkBaseUrl(baseUrl)}\n${username}`,
-		32,
-		SCRYPT,
-	).toString('hex');
-	return derivation.value;
+	const { lookup, salt } = holderLookup(baseUrl, username, password);
+	const known = holderKeys.get(lookup);
+	if (known?.value !== undefined) {
+		touch(holderKeys, lookup, known, MAX_ACCOUNTS);
+		return known.value;
+	}
+	// Derived here, waiting: an asynchronous derivation started beside it would only run it twice.
+	const value = scryptSync(password, salt, 32, SCRYPT).toString('hex');
+	const derivation = known ?? { key: Promise.resolve(value) };
+	derivation.value = value;
+	touch(holderKeys, lookup, derivation, MAX_ACCOUNTS);
+	return value;
 }
 
 function holderParts(credentials: ICredentialDataDecryptedObject): [string, string, string] {
