@@ -1,6 +1,7 @@
 import { CREDENTIAL_NAME } from '../../credentials/edition';
 import { PROCESS_ONLY, type Edition } from '../shared/ports';
 import { exchangeDirectly } from '../shared/fullEdition/directExchange';
+import { shownProxyOf } from '../shared/fullEdition/proxy';
 import { knownImagesInRedis } from '../shared/fullEdition/knownImages';
 import { answersInRedis } from '../shared/fullEdition/redisAnswers';
 import { takeLeaseInQueueRedis } from '../shared/fullEdition/redisRunLock';
@@ -25,6 +26,7 @@ export const EDITION: Edition = {
 	answerHome: answersInRedis,
 	takeLease: takeLeaseInQueueRedis,
 	exchangeDirectly,
+	proxyOf: shownProxyOf,
 	encodeMultipart,
 	digestOf,
 };

@@ -164,4 +164,18 @@ describe("the service's requests behind a proxy", () => {
 		expect(direct.error).toBeUndefined();
 		expect(proxy.requests().slice(before)).toHaveLength(1);
 	});
+
+	it('name the proxy, without its password, when it cannot be reached', async () => {
+		const closed = await freePort();
+		process.env.HTTP_PROXY = `http://staff:${PROXY_PASSWORD}@127.0.0.1:${closed}`;
+		const { error } = await runNode({
+			node,
+			parameters: { resource: 'account', operation: 'getEnvironmentInfo' },
+			credentials: credentials(),
+		});
+		expect(error?.message).toBe(
+			`GET /api/auth/me failed: the proxy http://127.0.0.1:${closed} (HTTP_PROXY) could not be reached`,
+		);
+		expect(JSON.stringify(error)).not.toContain(PROXY_PASSWORD);
+	});
 });

@@ -17,7 +17,7 @@ import * as fullCredential from '../../credentials/edition';
 import * as verifiedCredential from '../../credentials/edition.verified';
 import { EDITION as fullEdition } from '../../nodes/edition/edition';
 import { EDITION as verifiedEdition } from '../../nodes/edition/edition.verified';
-import type { FilePart, MultipartUpload } from '../../nodes/shared/ports';
+import type { Edition, FilePart, MultipartUpload } from '../../nodes/shared/ports';
 import { multipartBoundary, parseMultipart } from '../../scripts/emulator/multipart';
 
 const ROOT = join(__dirname, '..', '..');
@@ -76,14 +76,17 @@ async function sent(upload: MultipartUpload): Promise<{ contentType: string; byt
 	return { contentType: form.getHeaders()['content-type'], bytes: Buffer.concat(chunks) };
 }
 
-test('each edition has every port of the house, the verified edition no client of its own', () => {
+test('each edition has every port of the house, the verified edition no client and no proxy reading of its own', () => {
+	const ownClient = ['exchangeDirectly', 'proxyOf'];
 	expect(Object.keys(verifiedEdition).sort()).toEqual(
 		Object.keys(fullEdition)
-			.filter((port) => port !== 'exchangeDirectly')
+			.filter((port) => !ownClient.includes(port))
 			.sort(),
 	);
-	expect(fullEdition.exchangeDirectly).toBeInstanceOf(Function);
-	expect(verifiedEdition.exchangeDirectly).toBeUndefined();
+	for (const port of ownClient) {
+		expect(fullEdition[port as keyof Edition]).toBeInstanceOf(Function);
+		expect(verifiedEdition[port as keyof Edition]).toBeUndefined();
+	}
 });
 
 describe.each([

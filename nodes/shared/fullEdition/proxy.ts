@@ -67,6 +67,17 @@ export function describeProxy({ url, variable }: ProxyChoice): string {
 	return `${url.protocol}//${url.host} (${variable})`;
 }
 
+/** The proxy n8n sends a request to `url` through, as it may be shown; none without one. */
+export function shownProxyOf(url: URL): string | undefined {
+	try {
+		const proxy = proxyFor(url);
+		return proxy && describeProxy(proxy);
+	} catch {
+		// A proxy setting that is not a URL: n8n's own request failed on it, and says so.
+		return undefined;
+	}
+}
+
 /**
  * Failures to reach the proxy itself: the target is the proxy's to reach, and what goes wrong
  * there comes back as the proxy's answer.

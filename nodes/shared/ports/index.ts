@@ -63,6 +63,11 @@ export interface Edition {
 	takeLease: TakeLease;
 	/** A client of the edition's own for hosts that are not the service; none: n8n's request helper. */
 	exchangeDirectly?: DirectExchange;
+	/**
+	 * The proxy n8n sends a request to `url` through, as it may be shown (without its password), where
+	 * the edition can tell; none: no proxy, or the edition cannot read n8n's settings.
+	 */
+	proxyOf?(url: URL): string | undefined;
 	/** A multipart body of `parts`, to be sent by every attempt of one request. */
 	encodeMultipart(parts: FilePart[]): MultipartUpload;
 	/** Reads a part once to learn its md5 and length. */

@@ -8,6 +8,7 @@ import {
 	type LimiterGrant,
 	type RateLimiter,
 } from '../throttle';
+import { edition } from '../ports';
 import type { Account } from './account';
 import { cancelledError, sleepOrCancel } from './cancel';
 import {
@@ -119,9 +120,11 @@ export async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<v
 			ambiguous: true,
 		});
 	}
+	// Sent through a proxy, a request that never left reached no further than the proxy.
+	const proxy = notSent ? edition().proxyOf?.(new URL(exchange.url)) : undefined;
 	throw apiError(
 		node,
-		`${describeTarget(exchange)} failed: ${describeFailure(error, reason, notSent)}`,
+		`${describeTarget(exchange)} failed: ${proxy ? `the proxy ${proxy} could not be reached` : describeFailure(error, reason, notSent)}`,
 		{
 			itemIndex,
 			code,
