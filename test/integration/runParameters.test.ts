@@ -5,7 +5,12 @@
  */
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
+import { productEntry } from '../../nodes/ProductDataIntegration/actions/document/changedProducts/products';
+import type { XmlDocument } from '../../nodes/ProductDataIntegration/actions/document/documents';
+import { planUpload } from '../../nodes/ProductDataIntegration/actions/document/sendDocuments';
+import { uploadSettings } from '../../nodes/ProductDataIntegration/actions/document/uploadSettings';
 import { RunParameters } from '../../nodes/ProductDataIntegration/actions/runParameters';
+import { customerScope } from '../../nodes/shared/transport';
 import { createContext, type TestContext } from '../../scripts/n8n/in-process';
 
 const CREDENTIALS = { baseUrl: 'https://service.example', username: 'user', password: 'secret' };
@@ -226,5 +231,41 @@ describe('a collection whose expressions each name a property of the item', () =
 		const read = bothWays('options', { options }, [known('a', '1'), known('b', '2')]);
 		for (const { ours, n8n } of read) expect(ours).toEqual(n8n);
 		expect(read.map((item) => item.evaluated)).toEqual([['options'], ['options']]);
+	});
+});
+
+describe("Document Upload's Options", () => {
+	it("are evaluated once per item, the Customer option with them, for the upload and for the product's memory", async () => {
+		const context = createContext({
+			credentials: CREDENTIALS,
+			nodeParameters: {
+				resource: 'document',
+				operation: 'upload',
+				source: 'text',
+				xml: '<Products/>',
+				// An expression n8n itself evaluates: not a plain property path.
+				options: { customer: '={{ String($json.count + 1000) }}' },
+			},
+			items: ITEMS,
+		});
+		const settings = uploadSettings(context);
+		const evaluated = jest.spyOn(context, 'getNodeParameter');
+		const document: XmlDocument = {
+			position: 0,
+			itemIndexes: [1],
+			fileName: null,
+			bytes: 11,
+			sha256: '',
+			validation: 'passed',
+		};
+		const plan = planUpload(context, settings, document);
+		const entry = await productEntry(context, 1, 'xml', 'P1', 'content', settings.customerOf(1));
+
+		expect('upload' in plan && plan.upload.customer).toEqual({
+			customerId: '1008',
+			customerIdType: 'ServiceID',
+		});
+		expect(entry.destination).toBe(customerScope(CREDENTIALS, settings.customerOf(1), 'xml'));
+		expect(evaluated.mock.calls.map(([name]) => name)).toEqual(['options']);
 	});
 });

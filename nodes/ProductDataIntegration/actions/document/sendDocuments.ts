@@ -1,7 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { getCustomerOverride } from '../../../shared/customer';
 import {
 	isUnfollowedSession,
 	normalizeSessionId,
@@ -72,7 +71,7 @@ export function planUpload(
 			upload: {
 				document,
 				options,
-				customer: getCustomerOverride(context, itemIndex),
+				customer: settings.customerOf(itemIndex),
 				wait:
 					options.waitForCompletion || alwaysWait
 						? waitSettings(context, itemIndex, options)

@@ -1,5 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { customerOverrideOf } from '../../../shared/customer';
+import type { CustomerOverride } from '../../../shared/transport';
 import { RunParameters } from '../runParameters';
 import type { WaitOptions } from '../waiting';
 
@@ -11,6 +13,8 @@ export interface UploadOptions extends WaitOptions {
 	failOnProcessingError?: boolean;
 	waitForCompletion?: boolean;
 	validate?: boolean;
+	/** The Customer option as given (see customerOverrideOf). */
+	customer?: unknown;
 }
 
 /** What an upload run reads of its node's parameters: the source once, each item's Options once. */
@@ -18,6 +22,8 @@ export interface UploadSettings {
 	source: XmlSource;
 	/** The item's Options collection, evaluated on the first call for that item. */
 	optionsOf(itemIndex: number): UploadOptions;
+	/** The customer node the item's Customer option picks (none: the credential's), from those Options. */
+	customerOf(itemIndex: number): CustomerOverride | undefined;
 }
 
 /**
@@ -28,15 +34,18 @@ export interface UploadSettings {
 export function uploadSettings(context: IExecuteFunctions): UploadSettings {
 	const parameters = new RunParameters(context);
 	const read = new Map<number, UploadOptions>();
+	const optionsOf = (itemIndex: number): UploadOptions => {
+		let options = read.get(itemIndex);
+		if (!options) {
+			options = parameters.read('options', itemIndex, {}) as UploadOptions;
+			read.set(itemIndex, options);
+		}
+		return options;
+	};
 	return {
 		source: context.getNodeParameter('source', 0) as XmlSource,
-		optionsOf(itemIndex) {
-			let options = read.get(itemIndex);
-			if (!options) {
-				options = parameters.read('options', itemIndex, {}) as UploadOptions;
-				read.set(itemIndex, options);
-			}
-			return options;
-		},
+		optionsOf,
+		customerOf: (itemIndex) =>
+			customerOverrideOf(context, itemIndex, optionsOf(itemIndex).customer ?? null),
 	};
 }

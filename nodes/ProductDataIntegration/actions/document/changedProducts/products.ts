@@ -3,11 +3,11 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { mapWithPauses } from '../../../../shared/pauses';
-import { getCustomerOverride } from '../../../../shared/customer';
 import {
 	cleanServiceText,
 	customerScope,
 	getServiceCredentials,
+	type CustomerOverride,
 } from '../../../../shared/transport';
 import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './memory';
 
@@ -79,10 +79,11 @@ export async function productEntry(
 	endpoint: string,
 	product: string,
 	content: string,
+	customer: CustomerOverride | undefined,
 ): Promise<ProductEntry> {
 	const credentials = await getServiceCredentials(context, itemIndex);
 	return {
-		destination: customerScope(credentials, getCustomerOverride(context, itemIndex), endpoint),
+		destination: customerScope(credentials, customer, endpoint),
 		product,
 		content,
 	};

@@ -157,7 +157,11 @@ async function checkProducts(
 		await pauseWhenDue();
 		try {
 			const product = checked.products.get(itemIndex) as string;
-			found.push([itemIndex, await productEntry(context, itemIndex, endpoint, product, content)]);
+			const customer = upload.customerOf(itemIndex);
+			found.push([
+				itemIndex,
+				await productEntry(context, itemIndex, endpoint, product, content, customer),
+			]);
 		} catch (error) {
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
