@@ -81,6 +81,7 @@ async function poll(
 	const failures: Error[] = [];
 	let stopped: Error | undefined;
 	const checksEndAt = now + deadlineMs * POLL_BUDGET_SHARE;
+	const answerKind = statusAnswerKind(context, settings);
 	for (const session of settings.uploadFinished ? state.due().slice(0, settings.maxChecks) : []) {
 		if (Date.now() > checksEndAt) {
 			context.logger.debug('Leaving further status checks to the next poll: this poll took long');
@@ -93,6 +94,7 @@ async function poll(
 				context,
 				session.id,
 				settings,
+				answerKind,
 				state.statusFreshness(session),
 			));
 		} catch (error) {
@@ -133,34 +135,33 @@ async function sessionOutcome(
 	context: IPollFunctions,
 	sessionId: string,
 	settings: TriggerSettings,
+	answerKind: string,
 	freshness: Freshness,
 ): Promise<SharedAnswer<SessionOutcome>> {
-	const options = outcomeOptions(settings);
 	return await sharedAnswer(
 		context,
 		settings.customer,
-		[
-			'status',
-			sessionId,
-			options.includeErrorMessage ? `with error message from ${allowedHostsOf(context)}` : '',
-		],
+		['status', sessionId, answerKind],
 		freshness,
-		async () => await getSessionOutcome(context, sessionId, options),
+		async () => await getSessionOutcome(context, sessionId, outcomeOptions(settings)),
 		(outcome) => (outcome.status === 'processing' ? PROCESSING_SHARED_MS : Infinity),
 	);
 }
 
 /**
- * The trigger's Allowed Internal Hosts, spelled alike for triggers that allow alike: an error
- * message fetched under one trigger's allowance is never another's, whose allowance may refuse its
- * host, or allow a host the first was refused.
+ * Which status answers this poll shares (read once per poll): without the error message, or with it
+ * as fetched under the trigger's Allowed Internal Hosts, spelled alike for triggers that allow
+ * alike. An error message fetched under one trigger's allowance is never another's, whose allowance
+ * may refuse its host, or allow a host the first was refused.
  */
-function allowedHostsOf(context: IPollFunctions): string {
+function statusAnswerKind(context: IPollFunctions, settings: TriggerSettings): string {
+	if (!outcomeOptions(settings).includeErrorMessage) return '';
 	const value = context.getNodeParameter(`options.${ALLOWED_INTERNAL_HOSTS}`, '');
-	return String(typeof value === 'string' ? value : '')
+	const allowed = String(typeof value === 'string' ? value : '')
 		.split(',')
 		.map((entry) => entry.trim().toLowerCase())
 		.filter((entry) => entry !== '')
 		.sort()
 		.join(',');
+	return `with error message from ${allowed}`;
 }
