@@ -3,6 +3,7 @@ import { PROCESS_ONLY, type Edition } from '../shared/ports';
 import { exchangeDirectly } from '../shared/fullEdition/directExchange';
 import { shownProxyOf } from '../shared/fullEdition/proxy';
 import { knownImagesInRedis } from '../shared/fullEdition/knownImages';
+import { productMemoryInRedis } from '../shared/fullEdition/productMemory';
 import { answersInRedis } from '../shared/fullEdition/redisAnswers';
 import { takeLeaseInQueueRedis } from '../shared/fullEdition/redisRunLock';
 import { limiterFor } from '../shared/fullEdition/sharedRegistry';
@@ -23,6 +24,7 @@ export const EDITION: Edition = {
 	sharedKnownImages: knownImagesInRedis,
 	knownImagesAdvice:
 		' With Redis (queue mode, or Rate Limit Sharing set to Redis in the credential) they are kept there for every process.',
+	productMemory: productMemoryInRedis,
 	answerHome: answersInRedis,
 	takeLease: takeLeaseInQueueRedis,
 	exchangeDirectly,

@@ -401,6 +401,7 @@ export interface QueueCluster {
 	callWebhook(
 		path: string,
 		workflowId: string,
+		body?: Record<string, unknown>,
 	): Promise<{ output: Array<Record<string, unknown>>; worker: number }>;
 	/** Stops every process of the cluster, its Redis and the emulator. */
 	stop(): Promise<void>;
@@ -450,11 +451,11 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			processes.push(worker);
 			workers.push(worker);
 		}
-		const callWebhook = async (path: string, workflowId: string) => {
+		const callWebhook = async (path: string, workflowId: string, body = {}) => {
 			const response = await request(`${main.url}/webhook/${path}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
-				body: '{}',
+				body: JSON.stringify(body),
 			});
 			const text = await response.body.text();
 			if (response.statusCode !== 200)
@@ -502,8 +503,8 @@ export function webhookNode(
 
 /**
  * A catalogue sync started by a webhook: the shop's products (HTTP Request) -> Upload with Only
- * Changed Products. Node ids are named after `path`. The webhook answers at once (`onReceived`) or
- * with the Upload's items (`lastNode`).
+ * Changed Products (`upload`: more of its parameters). Node ids are named after `path`. The webhook
+ * answers at once (`onReceived`) or with the Upload's items (`lastNode`).
  */
 export function changedProductsSyncWorkflow(options: {
 	name: string;
@@ -511,8 +512,10 @@ export function changedProductsSyncWorkflow(options: {
 	shopUrl: string;
 	credential: { id: string; name: string };
 	responseMode: 'onReceived' | 'lastNode';
+	/** More parameters of the Upload node. */
+	upload?: Record<string, unknown>;
 }): WorkflowDefinition {
-	const { name, path, shopUrl, credential, responseMode } = options;
+	const { name, path, shopUrl, credential, responseMode, upload } = options;
 	return {
 		name,
 		settings: { executionOrder: 'v1' },
@@ -540,6 +543,7 @@ export function changedProductsSyncWorkflow(options: {
 					itemElement: 'Product',
 					onlyChangedProducts: true,
 					productField: 'sku',
+					...upload,
 				},
 				credentials: { [CREDENTIAL_TYPE]: credential },
 			},

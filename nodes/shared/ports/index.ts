@@ -20,6 +20,7 @@ import type { DirectExchange } from './egress';
 import { digestOf, encodeMultipart } from './inMemoryMultipart';
 import type { KnownImages } from './knownImages';
 import type { FilePart, MultipartUpload, PartDigest } from './multipart';
+import type { ProductMemory } from './productMemory';
 import type { TakeLease } from './runLease';
 
 export { MAX_ANSWER_AGE_MS, type AnswerHome, type KeptAnswer } from './answers';
@@ -33,6 +34,7 @@ export {
 	type PartDigest,
 	type RequestBody,
 } from './multipart';
+export type { ProductMemory } from './productMemory';
 export type { LeaseRequest, RunLease, TakeLease } from './runLease';
 
 export interface Edition {
@@ -57,6 +59,15 @@ export interface Edition {
 	): KnownImages | undefined;
 	/** What a run that remembers its known images in the process only is told it could do instead ('' for nothing). */
 	knownImagesAdvice: string;
+	/**
+	 * The memory per product of a node (`scope`, of the password holder `holder`) that every process
+	 * of the account shares, where the account has a place for it.
+	 */
+	productMemory(
+		credentials: ICredentialDataDecryptedObject,
+		holder: string,
+		scope: string,
+	): ProductMemory | undefined;
 	/** Where the pollers' answers are kept for every process of the account, where it has a place. */
 	answerHome(credentials: ICredentialDataDecryptedObject): AnswerHome | undefined;
 	/** Keeps the runs of a node apart across the processes of an instance. */
@@ -80,6 +91,7 @@ export const PROCESS_ONLY: Omit<Edition, 'credentialType'> = {
 		processLimiterFor(accountKey, declaration, sleep),
 	sharedKnownImages: () => undefined,
 	knownImagesAdvice: '',
+	productMemory: () => undefined,
 	answerHome: () => undefined,
 	takeLease: () => undefined,
 	encodeMultipart,

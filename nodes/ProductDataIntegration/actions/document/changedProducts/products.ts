@@ -14,21 +14,23 @@ import { MAX_PRODUCTS_PER_RUN, type ProductEntry, type Recalled } from './memory
 /**
  * The product of each item, checked before anything is read or sent: a missing field, a value that
  * is not a string or number, or a product that an earlier item already named is an error of that
- * item that names the field.
+ * item that names the field. A run of the whole catalogue holds at most MAX_PRODUCTS_PER_RUN (a run
+ * of part of it is bounded by the memory per product instead).
  */
 export async function readProducts(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	productField: string,
+	wholeCatalogue: boolean,
 ): Promise<Array<{ product: string } | { error: NodeOperationError }>> {
-	if (items.length > MAX_PRODUCTS_PER_RUN) {
+	if (wholeCatalogue && items.length > MAX_PRODUCTS_PER_RUN) {
 		throw new NodeOperationError(
 			context.getNode(),
 			`Only Changed Products remembers at most ${MAX_PRODUCTS_PER_RUN} products per node; this run has ${items.length} items`,
 			{
 				itemIndex: 0,
 				description:
-					'Nothing was sent. Split the catalogue over several Upload nodes, or turn off Only Changed Products.',
+					'Nothing was sent. Hand the catalogue to the node in parts (Products in Each Run: Part of the Catalogue), split it over several Upload nodes, or turn off Only Changed Products.',
 			},
 		);
 	}

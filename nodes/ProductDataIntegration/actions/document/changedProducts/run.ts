@@ -14,6 +14,7 @@ import {
 	recallProducts,
 	rememberRun,
 	type ProductEntry,
+	type Recall,
 } from './memory';
 import {
 	noCheckedProducts,
@@ -59,14 +60,24 @@ async function syncChangedProducts(
 	lost: AbortSignal,
 ): Promise<INodeExecutionData[]> {
 	const upload = uploadSettings(context);
-	const { checked, putBack, identitiesKept } = await checkProducts(
+	const identitiesKept = settings.countMissing ? await identitiesKeptMarker(context) : undefined;
+	// Send All Products forgets only once the run has proven the password (see rememberRun).
+	const recall: RecallProducts = async (entries) =>
+		settings.sendAll
+			? {
+					recalled: await mapWithPauses(entries, () => ({ unchanged: false, failedBefore: false })),
+					putBack: noPutBack,
+					missing: identitiesKept === undefined ? undefined : MISSING_WITH_SEND_ALL,
+				}
+			: await recallProducts(context, entries, lost, identitiesKept);
+	const { checked, putBack } = await checkProducts(
 		context,
 		items,
 		failures,
 		endpoint,
 		upload,
 		settings,
-		lost,
+		recall,
 	);
 	// The list keeps what the checks recorded until it is written again or put back.
 	let written = false;
@@ -120,23 +131,26 @@ function memoryNote(lost: AbortSignal): IDataObject {
 
 async function noPutBack(): Promise<void> {}
 
+/** What a memory says of the entries of a run, in their order. */
+export type RecallProducts = (
+	entries: ProductEntry[],
+) => Promise<Omit<Recall, 'putBack'> & Partial<Pick<Recall, 'putBack'>>>;
+
 /**
- * Each item's product and content, checked, and what the memory says of it. Without Continue On
- * Fail, bad input ends the run before anything is sent. With Count Missing Products, also the
- * marker of kept identities, which the run's rewrite writes again.
+ * Each item's product and content, checked, and what the memory (`recall`) says of it. Without
+ * Continue On Fail, bad input ends the run before anything is sent.
  */
-async function checkProducts(
+export async function checkProducts(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 	upload: UploadSettings,
 	settings: ChangedProductsSettings,
-	lost: AbortSignal,
+	recall: RecallProducts,
 ): Promise<{
 	checked: CheckedProducts;
 	putBack: () => Promise<void>;
-	identitiesKept?: string;
 }> {
 	const checked = noCheckedProducts();
 	const fail = (itemIndex: number, error: Error) => {
@@ -144,7 +158,7 @@ async function checkProducts(
 		checked.itemErrors.set(itemIndex, error);
 	};
 	await forEachWithPauses(
-		await readProducts(context, items, settings.productField),
+		await readProducts(context, items, settings.productField, !settings.partOfCatalogue),
 		(read, itemIndex) => {
 			if ('error' in read) fail(itemIndex, read.error);
 			else checked.products.set(itemIndex, read.product);
@@ -166,25 +180,14 @@ async function checkProducts(
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}
 	}
-	const identitiesKept = settings.countMissing ? await identitiesKeptMarker(context) : undefined;
-	// Send All Products forgets only once the run has proven the password (see rememberRun).
-	const { recalled, putBack, missing } = settings.sendAll
-		? {
-				recalled: await mapWithPauses(found, () => ({ unchanged: false, failedBefore: false })),
-				putBack: noPutBack,
-				missing: identitiesKept === undefined ? undefined : MISSING_WITH_SEND_ALL,
-			}
-		: await recallProducts(
-				context,
-				await mapWithPauses(found, ([, entry]) => entry),
-				lost,
-				identitiesKept,
-			);
+	const { recalled, putBack, missing } = await recall(
+		await mapWithPauses(found, ([, entry]) => entry),
+	);
 	await forEachWithPauses(found, ([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),
 	);
 	checked.missing = { ...missing };
-	return { checked, putBack, identitiesKept };
+	return { checked, putBack: putBack ?? noPutBack };
 }
 
 /**
@@ -220,7 +223,7 @@ async function readContents(
 }
 
 /** The documents of the products to send. */
-async function planChanged(
+export async function planChanged(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	upload: UploadSettings,

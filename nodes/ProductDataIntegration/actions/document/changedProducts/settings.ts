@@ -22,6 +22,28 @@ export const changedProductsFields: INodeProperties[] = [
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 	{
+		displayName: 'Products in Each Run',
+		name: 'productsInEachRun',
+		type: 'options',
+		options: [
+			{
+				name: 'The Whole Catalogue',
+				value: 'wholeCatalogue',
+				description:
+					"Each run holds every product (up to 250,000), remembered in n8n's own store; a product a run does not hold is forgotten",
+			},
+			{
+				name: 'Part of the Catalogue',
+				value: 'partOfCatalogue',
+				description:
+					"Each run holds some products (a page of a shop, a delta feed's run), runs may go on side by side; each product is remembered on its own in the account's Redis (queue mode, or Rate Limit Sharing set to Redis)",
+			},
+		],
+		default: 'wholeCatalogue',
+		description: 'Whether each run of this node holds the whole catalogue or part of it',
+		displayOptions: { show: { onlyChangedProducts: [true] } },
+	},
+	{
 		displayName: 'Validate Only',
 		name: 'validateOnly',
 		type: 'boolean',
@@ -46,7 +68,9 @@ export const changedProductsFields: INodeProperties[] = [
 		default: false,
 		description:
 			"Whether the run's summary counts the products the last run remembered that this run does not have (missing). Keeps a second value per product in the memory: twice its size and up to three times the time n8n's store takes each run.",
-		displayOptions: { show: { onlyChangedProducts: [true] } },
+		displayOptions: {
+			show: { onlyChangedProducts: [true], productsInEachRun: ['wholeCatalogue'] },
+		},
 	},
 	{
 		displayName: 'Output Unchanged Products',
@@ -61,6 +85,8 @@ export const changedProductsFields: INodeProperties[] = [
 
 export interface ChangedProductsSettings {
 	productField: string;
+	/** Each run holds part of the catalogue: the memory per product (see partMemory.ts). */
+	partOfCatalogue: boolean;
 	validateOnly: boolean;
 	sendAll: boolean;
 	countMissing: boolean;
@@ -79,11 +105,15 @@ export function changedProductsSettings(
 			description: 'Name the field of each input item that identifies its product, e.g. sku',
 		});
 	}
+	const partOfCatalogue =
+		context.getNodeParameter('productsInEachRun', 0, 'wholeCatalogue') === 'partOfCatalogue';
 	return {
 		productField,
+		partOfCatalogue,
 		validateOnly: context.getNodeParameter('validateOnly', 0, false) === true,
 		sendAll: context.getNodeParameter('sendAllProducts', 0, false) === true,
-		countMissing: context.getNodeParameter('countMissingProducts', 0, false) === true,
+		countMissing:
+			!partOfCatalogue && context.getNodeParameter('countMissingProducts', 0, false) === true,
 		outputUnchanged: context.getNodeParameter('outputUnchangedProducts', 0, true) !== false,
 	};
 }

@@ -1,0 +1,87 @@
+import { createHash } from 'crypto';
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { mapWithPauses } from '../../../../shared/pauses';
+import { edition, type ProductMemory } from '../../../../shared/ports';
+import { getServiceCredentials, holderOf } from '../../../../shared/transport';
+import type { ProductEntry, Recalled } from './memory';
+
+/**
+ * Only Changed Products when each run holds part of the catalogue (a page of a shop, a delta
+ * feed's run): each product is remembered on its own, in the account's memory per product (the
+ * edition's productMemory: the Redis of queue mode, or the one the credential names), as
+ * - confirmed: a digest of its content as a session that finished without errors carried it, or
+ * - failed: a session that carried it finished with errors (it is sent again).
+ * Both the key and the value are digests under the holder's key (see the transport's holderKey):
+ * only the holder of the password can tell what they stand for. A run looks up its own products
+ * only, and writes only those whose session finished, so it costs time in its own products.
+ * Products of other runs stay as they are: a run never forgets what it does not hold.
+ */
+
+const FAILED = 'f';
+
+/**
+ * How long a run holds the products it sends against other runs of the node: a run that ends
+ * without letting go of them (its process died) holds them back no longer; one that takes longer
+ * writes nothing of what it no longer holds, and those products go again in a later run.
+ */
+export const CLAIM_MS = 3 * 3600 * 1000;
+
+function digest(...parts: string[]): string {
+	return createHash('sha256').update(parts.join('\n')).digest('hex');
+}
+
+/** 128 bits: no two products of a memory at its bound share a key in any likelihood that matters. */
+export function productKey(entry: ProductEntry): string {
+	return digest(entry.destination, entry.product).slice(0, 32);
+}
+
+function confirmedValue(entry: ProductEntry): string {
+	return `c${digest(entry.destination, entry.product, entry.content).slice(0, 32)}`;
+}
+
+/** Where the account keeps the memory per product of this node, or a clear error before any request. */
+export async function productMemoryOf(context: IExecuteFunctions): Promise<ProductMemory> {
+	const credentials = await getServiceCredentials(context, 0);
+	const holder = holderOf(credentials);
+	const node = context.getNode();
+	const scope = digest(holder, context.getWorkflow().id ?? '', node.id || node.name);
+	const memory = edition().productMemory(credentials, holder, scope);
+	if (memory) return memory;
+	throw new NodeOperationError(
+		node,
+		'Products in Each Run "Part of the Catalogue" needs a memory that every n8n process shares',
+		{
+			itemIndex: 0,
+			description:
+				'Nothing was sent. It keeps each product in Redis: run n8n in queue mode, or set Rate Limit Sharing to Redis in the credential (the full edition only; n8n Cloud has no Redis for community nodes). Without Redis, give the whole catalogue to one run and choose "The Whole Catalogue".',
+		},
+	);
+}
+
+/** What the memory says of each entry. */
+export async function recallPart(
+	memory: ProductMemory,
+	entries: ProductEntry[],
+): Promise<Recalled[]> {
+	const values = await memory.recall(await mapWithPauses(entries, productKey));
+	return await mapWithPauses(entries, (entry, index) => ({
+		unchanged: values[index] === confirmedValue(entry),
+		failedBefore: values[index] === FAILED,
+	}));
+}
+
+/** What a run writes once its sessions finished: its confirmed products and its failed ones. */
+export async function partEntries(
+	confirmed: ProductEntry[],
+	failed: ProductEntry[],
+): Promise<Array<[string, string]>> {
+	return [
+		...(await mapWithPauses(confirmed, (entry): [string, string] => [
+			productKey(entry),
+			confirmedValue(entry),
+		])),
+		...(await mapWithPauses(failed, (entry): [string, string] => [productKey(entry), FAILED])),
+	];
+}

@@ -1,0 +1,135 @@
+import { randomUUID } from 'crypto';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { forEachWithPauses, mapWithPauses } from '../../../../shared/pauses';
+import type { ProductMemory } from '../../../../shared/ports';
+import { cleanServiceText } from '../../../../shared/transport';
+import type { ItemFailures } from '../../itemErrors';
+import { uploadPlans, type UploadEndpoint } from '../sendDocuments';
+import { uploadSettings } from '../uploadSettings';
+import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
+import { CLAIM_MS, partEntries, productKey, productMemoryOf, recallPart } from './partMemory';
+import { checkProducts, planChanged, type RecallProducts } from './run';
+import type { ChangedProductsSettings } from './settings';
+
+/**
+ * Only Changed Products for a run that holds part of the catalogue: its products are looked up in
+ * the memory per product (see partMemory.ts), the changed ones claimed against other runs of the
+ * node (runs of the node may go on side by side, on other products: pages on several workers),
+ * sent, their sessions awaited, and what the service confirmed or refused remembered. A product
+ * that another run is sending fails its item; the others go on.
+ */
+export async function uploadChangedPart(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	settings: ChangedProductsSettings,
+): Promise<INodeExecutionData[]> {
+	const memory = await productMemoryOf(context);
+	const upload = uploadSettings(context);
+	const recall: RecallProducts = async (entries) => ({
+		recalled: settings.sendAll
+			? await mapWithPauses(entries, () => ({ unchanged: false, failedBefore: false }))
+			: await recallPart(memory, entries),
+	});
+	const { checked } = await checkProducts(
+		context,
+		items,
+		failures,
+		endpoint,
+		upload,
+		settings,
+		recall,
+	);
+	if (settings.validateOnly) {
+		const plans = await planChanged(context, items, upload, checked);
+		return await validatedOutput(
+			context,
+			items,
+			failures,
+			checked,
+			plans,
+			{},
+			settings.outputUnchanged,
+		);
+	}
+
+	const runId = randomUUID();
+	const claimed: string[] = [];
+	let released = false;
+	try {
+		await claimToSend(context, memory, checked, failures, runId, claimed);
+		const plans = await planChanged(context, items, upload, checked);
+		const slots = await uploadPlans(context, plans, failures, endpoint);
+		const outcomes = await sessionOutcomes(slots, checked.entries);
+		const written = await memory.remember(
+			await partEntries(outcomes.confirmed, outcomes.refused),
+			runId,
+			claimed,
+		);
+		released = true;
+		const remembered = outcomes.confirmed.length + outcomes.refused.length;
+		const note =
+			written < remembered
+				? {
+						memory: `${remembered - written} products not remembered: this run held them longer than ${CLAIM_MS / 3_600_000} hours, so another run may have sent them since. They go again in a later run.`,
+					}
+				: {};
+		return await runOutput(items, failures, checked, outcomes, note, settings.outputUnchanged);
+	} finally {
+		if (!released) await memory.remember([], runId, claimed);
+	}
+}
+
+/**
+ * Claims the products to send (into `claimed`); a product another run of the node is sending
+ * fails its item, and a run that would pass the memory's bound is refused before any request.
+ */
+async function claimToSend(
+	context: IExecuteFunctions,
+	memory: ProductMemory,
+	checked: CheckedProducts,
+	failures: ItemFailures,
+	runId: string,
+	claimed: string[],
+): Promise<void> {
+	const toSend: Array<[number, string]> = [];
+	await forEachWithPauses(checked.entries, ([itemIndex, entry]) => {
+		if (entry.reason !== 'unchanged') toSend.push([itemIndex, productKey(entry)]);
+	});
+	const answer = await memory.claim(
+		toSend.map(([, key]) => key),
+		runId,
+		Date.now() + CLAIM_MS,
+	);
+	if (answer === 'full') {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Only Changed Products remembers at most ${memory.bound} products per node, and this run's new products would pass that`,
+			{
+				itemIndex: 0,
+				description:
+					'Nothing was sent. Split the catalogue over several Upload nodes, or turn off Only Changed Products.',
+			},
+		);
+	}
+	for (const [, key] of toSend) if (!answer.taken.has(key)) claimed.push(key);
+	for (const [itemIndex, key] of toSend) {
+		if (!answer.taken.has(key)) continue;
+		const product = checked.entries.get(itemIndex)?.product ?? '';
+		const error = new NodeOperationError(
+			context.getNode(),
+			`The product "${cleanServiceText(product, 100)}" of item ${itemIndex} is being sent by another run of this node`,
+			{
+				itemIndex,
+				description:
+					'Nothing was sent for it: two runs sending one product at once could leave the memory taking the older content as confirmed. It goes in a later run once the other has finished.',
+			},
+		);
+		checked.entries.delete(itemIndex);
+		checked.itemErrors.set(itemIndex, error);
+		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
+	}
+}

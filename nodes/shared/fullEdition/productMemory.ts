@@ -1,0 +1,242 @@
+import { createHash } from 'crypto';
+import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+
+import type { ProductMemory } from '../ports';
+import type { RedisConnection, SharedBucketStore } from './bucketStore';
+import { storeFor } from './sharedRegistry';
+import { sharingFor } from './sharing';
+
+/*
+ * The memory per product of Only Changed Products in Redis (full edition only), on the connection
+ * the account's rate limit uses in the same Redis (see ./sharedRegistry.ts): one hash per node of a
+ * password holder (product key -> value), beside it a hash of the claims of the runs that are
+ * sending products (product key -> run and until when), and per holder an index of its memories
+ * for the holder's bound.
+ */
+
+/** Products per node, and of all of a holder's nodes together: a run that would pass either is refused. */
+export interface ProductMemoryBounds {
+	products: number;
+	productsPerHolder: number;
+}
+
+const PRODUCT_BOUNDS: ProductMemoryBounds = {
+	products: 2_000_000,
+	productsPerHolder: 10_000_000,
+};
+
+/**
+ * How long a memory outlives its last write: a catalogue synced at least once a year keeps it, one
+ * that stopped leaves nothing behind.
+ */
+const LIFETIME_MS = 400 * 24 * 3600 * 1000;
+
+const KEY_PREFIX = 'n8n-nodes-product-data-integration:products:';
+/** Named by a digest of the holder's key, which is never stored as it is. */
+const HOLDER_PREFIX = 'n8n-nodes-product-data-integration:product-holder:';
+
+/** Keys per script: each call holds Redis for about a millisecond. */
+const KEYS_PER_COMMAND = 1000;
+
+// KEYS: the memory. ARGV: the product keys. Answers each one's value, false where there is none.
+const RECALL = `return redis.call('HMGET', KEYS[1], unpack(ARGV))`;
+
+// Shared by CLAIM and REMEMBER: the run holding a claim while it lasts, or nil.
+const CLAIMANT = `
+local function claimant(claims, key, now)
+	local claim = redis.call('HGET', claims, key)
+	if not claim then return nil end
+	local run, untilMs = string.match(claim, '^(%S+) (%d+)$')
+	if run and tonumber(untilMs) > now then return run end
+	return nil
+end
+`;
+
+// KEYS: the memory, its claims, the holder's memories (sorted by when they expire), their product
+// counts. ARGV: now, run, until, the bounds (per memory, per holder), the memory's name, then the
+// product keys. Answers {0, keys another run holds...} having claimed the others, or {1} when the
+// new keys would pass a bound (nothing claimed).
+const CLAIM = `${CLAIMANT}
+local now, run, untilMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local taken, free, fresh = {}, {}, 0
+for i = 7, #ARGV do
+	local holder = claimant(KEYS[2], ARGV[i], now)
+	if holder and holder ~= run then
+		taken[#taken + 1] = ARGV[i]
+	else
+		free[#free + 1] = ARGV[i]
+		if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then fresh = fresh + 1 end
+	end
+end
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+	redis.call('ZREM', KEYS[3], gone)
+	redis.call('HDEL', KEYS[4], gone)
+end
+local own = redis.call('HLEN', KEYS[1])
+local others = 0
+local counts = redis.call('HGETALL', KEYS[4])
+for i = 1, #counts, 2 do
+	if counts[i] ~= ARGV[6] then others = others + tonumber(counts[i + 1]) end
+end
+if own + fresh > tonumber(ARGV[4]) or others + own + fresh > tonumber(ARGV[5]) then return {1} end
+for _, key in ipairs(free) do redis.call('HSET', KEYS[2], key, run .. ' ' .. ARGV[3]) end
+if redis.call('PTTL', KEYS[2]) < untilMs - now then redis.call('PEXPIRE', KEYS[2], untilMs - now) end
+local answer = {0}
+for _, key in ipairs(taken) do answer[#answer + 1] = key end
+return answer
+`;
+
+// KEYS: as CLAIM's. ARGV: now, run, the memory's lifetime, its name, how many entries, then key and
+// value per entry, then the keys whose claims the run lets go. Writes only what the run still
+// claims. Answers how many entries were written.
+const REMEMBER = `${CLAIMANT}
+local now, run, lifetime = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local entries = tonumber(ARGV[5])
+local written = 0
+for i = 6, 5 + 2 * entries, 2 do
+	if claimant(KEYS[2], ARGV[i], now) == run then
+		redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+		written = written + 1
+	end
+end
+for i = 6 + 2 * entries, #ARGV do
+	local claim = redis.call('HGET', KEYS[2], ARGV[i])
+	if claim and string.match(claim, '^(%S+) ') == run then redis.call('HDEL', KEYS[2], ARGV[i]) end
+end
+if written > 0 then
+	redis.call('PEXPIRE', KEYS[1], lifetime)
+	redis.call('ZADD', KEYS[3], now + lifetime, ARGV[4])
+	redis.call('HSET', KEYS[4], ARGV[4], redis.call('HLEN', KEYS[1]))
+	redis.call('PEXPIRE', KEYS[3], lifetime)
+	redis.call('PEXPIRE', KEYS[4], lifetime)
+end
+return written
+`;
+
+function readValues(reply: unknown, count: number): Array<string | undefined> | undefined {
+	if (!Array.isArray(reply) || reply.length !== count) return undefined;
+	const values: Array<string | undefined> = [];
+	for (const value of reply) {
+		if (value === null) values.push(undefined);
+		else if (typeof value === 'string') values.push(value);
+		else return undefined;
+	}
+	return values;
+}
+
+function readClaim(reply: unknown): string[] | 'full' | undefined {
+	if (!Array.isArray(reply) || (reply[0] !== 0 && reply[0] !== 1)) return undefined;
+	if (reply[0] === 1) return reply.length === 1 ? 'full' : undefined;
+	const taken = reply.slice(1);
+	return taken.every((key) => typeof key === 'string') ? (taken as string[]) : undefined;
+}
+
+function readCount(reply: unknown): number | undefined {
+	return typeof reply === 'number' && Number.isInteger(reply) && reply >= 0 ? reply : undefined;
+}
+
+function slices<T>(values: T[], size: number): T[][] {
+	const sliced: T[][] = [];
+	for (let start = 0; start < values.length; start += size)
+		sliced.push(values.slice(start, start + size));
+	return sliced;
+}
+
+export class RedisProductMemory implements ProductMemory {
+	readonly bound: number;
+
+	private readonly keys: string[];
+
+	private readonly store: SharedBucketStore;
+
+	private readonly bounds: ProductMemoryBounds;
+
+	/** `holder`: the password holder (see the transport's holderKey); `scope` names its node. */
+	constructor(
+		connection: RedisConnection,
+		holder: string,
+		private readonly scope: string,
+		bounds: Partial<ProductMemoryBounds> = {},
+		private readonly now: () => number = Date.now,
+	) {
+		this.store = storeFor(connection);
+		this.bounds = { ...PRODUCT_BOUNDS, ...bounds };
+		this.bound = this.bounds.products;
+		const holderKeys = `${HOLDER_PREFIX}${createHash('sha256').update(holder).digest('hex')}`;
+		this.keys = [
+			`${KEY_PREFIX}${scope}`,
+			`${KEY_PREFIX}${scope}:claims`,
+			`${holderKeys}:memories`,
+			`${holderKeys}:memory-products`,
+		];
+	}
+
+	async recall(keys: string[]): Promise<Array<string | undefined>> {
+		const values: Array<string | undefined> = [];
+		for (const slice of slices(keys, KEYS_PER_COMMAND)) {
+			const found = await this.store.run(RECALL, this.keys.slice(0, 1), slice, (reply) =>
+				readValues(reply, slice.length),
+			);
+			values.push(...found);
+		}
+		return values;
+	}
+
+	async claim(
+		keys: string[],
+		runId: string,
+		untilMs: number,
+	): Promise<{ taken: Set<string> } | 'full'> {
+		const taken = new Set<string>();
+		const claimed: string[] = [];
+		for (const slice of slices(keys, KEYS_PER_COMMAND)) {
+			const head = [
+				this.now(),
+				runId,
+				untilMs,
+				this.bounds.products,
+				this.bounds.productsPerHolder,
+			];
+			const answer = await this.store.run(
+				CLAIM,
+				this.keys,
+				[...head.map(String), this.scope, ...slice],
+				readClaim,
+			);
+			if (answer === 'full') {
+				// Nothing of a refused run stays claimed.
+				await this.remember([], runId, claimed);
+				return 'full';
+			}
+			for (const key of answer) taken.add(key);
+			for (const key of slice) if (!taken.has(key)) claimed.push(key);
+		}
+		return { taken };
+	}
+
+	async remember(
+		entries: Array<[key: string, value: string]>,
+		runId: string,
+		released: string[],
+	): Promise<number> {
+		let written = 0;
+		const head = () => [String(this.now()), runId, String(LIFETIME_MS), this.scope];
+		for (const slice of slices(entries, KEYS_PER_COMMAND)) {
+			const args = [...head(), String(slice.length), ...slice.flat()];
+			written += await this.store.run(REMEMBER, this.keys, args, readCount);
+		}
+		for (const slice of slices(released, KEYS_PER_COMMAND))
+			await this.store.run(REMEMBER, this.keys, [...head(), '0', ...slice], readCount);
+		return written;
+	}
+}
+
+/** The memory per product of a node in the Redis the account shares its rate limit through, where it has one. */
+export function productMemoryInRedis(
+	credentials: ICredentialDataDecryptedObject,
+	holder: string,
+	scope: string,
+): ProductMemory | undefined {
+	const { connection } = sharingFor(credentials);
+	return connection ? new RedisProductMemory(connection, holder, scope) : undefined;
+}
