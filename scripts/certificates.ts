@@ -14,9 +14,10 @@ function openssl(dir: string, args: string[]): void {
 
 /**
  * A certificate authority named `authority` (ca.crt, ca.key) and a server certificate it signed
- * (server.crt, server.key), valid for localhost and 127.0.0.1, written into `dir`.
+ * (server.crt, server.key), valid for 127.0.0.1 and the host names given (localhost), written into
+ * `dir`.
  */
-export function makeCertificates(dir: string, authority: string): void {
+export function makeCertificates(dir: string, authority: string, hostNames = ['localhost']): void {
 	openssl(dir, [
 		'req',
 		'-x509',
@@ -44,7 +45,8 @@ export function makeCertificates(dir: string, authority: string): void {
 		'-subj',
 		'/CN=localhost',
 	]);
-	writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+	const names = hostNames.map((name) => `DNS:${name}`).join(',');
+	writeFileSync(join(dir, 'san.ext'), `subjectAltName=${names},IP:127.0.0.1\n`);
 	openssl(dir, [
 		'x509',
 		'-req',

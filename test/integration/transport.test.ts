@@ -1,4 +1,10 @@
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 
@@ -11,6 +17,7 @@ import {
 	type ServiceResponse,
 	withPollDeadline,
 } from '../../nodes/shared/transport';
+import { makeCertificates } from '../../scripts/certificates';
 import {
 	DEFAULT_ACCOUNT,
 	MESSAGES,
@@ -870,6 +877,47 @@ describe('credential headers', () => {
 			expect(headers.customeridtype).toBe('ExternalID');
 		} finally {
 			await capture.close();
+		}
+	});
+});
+
+describe('a service whose certificate n8n does not trust', () => {
+	it("fails a GET and an upload saying it is the certificate, that nothing was sent, and how to trust a company's authority", async () => {
+		// An authority of the test's own, which this process was not told of (NODE_EXTRA_CA_CERTS).
+		const certificates = mkdtempSync(join(tmpdir(), 'service-ca-'));
+		makeCertificates(certificates, 'Service Test CA');
+		let reached = 0;
+		const service = createHttpsServer(
+			{
+				key: readFileSync(join(certificates, 'server.key')),
+				cert: readFileSync(join(certificates, 'server.crt')),
+			},
+			(_request, response) => {
+				reached++;
+				response.end();
+			},
+		);
+		service.listen(0, '127.0.0.1');
+		await once(service, 'listening');
+		try {
+			const url = `https://127.0.0.1:${(service.address() as AddressInfo).port}`;
+			const context = createContext({ credentials: credentialsFor(url) });
+			const get = await failure(callService(context, { method: 'GET', path: '/api/auth/me' }));
+			expect(get.message).toMatch(
+				/^GET \/api\/auth\/me failed: the service's TLS certificate was not accepted \(unable to verify the first certificate/,
+			);
+			expect(get.description).toContain('NODE_EXTRA_CA_CERTS');
+			expect(get.description).toContain('UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+			const upload = await failure(uploadXml(context, XML));
+			expect(upload.message).toMatch(
+				/^PUT \/api\/xml failed: the service's TLS certificate was not accepted \(unable to verify the first certificate/,
+			);
+			expect(upload.description).toMatch(/^The request did not reach the service/);
+			expect(reached).toBe(0);
+			expectNoSecrets(renderError(get));
+		} finally {
+			service.close();
+			rmSync(certificates, { recursive: true, force: true });
 		}
 	});
 });

@@ -2,7 +2,8 @@
  * The one way out to other hosts says the same of a host name that has no address as of one that
  * leads inside the network, in both editions: the full one (its own client, the address judged in
  * the connection's lookup) and the verified one (n8n's egress filter before n8n's request helper).
- * The resolver and the filter are stand-ins: no lookup and no connection leave the test.
+ * The resolver and the filter are stand-ins: no lookup and no connection leave the test. In the
+ * verified edition the name is resolved once and n8n's helper is told the address judged.
  */
 import type { INode } from 'n8n-workflow';
 
@@ -21,16 +22,26 @@ const NAMES: Record<string, string[]> = {
 	'db.corp.example': ['10.0.0.5'],
 	'half.example': ['93.184.215.14', '127.0.0.1'],
 	'nat64.example': ['64:ff9b::a00:5'],
+	'photos.example': ['2606:2800:21f:cb07:6820:80da:af6b:8b2c', '93.184.215.14', '93.184.215.15'],
+	'empty.example': [],
 };
 
 /** Names n8n's default blocked ranges let through: they lack NAT64, which the package counts as internal. */
 const PASSED_BY_N8N = new Set(['nat64.example']);
+
+/** What n8n's default blocked ranges hold, of the stand-in's addresses. */
+function isInternal(address: string): boolean {
+	return /^(10\.|127\.)/.test(address);
+}
 
 function notFound(hostname: string): Error {
 	return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
 }
 
 type Found = Array<{ address: string; family: number }>;
+
+/** Each time the stand-in filter resolved a name, for counting resolutions. */
+const resolved: string[] = [];
 
 /** n8n's egress filter as the stand-in resolver sees the names; it refuses what leads inside. */
 const filter = {
@@ -41,25 +52,37 @@ const filter = {
 			_options: unknown,
 			callback: (error: Error | null, found: Found) => void,
 		) => {
+			resolved.push(hostname);
 			const found = NAMES[hostname];
+			const blocked = found && !PASSED_BY_N8N.has(hostname) && found.some(isInternal);
 			setImmediate(() =>
-				found
+				found && !blocked
 					? callback(
 							null,
 							found.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
 						)
-					: callback(notFound(hostname), []),
+					: callback(
+							found ? new Error(`The target ${found.join(', ')} is blocked`) : notFound(hostname),
+							[],
+						),
 			);
 		},
 	validateUrl: async (url: URL) => {
+		resolved.push(url.hostname);
 		const found = NAMES[url.hostname];
 		if (!found) throw notFound(url.hostname);
-		if (PASSED_BY_N8N.has(url.hostname)) return { ok: true as const, result: undefined };
+		if (PASSED_BY_N8N.has(url.hostname) || !found.some(isInternal))
+			return { ok: true as const, result: undefined };
 		return { ok: false as const, error: new Error(`The target ${found.join(', ')} is blocked`) };
 	},
 };
 
 const httpRequest = jest.fn();
+
+beforeEach(() => {
+	httpRequest.mockReset();
+	resolved.length = 0;
+});
 
 const context = {
 	getNode: () => ({ name: 'Upload' }) as INode,
@@ -114,4 +137,34 @@ it("a name that Allowed Internal Hosts names keeps its resolver's words: it is t
 	const error = await refusal('http://nowhere.example/p.jpg', 'nowhere.example');
 	expect(error).not.toBeInstanceOf(RefusedUrlError);
 	expect((error as Error).message).toBe('getaddrinfo ENOTFOUND nowhere.example');
+});
+
+describe('in the verified edition, a public name', () => {
+	beforeAll(() => useEdition(verifiedEdition));
+
+	const get = async (url: string) =>
+		await requestElsewhere(context, {
+			url,
+			headers: {},
+			signal: AbortSignal.timeout(5000),
+			allowance: parseAllowance(''),
+			plainHttp: false,
+		});
+
+	it("is resolved once, and n8n's helper connects to an address judged instead of resolving it again", async () => {
+		httpRequest.mockResolvedValue({ statusCode: 200, headers: {}, body: undefined });
+		await get('https://photos.example/p.jpg');
+		expect(resolved).toEqual(['photos.example']);
+		expect(httpRequest).toHaveBeenCalledTimes(1);
+		expect(httpRequest.mock.calls[0][0]).toMatchObject({
+			url: 'https://photos.example/p.jpg',
+			agentOptions: { host: '93.184.215.14' },
+		});
+	});
+
+	it('whose resolver answers no address is refused, not left to the helper to look up', async () => {
+		const error = await get('https://empty.example/p.jpg').catch((caught: unknown) => caught);
+		expect((error as Error).message).toBe(hidden('empty.example'));
+		expect(httpRequest).not.toHaveBeenCalled();
+	});
 });

@@ -14,6 +14,7 @@ import { cancelledError, sleepOrCancel } from './cancel';
 import {
 	ambiguousDescription,
 	apiError,
+	CERTIFICATE_CODES,
 	describeTarget,
 	errorCode,
 	errorMessage,
@@ -108,6 +109,9 @@ export async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<v
 		await backOff(attempt, backoffDelay(attempt.failures, FAILURE_BACKOFF_BASE_MS, MAX_BACKOFF_MS));
 		return;
 	}
+	// The handshake failed before the request was sent: an upload too did not arrive.
+	if (code !== undefined && CERTIFICATE_CODES.has(code))
+		throw certificateError(attempt, reason, code);
 	if (!attempt.idempotent && !notSent) {
 		const what =
 			error instanceof ExchangeTimeoutError
@@ -129,6 +133,20 @@ export async function afterNoAnswer(attempt: Attempt, error: unknown): Promise<v
 			itemIndex,
 			code,
 			description: notSent ? `The request did not reach the service: ${reason}` : reason,
+		},
+	);
+}
+
+/** The service's TLS certificate was refused: said so, with the way to trust a company's own authority. */
+function certificateError(attempt: Attempt, reason: string, code: string): Error {
+	return apiError(
+		attempt.node,
+		`${describeTarget(attempt.exchange)} failed: the service's TLS certificate was not accepted (${reason})`,
+		{
+			itemIndex: attempt.exchange.itemIndex,
+			code,
+			description:
+				"The request did not reach the service. Where the Base URL's certificate is signed by a company's own certificate authority, start n8n with NODE_EXTRA_CA_CERTS naming that authority's certificate (a PEM file).",
 		},
 	);
 }

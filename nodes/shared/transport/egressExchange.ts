@@ -1,12 +1,12 @@
 /*
  * One GET to a host that is not the service. The full edition connects with a client of its own
  * (../ports: exchangeDirectly), judging the address in the connection's DNS lookup. The verified
- * edition (n8n Cloud) has none: a host name is judged before the request by n8n's egress filter with
- * its default rules, which refuse internal addresses whatever the instance's SSRF setting (n8n 2.41
- * on), and each address the name has is judged by the package's own rules too; the request then goes
- * through n8n's request helper, which looks the name up again; an n8n without that filter cannot tell
- * where a name leads, so there only hosts named by the node and IP addresses (judged by the
- * package) are reached.
+ * edition (n8n Cloud) has none: a host name is resolved once, by n8n's egress filter with its
+ * default rules, which refuse internal addresses whatever the instance's SSRF setting (n8n 2.41 on);
+ * each address it answers is judged by the package's own rules too, and n8n's request helper is
+ * told to connect to the address judged (its agent's host), so the name is not looked up again. An
+ * n8n without that filter cannot tell where a name leads, so there only hosts named by the node and
+ * IP addresses (judged by the package) are reached.
  */
 import type {
 	FunctionsBase,
@@ -55,6 +55,14 @@ async function addressesOf(lookup: DirectLookup, hostname: string): Promise<stri
 	);
 }
 
+/**
+ * The one address a connection goes to: the first IPv4 one, which every network reaches, else the
+ * first. The helper then tries no other (no fallback between families).
+ */
+function connectionAddress(addresses: string[]): string {
+	return addresses.find((address) => !address.includes(':')) ?? addresses[0];
+}
+
 export async function exchangeElsewhere(
 	context: EgressContext,
 	exchange: EgressExchange,
@@ -64,25 +72,27 @@ export async function exchangeElsewhere(
 		const filter = context.helpers.getSecureEgressFilter?.('safe');
 		return await exchangeDirectly({ ...exchange, resolver: filter?.createSecureLookup() });
 	}
-	// No client of the package's own (the verified edition): n8n's egress filter judges a host name
-	// before n8n's request helper connects, which leaves a window for a name that resolves anew.
+	// No client of the package's own (the verified edition): the name is resolved here, once, and the
+	// helper connects to the address judged, not to whatever the name answers a second time.
+	let judged: string | undefined;
 	if (!exchange.named && !isAddress(exchange.url.hostname)) {
 		const filter = context.helpers.getSecureEgressFilter?.('enforced');
 		if (!filter)
 			exchange.refuse(
 				'this n8n (before 2.41) cannot tell which address a host name leads to; name the host in Allowed Internal Hosts to reach it anyway',
 			);
-		// A name it cannot resolve and one that leads inside the network fail alike.
-		const checked = await filter
-			.validateUrl(exchange.url)
-			.catch((error: unknown) => ({ ok: false as const, error: error as Error }));
-		if (!checked.ok) throw exchange.unresolved(checked.error);
-		// n8n's default ranges lack some the package counts as internal (NAT64, SIIT): every address
-		// the name has now is judged by the package as well, as an address written in a URL is.
+		// n8n's lookup refuses a name with an address its rules count internal; a name it cannot
+		// resolve fails alike.
 		const addresses = await addressesOf(filter.createSecureLookup(), exchange.url.hostname).catch(
 			(error: unknown) => Promise.reject(exchange.unresolved(error as Error)),
 		);
+		// n8n's default ranges lack some the package counts as internal (NAT64, SIIT): every address
+		// the name has is judged by the package as well, as an address written in a URL is.
 		for (const address of addresses) exchange.admit(address);
+		// Without an address to connect to, the helper would look the name up itself.
+		if (addresses.length === 0)
+			throw exchange.unresolved(new Error(`${exchange.url.hostname} has no address`));
+		judged = connectionAddress(addresses);
 	}
 	const options: IHttpRequestOptions = {
 		method: 'GET',
@@ -90,6 +100,9 @@ export async function exchangeElsewhere(
 		headers: exchange.headers,
 		...STREAMED_ANSWER,
 		abortSignal: exchange.signal,
+		// The agent's host is where the connection goes; the URL's name stays the Host header and the
+		// name the certificate is checked against. A proxy, when n8n uses one, is still asked by name.
+		...(judged !== undefined && { agentOptions: { host: judged } }),
 	};
 	const response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
 	return {

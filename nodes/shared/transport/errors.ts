@@ -68,15 +68,24 @@ export const NOT_SENT_CODES = new Set([
 	'EHOSTUNREACH',
 	'ENETUNREACH',
 ]);
-/** Failures that will not go away by trying again within seconds. */
-export const PERMANENT_CODES = new Set([
-	'ENOTFOUND',
+/**
+ * A certificate the TLS handshake refused (OpenSSL's verification codes, Node's name check): the
+ * request was never sent, and will not be until the certificate or the authorities n8n trusts change.
+ */
+export const CERTIFICATE_CODES = new Set([
 	'CERT_HAS_EXPIRED',
+	'CERT_NOT_YET_VALID',
+	'CERT_UNTRUSTED',
 	'DEPTH_ZERO_SELF_SIGNED_CERT',
 	'ERR_TLS_CERT_ALTNAME_INVALID',
-	'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 	'SELF_SIGNED_CERT_IN_CHAIN',
+	'UNABLE_TO_GET_ISSUER_CERT',
+	'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+	'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
+
+/** Failures that will not go away by trying again within seconds. */
+export const PERMANENT_CODES = new Set(['ENOTFOUND', ...CERTIFICATE_CODES]);
 
 /**
  * The failure of a request that may or may not have been handled all the same (an upload whose
