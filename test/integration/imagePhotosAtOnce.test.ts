@@ -233,13 +233,22 @@ describe('Image Upload by Photo URL: the photos of an item that fails', () => {
 		const items = products(count, size);
 		const context = createContext({ credentials: credentials(), nodeParameters: byUrl(), items });
 		const parameters = new RunParameters(context);
-		const arrivals: Array<() => void> = [];
 		const images = new RunImages(
 			context,
-			() => false,
-			() => arrivals.shift()?.(),
+			parameters,
+			count,
+			{ hasAnswer: () => false },
+			{ waitingBytes: 0 },
 		);
-		const arrived = async () => await new Promise<void>((resolve) => arrivals.push(resolve));
+		// Called before the fetch starts: settles once no photo is on its way any more.
+		const arrived = async () =>
+			await new Promise<void>((resolve) => {
+				const poll = setInterval(() => {
+					if (images.fetching > 0) return;
+					clearInterval(poll);
+					resolve();
+				}, 5);
+			});
 		const settings = (itemIndex: number) => uploadSettings(context, parameters, itemIndex);
 		return { images, settings, arrived };
 	}

@@ -268,4 +268,34 @@ describe("Document Upload's Options", () => {
 		expect(entry.destination).toBe(customerScope(CREDENTIALS, settings.customerOf(1), 'xml'));
 		expect(evaluated.mock.calls.map(([name]) => name)).toEqual(['options']);
 	});
+
+	it('are evaluated once per item with Wait for Completion, its wait taking the customer from them', () => {
+		const context = createContext({
+			credentials: CREDENTIALS,
+			nodeParameters: {
+				resource: 'document',
+				operation: 'upload',
+				source: 'text',
+				xml: '<Products/>',
+				options: { customer: '={{ String($json.count + 1000) }}', waitForCompletion: true },
+			},
+			items: ITEMS,
+		});
+		const settings = uploadSettings(context);
+		const evaluated = jest.spyOn(context, 'getNodeParameter');
+		const document: XmlDocument = {
+			position: 0,
+			itemIndexes: [1],
+			fileName: null,
+			bytes: 11,
+			sha256: '',
+			validation: 'passed',
+		};
+		const plan = planUpload(context, settings, document);
+
+		const customer = { customerId: '1008', customerIdType: 'ServiceID' };
+		expect('upload' in plan && plan.upload.customer).toEqual(customer);
+		expect('upload' in plan && plan.upload.wait?.customer).toEqual(customer);
+		expect(evaluated.mock.calls.map(([name]) => name)).toEqual(['options']);
+	});
 });

@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { getCustomerOverride } from '../../shared/customer';
 import type { SessionOutcome, SessionToAwait } from '../../shared/sessions';
+import type { CustomerOverride } from '../../shared/transport';
 
 const DEFAULT_WAIT_TIMEOUT_SECONDS = 300;
 
@@ -45,18 +45,22 @@ function getWaitTimeoutMs(context: IExecuteFunctions, itemIndex: number, timeout
 	return Math.max(0, seconds) * 1000;
 }
 
+/** How the sessions of an item are awaited. */
+export type WaitSettings = Omit<SessionToAwait, 'sessionId'>;
+
 /**
- * How the sessions of an item are awaited, from the item's Options (read once by the caller).
- * Checked before any request.
+ * How the sessions of an item are awaited, from the item's Options (read once by the caller) and
+ * its customer node. Checked before any request.
  */
 export function waitSettings(
 	context: IExecuteFunctions,
 	itemIndex: number,
 	options: WaitOptions,
-): Omit<SessionToAwait, 'sessionId'> {
+	customer: CustomerOverride | undefined,
+): WaitSettings {
 	return {
 		itemIndex,
-		customer: getCustomerOverride(context, itemIndex),
+		customer,
 		includeErrorMessage: options.includeErrorMessage === true,
 		timeoutMs: getWaitTimeoutMs(context, itemIndex, options.timeout),
 	};

@@ -80,7 +80,7 @@ export async function prepareDocuments(
 		const position = prepared.length;
 		const first = itemIndexes[0];
 		try {
-			const { validate = true } = settings.optionsOf(first);
+			const validate = settings.validateOf(first);
 			let document: XmlDocument;
 			if (source === 'binary') {
 				document = await readBinaryDocument(context, items, first, position, validate);

@@ -5,7 +5,6 @@ import {
 	isUnfollowedSession,
 	normalizeSessionId,
 	waitForSessions,
-	type SessionToAwait,
 	type WaitResult,
 } from '../../../shared/sessions';
 import {
@@ -20,7 +19,7 @@ import {
 } from '../../../shared/transport';
 import { findPossibleArrivals } from '../../../shared/uploads';
 import { asNodeError, type ItemFailures } from '../itemErrors';
-import { waitedOutcome, waitSettings } from '../waiting';
+import { waitedOutcome, type WaitSettings } from '../waiting';
 import { describeItems, type XmlDocument } from './documents';
 import {
 	isAmbiguousUpload,
@@ -29,7 +28,7 @@ import {
 	type AmbiguousUpload,
 	type RememberedUpload,
 } from './uploadMemory';
-import type { UploadOptions, UploadSettings } from './uploadSettings';
+import type { UploadSettings } from './uploadSettings';
 
 /**
  * The sending of both upload runs: each planned document uploaded once (an earlier try of this
@@ -39,13 +38,14 @@ import type { UploadOptions, UploadSettings } from './uploadSettings';
 
 export type UploadEndpoint = 'xml' | 'xml/custom';
 
-/** A document to upload with the options of its (first) item. */
+/** A document to upload with the settings of its (first) item, checked. */
 interface PlannedUpload {
 	document: XmlDocument;
-	options: UploadOptions;
+	contentType: string;
 	customer?: CustomerOverride;
 	/** Set when the document's session is to be awaited: how. */
-	wait?: Omit<SessionToAwait, 'sessionId'>;
+	wait?: WaitSettings;
+	failOnProcessingError: boolean;
 }
 
 interface Uploaded extends PlannedUpload {
@@ -66,16 +66,13 @@ export function planUpload(
 ): Plan {
 	const itemIndex = document.itemIndexes[0];
 	try {
-		const options = settings.optionsOf(itemIndex);
 		return {
 			upload: {
 				document,
-				options,
 				customer: settings.customerOf(itemIndex),
-				wait:
-					options.waitForCompletion || alwaysWait
-						? waitSettings(context, itemIndex, options)
-						: undefined,
+				contentType: settings.contentTypeOf(itemIndex),
+				wait: settings.waitOf(itemIndex, alwaysWait),
+				failOnProcessingError: settings.failOnProcessingErrorOf(itemIndex),
 			},
 		};
 	} catch (error) {
@@ -125,10 +122,9 @@ export async function uploadPlans(
 			});
 			continue;
 		}
-		const { document, options, customer } = plan.upload;
+		const { document, contentType, customer } = plan.upload;
 		const itemIndex = document.itemIndexes[0];
 		try {
-			const contentType = options.contentType || 'application/xml';
 			const credentials = await getServiceCredentials(context, itemIndex);
 			const { customerIdType, customerId } = effectiveCustomer(credentials, customer);
 			const key = [document.position, document.sha256, endpoint, `${customerIdType}:${customerId}`];
@@ -269,7 +265,7 @@ async function addWaitedOutcomes(
 			context,
 			waiting.map(({ json, wait }) => ({
 				sessionId: String(json.sessionId),
-				...(wait as Omit<SessionToAwait, 'sessionId'>),
+				...(wait as WaitSettings),
 			})),
 		);
 	} catch (error) {
@@ -289,7 +285,7 @@ async function addWaitedOutcomes(
 		if (!('uploaded' in slot)) continue;
 		const outcome = outcomeOf.get(slot.uploaded);
 		if (!outcome) continue;
-		const { json, document, options } = slot.uploaded;
+		const { json, document, failOnProcessingError } = slot.uploaded;
 		if (isUnfollowedSession(outcome)) {
 			// The upload itself succeeded: its item keeps the session ID and says what went wrong.
 			json.waitError = failures.output(
@@ -301,7 +297,7 @@ async function addWaitedOutcomes(
 			continue;
 		}
 		Object.assign(json, waitedOutcome(outcome));
-		if (outcome.status !== 'failed' || !options.failOnProcessingError) continue;
+		if (outcome.status !== 'failed' || !failOnProcessingError) continue;
 
 		const itemIndex = document.itemIndexes[0];
 		const error = new NodeOperationError(

@@ -3,12 +3,12 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { customerOverrideOf } from '../../../shared/customer';
 import type { CustomerOverride } from '../../../shared/transport';
 import { RunParameters } from '../runParameters';
-import type { WaitOptions } from '../waiting';
+import { waitSettings, type WaitOptions, type WaitSettings } from '../waiting';
 
 export type XmlSource = 'binary' | 'text' | 'items';
 
-/** The Options collection of an upload item. */
-export interface UploadOptions extends WaitOptions {
+/** The Options collection of an upload item, as given: read only here, each value checked as it is read. */
+interface UploadOptions extends WaitOptions {
 	contentType?: string;
 	failOnProcessingError?: boolean;
 	waitForCompletion?: boolean;
@@ -17,13 +17,22 @@ export interface UploadOptions extends WaitOptions {
 	customer?: unknown;
 }
 
-/** What an upload run reads of its node's parameters: the source once, each item's Options once. */
+/**
+ * What an upload run reads of its node's parameters: the source once, each item's Options once.
+ * Each of an item's settings is checked where it is read, so its error names the item and the field.
+ */
 export interface UploadSettings {
 	source: XmlSource;
-	/** The item's Options collection, evaluated on the first call for that item. */
-	optionsOf(itemIndex: number): UploadOptions;
-	/** The customer node the item's Customer option picks (none: the credential's), from those Options. */
+	/** Validate Before Upload: on unless the item's Options turn it off. */
+	validateOf(itemIndex: number): boolean;
+	/** The customer node the item's Customer option picks (none: the credential's). */
 	customerOf(itemIndex: number): CustomerOverride | undefined;
+	/** The Content-Type the item's document is sent with. */
+	contentTypeOf(itemIndex: number): string;
+	/** How the item's session is awaited: with Wait for Completion, or `alwaysWait`; else none. */
+	waitOf(itemIndex: number, alwaysWait: boolean): WaitSettings | undefined;
+	/** Whether a session whose processing failed fails its item (Fail on Processing Error). */
+	failOnProcessingErrorOf(itemIndex: number): boolean;
 }
 
 /**
@@ -42,10 +51,22 @@ export function uploadSettings(context: IExecuteFunctions): UploadSettings {
 		}
 		return options;
 	};
+	const customerOf = (itemIndex: number) =>
+		customerOverrideOf(context, itemIndex, optionsOf(itemIndex).customer ?? null);
 	return {
 		source: context.getNodeParameter('source', 0) as XmlSource,
-		optionsOf,
-		customerOf: (itemIndex) =>
-			customerOverrideOf(context, itemIndex, optionsOf(itemIndex).customer ?? null),
+		validateOf: (itemIndex) => {
+			const { validate = true } = optionsOf(itemIndex);
+			return Boolean(validate);
+		},
+		customerOf,
+		contentTypeOf: (itemIndex) => optionsOf(itemIndex).contentType || 'application/xml',
+		waitOf: (itemIndex, alwaysWait) => {
+			const options = optionsOf(itemIndex);
+			return options.waitForCompletion || alwaysWait
+				? waitSettings(context, itemIndex, options, customerOf(itemIndex))
+				: undefined;
+		},
+		failOnProcessingErrorOf: (itemIndex) => Boolean(optionsOf(itemIndex).failOnProcessingError),
 	};
 }

@@ -1,21 +1,16 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { ExecutionMemory } from '../../../shared/executionMemory';
 import type { KnownImages } from '../../../shared/knownImages';
 import type { BinaryImage } from './binaryImages';
 import { describeImage, type PendingImage } from './imageBatches';
 import { lookUpImage, UNREADABLE_FIND_ANSWER } from './lookup';
+import type { OutputPlace, Outputs } from './outputs';
 import type { UploadSettings } from './uploadSettings';
-
-/** One input item on its way: its images' results as they come, or the output item of its failure. */
-export interface ItemSlot {
-	results: IDataObject[];
-	failure?: INodeExecutionData;
-}
 
 /** One image of an input item, where its result goes. */
 export interface ImagePlace extends PendingImage {
-	slot: ItemSlot;
+	/** Its place among the images of its item, and in the item's output. */
 	position: number;
 	/** Its key among the images of the run: the same bytes for the same target. */
 	sameImage: string;
@@ -36,39 +31,47 @@ export interface Waiting extends ImagePlace {
  */
 const uploadedImages = new ExecutionMemory<IDataObject>();
 
-/** The places of an item's images, each result started with what is known of the image. */
-export function placesOf(
-	settings: UploadSettings,
-	images: BinaryImage[],
-	slot: ItemSlot,
-	known: KnownImages | undefined,
-): ImagePlace[] {
-	const { itemIndex, targetKey } = settings;
-	const skipped = settings.skipExisting ? { skipped: false } : {};
-	slot.results = images.map((image) => ({ ...describeImage(image), ...skipped }));
-	return images.map((image, position) => ({
-		itemIndex,
-		image,
-		slot,
-		position,
-		sameImage: `${targetKey}\n${image.md5 as string}`,
-		retryKey: [itemIndex, targetKey, image.url ?? image.binaryProperty, image.md5],
-		known,
-	}));
-}
-
 /**
  * Whether an image needs a request, decided in one place: each source of an answer, in the order
  * they are asked, answers the image's place or leaves it to the next; what none answers is sent.
  */
 export class ImageAnswers {
 	/** Results of images this run has a hashcode for, by target and md5. */
-	readonly answered = new Map<string, IDataObject>();
+	private readonly answered = new Map<string, IDataObject>();
 
-	/** Images waiting to be sent, by target and md5. */
-	readonly sending = new Map<string, Waiting>();
+	/** Images waiting in the request queue, by target and md5: the same image of a later item waits with them. */
+	private readonly sending = new Map<string, Waiting>();
 
-	constructor(private readonly context: IExecuteFunctions) {}
+	constructor(
+		private readonly context: IExecuteFunctions,
+		private readonly outputs: Outputs,
+	) {}
+
+	/** Whether the run has the result of an image (target and md5). */
+	hasAnswer(sameImage: string): boolean {
+		return this.answered.has(sameImage);
+	}
+
+	/** The places of an item's images, each result started with what is known of the image. */
+	placesOf(
+		settings: UploadSettings,
+		images: BinaryImage[],
+		known: KnownImages | undefined,
+	): ImagePlace[] {
+		const { itemIndex, targetKey } = settings;
+		const skipped = settings.skipExisting ? { skipped: false } : {};
+		return images.map((image, position) => {
+			this.answer({ itemIndex, position }, { ...describeImage(image), ...skipped });
+			return {
+				itemIndex,
+				image,
+				position,
+				sameImage: `${targetKey}\n${image.md5 as string}`,
+				retryKey: [itemIndex, targetKey, image.url ?? image.binaryProperty, image.md5],
+				known,
+			};
+		});
+	}
 
 	/** The images of an item that need a request; the others get their results here. */
 	async toSend(settings: UploadSettings, places: ImagePlace[]): Promise<Waiting[]> {
@@ -88,19 +91,24 @@ export class ImageAnswers {
 				continue;
 			toSend.push({ ...place, followers: [] });
 		}
-		// A photo answered without a request is let go at once; one sent, once its request is.
-		for (const place of places) {
-			if (place.image.data !== undefined && this.answered.has(place.sameImage))
-				place.image.data = undefined;
-		}
 		return toSend;
+	}
+
+	/** Images that joined the request queue: the same image of a later item waits for their answer. */
+	queued(toSend: Waiting[]): void {
+		for (const waiting of toSend) this.sending.set(waiting.sameImage, waiting);
+	}
+
+	/** A queued image whose request failed: a later item meeting it sends it again. */
+	notSent(entry: Waiting): void {
+		this.sending.delete(entry.sameImage);
 	}
 
 	/** Retry On Fail: the image reached the service on an earlier try of this execution. */
 	private fromRetry(place: ImagePlace): boolean {
 		const earlier = uploadedImages.recall(this.context, place.retryKey);
 		if (!earlier) return false;
-		place.slot.results[place.position] = { ...earlier, reused: true };
+		this.answer(place, { ...earlier, reused: true });
 		this.answered.set(place.sameImage, earlier);
 		return true;
 	}
@@ -124,8 +132,6 @@ export class ImageAnswers {
 			this.sending.get(place.sameImage) ??
 			toSend.find((waiting) => waiting.sameImage === place.sameImage);
 		if (!sending) return false;
-		// Answered with the image sent: a photo's own copy of the bytes is not needed.
-		place.image.data = undefined;
 		sending.followers.push(place);
 		return true;
 	}
@@ -144,26 +150,27 @@ export class ImageAnswers {
 
 	/** Skip Existing: the service has the image (looked up by its MD5). */
 	private async fromSkipExisting(place: ImagePlace, settings: UploadSettings): Promise<boolean> {
-		const { itemIndex, image, slot, position, known } = place;
+		const { itemIndex, image, known } = place;
 		const md5 = image.md5 as string;
 		const lookup = await lookUpImage(this.context, itemIndex, { md5 }, settings.target.customer);
 		if (!lookup.found) return false;
+		let result: IDataObject;
 		if ('hashcode' in lookup) {
-			slot.results[position] = {
+			result = this.answer(place, {
 				hashcode: lookup.hashcode,
 				...describeImage(image),
 				skipped: true,
-			};
+			});
 			await known?.remember([{ md5, hashcode: lookup.hashcode }]);
 		} else {
-			slot.results[position] = {
+			result = this.answer(place, {
 				...describeImage(image),
 				skipped: true,
 				warning: UNREADABLE_FIND_ANSWER,
 				raw: lookup.raw,
-			};
+			});
 		}
-		this.answered.set(place.sameImage, slot.results[position]);
+		this.answered.set(place.sameImage, result);
 		return true;
 	}
 
@@ -173,18 +180,22 @@ export class ImageAnswers {
 		hashcode: string,
 		known: 'item' | true,
 	): void {
-		place.slot.results[place.position] = {
+		const result = this.answer(place, {
 			hashcode,
 			...describeImage(place.image),
 			...(settings.skipExisting ? { skipped: true } : {}),
 			known,
-		};
-		this.answered.set(place.sameImage, place.slot.results[place.position]);
+		});
+		this.answered.set(place.sameImage, result);
 	}
 
-	/** The service's answer to an image sent: for it and the same images of later items. */
-	sent(entry: Waiting, result: IDataObject): void {
-		entry.slot.results[entry.position] = result;
+	/**
+	 * The service's answer to an image sent, over what its place held: for it and the same images of
+	 * later items.
+	 */
+	sent(entry: Waiting, answer: IDataObject): IDataObject {
+		this.sending.delete(entry.sameImage);
+		const result = this.answer(entry, { ...this.outputs.resultAt(entry), ...answer });
 		// Only a result with a hashcode is kept: an answer this node cannot read may be as long as
 		// the service makes it, and sending the image again gets its hashcode.
 		if (typeof result.hashcode === 'string') {
@@ -192,19 +203,25 @@ export class ImageAnswers {
 			uploadedImages.remember(this.context, entry.retryKey, result);
 		}
 		for (const follower of entry.followers) this.answerAsBefore(follower, result);
+		return result;
 	}
 
 	/** An image met before in this run: the first one's result, for this item's own field. */
 	private answerAsBefore(place: ImagePlace, result: IDataObject): void {
 		const { hashcode, warning } = result;
-		place.slot.results[place.position] = {
+		const own = this.answer(place, {
 			...(hashcode !== undefined ? { hashcode } : {}),
-			...place.slot.results[place.position],
+			...this.outputs.resultAt(place),
 			...(warning !== undefined ? { warning } : {}),
 			...(result.known !== undefined ? { known: result.known } : {}),
 			...(result.skipped !== undefined ? { skipped: result.skipped } : {}),
-		};
-		if (typeof hashcode === 'string')
-			uploadedImages.remember(this.context, place.retryKey, place.slot.results[place.position]);
+		});
+		if (typeof hashcode === 'string') uploadedImages.remember(this.context, place.retryKey, own);
+	}
+
+	/** The image's result in its item's output. */
+	private answer(place: OutputPlace, result: IDataObject): IDataObject {
+		this.outputs.write(place.itemIndex, { position: place.position, result });
+		return result;
 	}
 }

@@ -2,10 +2,18 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { cancelSignal, cleanServiceText } from '../../../shared/transport';
+import type { RunParameters } from '../runParameters';
 import { measureImage, selectBinaryImages, type BinaryImage } from './binaryImages';
+import type { ImageAnswers } from './imageAnswers';
 import { imageSignature } from './imageSignature';
 import { fetchPhoto } from './photos';
-import type { GivenKnown, PhotoSettings, UploadSettings } from './uploadSettings';
+import type { RequestQueue } from './requestQueue';
+import {
+	uploadSettings,
+	type GivenKnown,
+	type PhotoSettings,
+	type UploadSettings,
+} from './uploadSettings';
 
 type PhotoFetch = Awaited<ReturnType<typeof fetchPhoto>>;
 
@@ -21,8 +29,20 @@ interface Fetching {
 	released: boolean;
 }
 
-/** The images of the items of one run: binary fields read, photos fetched at most once per run. */
+/**
+ * The images of the items of one run: binary fields read, photos fetched at most once per run. It
+ * alone fetches photos ahead of their items' turns, so it reads the settings of the items ahead too.
+ */
 export class RunImages {
+	/** Settings of later items read ahead to fetch their photos, or why they could not be. */
+	private readonly settingsAhead = new Map<number, UploadSettings | { error: unknown }>();
+
+	/** The next item whose photo may be fetched ahead. */
+	private nextAhead = 0;
+
+	/** The item whose settings bound fetching ahead; none once the run ends or for binary fields. */
+	private aheadOf: UploadSettings | undefined;
+
 	/** Photos fetched in this run, by target, URL and version. */
 	private readonly photos = new Map<string, BinaryImage>();
 
@@ -56,14 +76,16 @@ export class RunImages {
 	private hostAnswered = false;
 
 	/**
-	 * @param isAnswered whether the run has the answer to an image (target and md5), so that a
-	 * photo met again needs neither its bytes nor a download.
-	 * @param onArrival called when a photo has come, so that the next one may be asked for.
+	 * @param answers whether the run has the answer to an image, so that a photo met again needs
+	 * neither its bytes nor a download.
+	 * @param queue the bytes waiting for their request, which photos fetched ahead leave room for.
 	 */
 	constructor(
 		private readonly context: IExecuteFunctions,
-		private readonly isAnswered: (sameImage: string) => boolean,
-		private readonly onArrival: () => void,
+		private readonly parameters: RunParameters,
+		private readonly itemCount: number,
+		private readonly answers: Pick<ImageAnswers, 'hasAnswer'>,
+		private readonly queue: Pick<RequestQueue, 'waitingBytes'>,
 	) {
 		const cancelled = cancelSignal(context);
 		this.runEnded = cancelled
@@ -71,9 +93,57 @@ export class RunImages {
 			: this.runEnd.signal;
 	}
 
-	/** The run takes no more photos: those still on their way are not waited for, their connections closed. */
+	/**
+	 * No item takes a photo any more: nothing more is fetched, and those still on their way are not
+	 * waited for, their connections closed.
+	 */
 	end(): void {
+		this.aheadOf = undefined;
+		this.nextAhead = this.itemCount;
 		this.runEnd.abort();
+	}
+
+	/** The item's settings, read ahead for its photo or now; an item's settings are read once. */
+	settingsOf(itemIndex: number): UploadSettings {
+		const read = this.settingsAhead.get(itemIndex) ?? this.readSettings(itemIndex);
+		this.settingsAhead.delete(itemIndex);
+		if ('error' in read) throw read.error;
+		return read;
+	}
+
+	private readSettings(itemIndex: number): UploadSettings | { error: unknown } {
+		try {
+			return uploadSettings(this.context, this.parameters, itemIndex);
+		} catch (error) {
+			return { error };
+		}
+	}
+
+	/**
+	 * At an item's turn: its photo, and those of the next items while it waits, at most Photos At
+	 * Once on their way, and no more fetched and not yet sent than Max Request Size.
+	 */
+	fetchAhead(settings: UploadSettings): void {
+		this.aheadOf = settings.photo ? settings : undefined;
+		if (!settings.photo) return;
+		this.startAhead(settings);
+		this.nextAhead = Math.max(this.nextAhead, settings.itemIndex + 1);
+		this.fetchMore();
+	}
+
+	/** Asked again whenever a photo arrives, so that Photos At Once stay on their way. */
+	private fetchMore(): void {
+		const settings = this.aheadOf;
+		if (!settings?.photo) return;
+		while (
+			this.nextAhead < this.itemCount &&
+			this.fetching < settings.photo.atOnce &&
+			this.hasRoom(settings.limits.bytes - this.queue.waitingBytes)
+		) {
+			const next = this.readSettings(this.nextAhead);
+			this.settingsAhead.set(this.nextAhead++, next);
+			if (!('error' in next)) this.startAhead(next);
+		}
 	}
 
 	async of(settings: UploadSettings): Promise<ItemImages> {
@@ -135,7 +205,10 @@ export class RunImages {
 		// The same URL and version met before in this run: no second download, while its bytes or
 		// its answer are still there.
 		const met = this.photos.get(JSON.stringify([targetKey, url, version]));
-		if (met && (met.data !== undefined || this.isAnswered(`${targetKey}\n${met.md5 as string}`)))
+		if (
+			met &&
+			(met.data !== undefined || this.answers.hasAnswer(`${targetKey}\n${met.md5 as string}`))
+		)
 			return { images: [{ ...met }] };
 		if (givenKnown && this.notModified.has(JSON.stringify([url, version, knownVersion])))
 			return knownPhoto(url, knownVersion, givenKnown);
@@ -159,7 +232,7 @@ export class RunImages {
 	}
 
 	/** Starts fetching an item's photo ahead of its turn, when its turn will need one. */
-	fetchAhead(settings: UploadSettings): void {
+	private startAhead(settings: UploadSettings): void {
 		const { photo, itemIndex } = settings;
 		if (!photo || this.answerWithoutFetch(settings, photo)) return;
 		const photoKey = JSON.stringify([photo.url, photo.version]);
@@ -175,7 +248,7 @@ export class RunImages {
 	 */
 	forget(itemIndex: number): void {
 		if (this.taken?.itemIndex === itemIndex) {
-			this.taken.image.data = undefined;
+			this.letGo([this.taken.image]);
 			this.taken = undefined;
 		}
 		for (const [photoKey, started] of this.ahead) {
@@ -183,6 +256,14 @@ export class RunImages {
 			this.ahead.delete(photoKey);
 			this.release(started.fetching);
 		}
+	}
+
+	/**
+	 * Lets go the bytes of photos no request will carry (any more): the one place a photo's bytes are
+	 * dropped, whether its item was answered without them, sent them, or failed.
+	 */
+	letGo(images: Iterable<BinaryImage>): void {
+		for (const image of images) image.data = undefined;
 	}
 
 	/** The item's fetch, started ahead or now; one another item started is used only if it succeeded. */
@@ -241,7 +322,7 @@ export class RunImages {
 			// A failed photo frees its place too: the next one is asked for at once.
 			.finally(() => {
 				this.inFlight--;
-				this.onArrival();
+				this.fetchMore();
 			});
 		// Its item hears of a failure at its turn; until then it is not an unhandled rejection.
 		fetch.catch(() => undefined);

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOption } from '../../../shared/customer';
+import { customerOption, getCustomerOverride } from '../../../shared/customer';
 import { includeErrorMessageOption } from '../../../shared/errorDocument';
 import { allowedInternalHostsOption } from '../../../shared/internalHosts';
 import {
@@ -63,6 +63,7 @@ export async function executeBatch(
 				context,
 				itemIndex,
 				context.getNodeParameter('options', itemIndex, {}) as WaitOptions,
+				getCustomerOverride(context, itemIndex),
 			);
 			entries.push({
 				sessions: getSessionIds(context, itemIndex).map((sessionId) => ({
