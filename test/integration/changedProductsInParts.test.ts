@@ -7,7 +7,7 @@ import { EDITION } from '../../nodes/edition/edition';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { RedisProductMemory } from '../../nodes/shared/fullEdition/productMemory';
 import { closeStores } from '../../nodes/shared/fullEdition/sharedRegistry';
-import { useEdition } from '../../nodes/shared/ports';
+import { useEdition, type ProductMemory } from '../../nodes/shared/ports';
 import { runNode } from '../../scripts/n8n/in-process';
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
@@ -148,6 +148,47 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 			'Products in Each Run "Part of the Catalogue" needs a memory that every n8n process shares',
 		);
 		expect(requests()).toBe(0);
+	});
+
+	it('says Redis could not be asked before any request when it does not answer', async () => {
+		const result = await run(asItems(products(0, 3)), inParts(), {
+			...withRedis(),
+			redisPassword: 'not the password',
+		});
+		expect(result.error?.message).toMatch(
+			/^Only Changed Products could not ask Redis for what the service confirmed: /,
+		);
+		expect(result.error?.message).not.toContain('not the password');
+		expect(requests()).toBe(0);
+	});
+
+	it('outputs every session it uploaded when Redis fails once they finished, and remembers none', async () => {
+		const failing: ProductMemory = {
+			bound: 100,
+			recall: async (keys) => keys.map(() => undefined),
+			claim: async () => ({ taken: new Set<string>() }),
+			remember: async (entries) => {
+				if (entries.length > 0) throw new Error('connection lost');
+				return 0;
+			},
+		};
+		useEdition({ ...EDITION, productMemory: () => failing });
+		try {
+			const result = await run(asItems(products(0, 3)));
+			expect(result.error).toBeUndefined();
+			expect(result.output[0].map(({ json }) => json.sessionId)).toEqual([
+				expect.any(String),
+				expect.any(String),
+				expect.any(String),
+			]);
+			expect(result.output[0][0].json.run).toMatchObject({
+				sent: 3,
+				memory:
+					'Not remembered: Redis could not be asked (connection lost). What this run sent goes again in a later run.',
+			});
+		} finally {
+			useEdition(EDITION);
+		}
 	});
 
 	it('Validate Only looks up the memory and writes nothing', async () => {

@@ -41,6 +41,20 @@ function confirmedValue(entry: ProductEntry): string {
 	return `c${digest(entry.destination, entry.product, entry.content).slice(0, 32)}`;
 }
 
+/** Why the memory could not be asked, in its own words (Redis's answer, a timeout). */
+export function memoryUnavailable(context: IExecuteFunctions, error: unknown): NodeOperationError {
+	const reason = error instanceof Error ? error.message : String(error);
+	return new NodeOperationError(
+		context.getNode(),
+		`Only Changed Products could not ask Redis for what the service confirmed: ${reason}`,
+		{
+			itemIndex: 0,
+			description:
+				'Nothing was sent. Run it again once Redis answers (the Redis of queue mode, or the one Rate Limit Sharing names in the credential).',
+		},
+	);
+}
+
 /** Where the account keeps the memory per product of this node, or a clear error before any request. */
 export async function productMemoryOf(context: IExecuteFunctions): Promise<ProductMemory> {
 	const credentials = await getServiceCredentials(context, 0);
@@ -62,10 +76,14 @@ export async function productMemoryOf(context: IExecuteFunctions): Promise<Produ
 
 /** What the memory says of each entry. */
 export async function recallPart(
+	context: IExecuteFunctions,
 	memory: ProductMemory,
 	entries: ProductEntry[],
 ): Promise<Recalled[]> {
-	const values = await memory.recall(await mapWithPauses(entries, productKey));
+	const keys = await mapWithPauses(entries, productKey);
+	const values = await memory.recall(keys).catch((error: unknown) => {
+		throw memoryUnavailable(context, error);
+	});
 	return await mapWithPauses(entries, (entry, index) => ({
 		unchanged: values[index] === confirmedValue(entry),
 		failedBefore: values[index] === FAILED,

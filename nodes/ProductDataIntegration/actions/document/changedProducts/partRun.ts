@@ -9,7 +9,14 @@ import type { ItemFailures } from '../../itemErrors';
 import { uploadPlans, type UploadEndpoint } from '../sendDocuments';
 import { uploadSettings } from '../uploadSettings';
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
-import { CLAIM_MS, partEntries, productKey, productMemoryOf, recallPart } from './partMemory';
+import {
+	CLAIM_MS,
+	memoryUnavailable,
+	partEntries,
+	productKey,
+	productMemoryOf,
+	recallPart,
+} from './partMemory';
 import { checkProducts, planChanged, type RecallProducts } from './run';
 import type { ChangedProductsSettings } from './settings';
 
@@ -32,7 +39,7 @@ export async function uploadChangedPart(
 	const recall: RecallProducts = async (entries) => ({
 		recalled: settings.sendAll
 			? await mapWithPauses(entries, () => ({ unchanged: false, failedBefore: false }))
-			: await recallPart(memory, entries),
+			: await recallPart(context, memory, entries),
 	});
 	const { checked } = await checkProducts(
 		context,
@@ -64,22 +71,24 @@ export async function uploadChangedPart(
 		const plans = await planChanged(context, items, upload, checked);
 		const slots = await uploadPlans(context, plans, failures, endpoint);
 		const outcomes = await sessionOutcomes(slots, checked.entries);
-		const written = await memory.remember(
-			await partEntries(outcomes.confirmed, outcomes.refused),
-			runId,
-			claimed,
+		const entries = await partEntries(outcomes.confirmed, outcomes.refused);
+		// What was uploaded reaches the output whatever Redis answers now.
+		const note = await memory.remember(entries, runId, claimed).then(
+			(written) =>
+				written < entries.length
+					? {
+							memory: `${entries.length - written} products not remembered: this run held them longer than ${CLAIM_MS / 3_600_000} hours, so another run may have sent them since. They go again in a later run.`,
+						}
+					: {},
+			(error: unknown) => ({
+				memory: `Not remembered: Redis could not be asked (${(error as Error).message}). What this run sent goes again in a later run.`,
+			}),
 		);
 		released = true;
-		const remembered = outcomes.confirmed.length + outcomes.refused.length;
-		const note =
-			written < remembered
-				? {
-						memory: `${remembered - written} products not remembered: this run held them longer than ${CLAIM_MS / 3_600_000} hours, so another run may have sent them since. They go again in a later run.`,
-					}
-				: {};
 		return await runOutput(items, failures, checked, outcomes, note, settings.outputUnchanged);
 	} finally {
-		if (!released) await memory.remember([], runId, claimed);
+		// A claim Redis does not hear of runs out on its own (CLAIM_MS).
+		if (!released) await memory.remember([], runId, claimed).catch(() => undefined);
 	}
 }
 
@@ -99,11 +108,15 @@ async function claimToSend(
 	await forEachWithPauses(checked.entries, ([itemIndex, entry]) => {
 		if (entry.reason !== 'unchanged') toSend.push([itemIndex, productKey(entry)]);
 	});
-	const answer = await memory.claim(
-		toSend.map(([, key]) => key),
-		runId,
-		Date.now() + CLAIM_MS,
-	);
+	const answer = await memory
+		.claim(
+			toSend.map(([, key]) => key),
+			runId,
+			Date.now() + CLAIM_MS,
+		)
+		.catch((error: unknown) => {
+			throw memoryUnavailable(context, error);
+		});
 	if (answer === 'full') {
 		throw new NodeOperationError(
 			context.getNode(),
