@@ -2,12 +2,13 @@ import { randomUUID } from 'crypto';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { forEachWithPauses, mapWithPauses } from '../../../../shared/pauses';
+import { forEachWithPauses } from '../../../../shared/pauses';
 import type { ProductMemory } from '../../../../shared/ports';
 import { cleanServiceText } from '../../../../shared/transport';
 import type { ItemFailures } from '../../itemErrors';
 import { uploadPlans, type UploadEndpoint } from '../sendDocuments';
 import { uploadSettings } from '../uploadSettings';
+import { nothingRecalled } from './memory';
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
 import {
 	CLAIM_MS,
@@ -38,7 +39,7 @@ export async function uploadChangedPart(
 	const upload = uploadSettings(context);
 	const recall: RecallProducts = async (entries) => ({
 		recalled: settings.sendAll
-			? await mapWithPauses(entries, () => ({ unchanged: false, failedBefore: false }))
+			? await nothingRecalled(entries)
 			: await recallPart(context, memory, entries),
 	});
 	const { checked } = await checkProducts(

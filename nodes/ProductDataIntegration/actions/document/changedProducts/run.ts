@@ -10,6 +10,7 @@ import {
 	identitiesKeptMarker,
 	MEMORY_LEFT_AS_FOUND,
 	MISSING_WITH_SEND_ALL,
+	nothingRecalled,
 	overlapRefusal,
 	recallProducts,
 	rememberRun,
@@ -65,7 +66,7 @@ async function syncChangedProducts(
 	const recall: RecallProducts = async (entries) =>
 		settings.sendAll
 			? {
-					recalled: await mapWithPauses(entries, () => ({ unchanged: false, failedBefore: false })),
+					recalled: await nothingRecalled(entries),
 					putBack: noPutBack,
 					missing: identitiesKept === undefined ? undefined : MISSING_WITH_SEND_ALL,
 				}
