@@ -10,7 +10,18 @@ import { getServiceTimeZone } from '../shared/uploads';
 import type { TriggerSettings } from './events';
 import { finishedItem, matches, outcomeOptions, receivedItem } from './events';
 import { Listings } from './listings';
-import { PollState } from './pollState';
+import {
+	duePending,
+	isFirstPoll,
+	listedDays,
+	listingFreshness,
+	loadPollState,
+	prunePoll,
+	recordCheck,
+	savePollState,
+	statusFreshness,
+	takeDay,
+} from './pollState';
 import { pollDeadlineMs } from './pollTimes';
 import { sampleEvent } from './sampleEvent';
 
@@ -65,24 +76,26 @@ async function poll(
 ): Promise<INodeExecutionData[][] | null> {
 	const now = Date.now();
 	const timeZone = await getServiceTimeZone(context);
-	const state = await PollState.load(context, settings.customer, now);
-	const listings = new Listings(context, settings.customer, state.listingFreshness());
+	const state = await loadPollState(context, settings.customer, now);
+	const listings = new Listings(context, settings.customer, listingFreshness(state));
 	const items: INodeExecutionData[] = [];
-	for (const day of state.plan(timeZone)) {
-		const fresh = state.take(day, await listings.list(day), settings.uploadFinished);
-		if (!state.isFirst && settings.uploadReceived) items.push(...fresh.map(receivedItem));
+	for (const day of listedDays(context, state, timeZone)) {
+		const fresh = takeDay(state, day, await listings.list(day), settings.uploadFinished);
+		if (!isFirstPoll(state) && settings.uploadReceived) items.push(...fresh.map(receivedItem));
 	}
-	if (state.isFirst) {
-		state.save();
+	if (isFirstPoll(state)) {
+		savePollState(context, state);
 		return null;
 	}
-	state.prune(timeZone);
+	prunePoll(state, timeZone);
 
 	const failures: Error[] = [];
 	let stopped: Error | undefined;
 	const checksEndAt = now + deadlineMs * POLL_BUDGET_SHARE;
 	const answerKind = statusAnswerKind(context, settings);
-	for (const session of settings.uploadFinished ? state.due().slice(0, settings.maxChecks) : []) {
+	for (const session of settings.uploadFinished
+		? duePending(state).slice(0, settings.maxChecks)
+		: []) {
 		if (Date.now() > checksEndAt) {
 			context.logger.debug('Leaving further status checks to the next poll: this poll took long');
 			break;
@@ -95,7 +108,7 @@ async function poll(
 				session.id,
 				settings,
 				answerKind,
-				state.statusFreshness(session),
+				statusFreshness(state, session),
 			));
 		} catch (error) {
 			// Stopped at the poll's deadline: not the session's failure; the poll ends as stopped.
@@ -104,7 +117,7 @@ async function poll(
 				break;
 			}
 			if (!isNotFound(error)) failures.push(error as Error);
-			state.checked(session, isNotFound(error) ? 'unknown' : 'failed');
+			recordCheck(state, session, isNotFound(error) ? 'unknown' : 'failed');
 			continue;
 		}
 		if (outcome.status !== 'processing' && matches(settings.status, outcome.status)) {
@@ -112,9 +125,14 @@ async function poll(
 				finishedItem(await listings.recordOf(session), outcome, settings.includeErrorMessage),
 			);
 		}
-		state.checked(session, outcome.status === 'processing' ? 'processing' : 'finished', askedAt);
+		recordCheck(
+			state,
+			session,
+			outcome.status === 'processing' ? 'processing' : 'finished',
+			askedAt,
+		);
 	}
-	state.save();
+	savePollState(context, state);
 
 	if (failures.length > 0) {
 		context.logger.warn(

@@ -29,141 +29,148 @@ export type CheckResult = 'finished' | 'processing' | 'unknown' | 'failed';
  * the activation), changed by the poll's listings and status checks, saved at the end. A poll that
  * fails before saving leaves the stored state as it was.
  */
-export class PollState {
+export interface PollState {
+	readonly state: TriggerState;
+	/** When the poll started (ms since epoch). */
+	readonly now: number;
+	/** Start of the last complete listing, undefined on the trigger's first poll. */
+	readonly listedBefore: number | undefined;
+	/** The trigger's poll interval. */
+	readonly intervalMs: number;
 	/** Sessions this poll gave up or did not follow: told in one log line when it saves. */
-	private readonly dropped: DroppedSession[] = [];
-
+	readonly dropped: DroppedSession[];
 	/** When the oldest listing this poll took was asked for: what the state knows is as of then. */
-	private listedAt = Infinity;
+	listedAt: number;
+}
 
-	private constructor(
-		private readonly context: IPollFunctions,
-		private readonly state: TriggerState,
-		/** When the poll started (ms since epoch). */
-		private readonly now: number,
-		/** Start of the last complete listing, undefined on the trigger's first poll. */
-		private readonly listedBefore: number | undefined,
-	) {}
+/** The state the last stored poll left, or a new one: then this is the trigger's first poll. */
+export async function loadPollState(
+	context: IPollFunctions,
+	customer: CustomerOverride | undefined,
+	now: number,
+): Promise<PollState> {
+	const scope = await scopeOf(context, customer);
+	const intervalMs = pollIntervalMs(context.getNodeParameter('pollTimes', {})) ?? DAY_MS;
+	const previous = previousState(context, scope, now, intervalMs);
+	return {
+		state: previous ?? newState(scope, now),
+		now,
+		listedBefore: previous?.listedAt,
+		intervalMs,
+		dropped: [],
+		listedAt: Infinity,
+	};
+}
 
-	/** The state the last stored poll left, or a new one: then this is the trigger's first poll. */
-	static async load(
-		context: IPollFunctions,
-		customer: CustomerOverride | undefined,
-		now: number,
-	): Promise<PollState> {
-		const scope = await scopeOf(context, customer);
-		const previous = previousState(context, scope, now);
-		return new PollState(context, previous ?? newState(scope, now), now, previous?.listedAt);
-	}
+/** Whether no earlier poll left a state: what this poll lists is history, remembered, never emitted. */
+export function isFirstPoll(poll: PollState): boolean {
+	return poll.listedBefore === undefined;
+}
 
-	/** Whether no earlier poll left a state: what this poll lists is history, remembered, never emitted. */
-	get isFirst(): boolean {
-		return this.listedBefore === undefined;
-	}
+/**
+ * Which listings of other triggers this poll may take (see ../shared/sharedAnswers.ts): only
+ * those asked for after this trigger's own last listing (on its first poll, not before the poll
+ * itself: its starting point is now, and an older listing would report uploads from before it),
+ * and none older than its poll interval.
+ */
+export function listingFreshness(poll: PollState): Freshness {
+	const notBefore = poll.listedBefore === undefined ? poll.now : poll.listedBefore + 1;
+	return { notBefore, maxAgeMs: poll.intervalMs, poller: poll.state.poller };
+}
 
-	/**
-	 * Which listings of other triggers this poll may take (see ../shared/sharedAnswers.ts): only
-	 * those asked for after this trigger's own last listing (on its first poll, not before the poll
-	 * itself: its starting point is now, and an older listing would report uploads from before it),
-	 * and none older than its poll interval.
-	 */
-	listingFreshness(): Freshness {
-		const notBefore = this.listedBefore === undefined ? this.now : this.listedBefore + 1;
-		return { notBefore, maxAgeMs: this.intervalMs(), poller: this.state.poller };
-	}
+/**
+ * Which status answers about `session` of other triggers this poll may take: only those asked
+ * for after this trigger's own last check of it, and none older than its poll interval.
+ */
+export function statusFreshness(poll: PollState, session: PendingSession): Freshness {
+	return {
+		notBefore: (session.lastChecked ?? -1) + 1,
+		maxAgeMs: poll.intervalMs,
+		poller: poll.state.poller,
+	};
+}
 
-	/**
-	 * Which status answers about `session` of other triggers this poll may take: only those asked
-	 * for after this trigger's own last check of it, and none older than its poll interval.
-	 */
-	statusFreshness(session: PendingSession): Freshness {
-		return {
-			notBefore: (session.lastChecked ?? -1) + 1,
-			maxAgeMs: this.intervalMs(),
-			poller: this.state.poller,
-		};
-	}
-
-	private intervalMs(): number {
-		return pollIntervalMs(this.context.getNodeParameter('pollTimes', {})) ?? DAY_MS;
-	}
-
-	/** The dates this poll lists, oldest first. */
-	plan(timeZone: string): string[] {
-		const plan = planListing(this.listedBefore, this.now, timeZone);
-		if (!this.isFirst && plan.skippedFrom) {
-			this.context.logger.warn(
-				`Uploads of ${plan.skippedFrom} up to the day before yesterday were not looked at: polling paused for more than a day`,
-			);
-		}
-		return plan.days;
-	}
-
-	/**
-	 * Takes one date's listing in; returns its records not seen before, oldest first. The state is
-	 * as of the oldest listing taken: the next poll lists again what came after it.
-	 */
-	take(day: string, listing: Listing, followFinished: boolean): UploadRecord[] {
-		const follow = !this.isFirst && followFinished;
-		this.listedAt = Math.min(this.listedAt, listing.askedAt);
-		const fresh = takeListing(this.state, day, listing.records, this.now, follow);
-		if (follow) {
-			for (const { id } of fresh)
-				if (!this.state.pending.has(id)) this.dropped.push({ id, reason: 'limit' });
-		}
-		return fresh;
-	}
-
-	/** Forgets the ids later polls no longer list and gives up sessions unfinished for too long. */
-	prune(timeZone: string): void {
-		this.dropped.push(...prune(this.state, this.asOf(), timeZone).dropped);
-	}
-
-	/** The pending sessions to check now, in the order to check them. */
-	due(): PendingSession[] {
-		return dueSessions(this.state, this.now);
-	}
-
-	/**
-	 * Records what a status check of a pending session found (a processing session: when the answer
-	 * was asked for, if it was another trigger's). A session whose check failed is checked again on
-	 * a later poll, until its checks failed FAILED_CHECKS_MAX times in a row.
-	 */
-	checked(session: PendingSession, result: CheckResult, askedAt = this.now): void {
-		const failures = result === 'failed' ? (session.failedChecks ?? 0) + 1 : 0;
-		if (result === 'processing' || (result === 'failed' && failures < FAILED_CHECKS_MAX)) {
-			session.lastChecked = askedAt;
-			if (failures > 0) session.failedChecks = failures;
-			else delete session.failedChecks;
-			return;
-		}
-		this.state.pending.delete(session.id);
-		if (result !== 'finished')
-			this.dropped.push({ id: session.id, reason: result === 'unknown' ? 'unknown' : 'failing' });
-	}
-
-	/** When the state is as of: its oldest listing's asking, or the poll's start when it listed nothing. */
-	private asOf(): number {
-		return Number.isFinite(this.listedAt) ? this.listedAt : this.now;
-	}
-
-	/**
-	 * Stores the state as of this poll's listings, and tells in one line what the poll gave up; the
-	 * first poll also leaves its state as the starting point.
-	 */
-	save(): void {
-		this.state.listedAt = this.asOf();
-		writeState(this.context.getWorkflowStaticData('node'), this.state);
-		const summary = droppedSummary(this.dropped);
-		if (summary !== undefined) this.context.logger.warn(summary);
-		if (!this.isFirst) return;
-		leaveStartingPoint(
-			this.context.getWorkflowStaticData('global'),
-			this.context.getNode().id,
-			this.state,
+/** The dates this poll lists, oldest first. */
+export function listedDays(context: IPollFunctions, poll: PollState, timeZone: string): string[] {
+	const plan = planListing(poll.listedBefore, poll.now, timeZone);
+	if (!isFirstPoll(poll) && plan.skippedFrom) {
+		context.logger.warn(
+			`Uploads of ${plan.skippedFrom} up to the day before yesterday were not looked at: polling paused for more than a day`,
 		);
-		this.context.logger.debug('Trigger started: uploads listed so far are taken as already known');
 	}
+	return plan.days;
+}
+
+/**
+ * Takes one date's listing in; returns its records not seen before, oldest first. The state is
+ * as of the oldest listing taken: the next poll lists again what came after it.
+ */
+export function takeDay(
+	poll: PollState,
+	day: string,
+	listing: Listing,
+	followFinished: boolean,
+): UploadRecord[] {
+	const follow = !isFirstPoll(poll) && followFinished;
+	poll.listedAt = Math.min(poll.listedAt, listing.askedAt);
+	const fresh = takeListing(poll.state, day, listing.records, poll.now, follow);
+	if (follow) {
+		for (const { id } of fresh)
+			if (!poll.state.pending.has(id)) poll.dropped.push({ id, reason: 'limit' });
+	}
+	return fresh;
+}
+
+/** Forgets the ids later polls no longer list and gives up sessions unfinished for too long. */
+export function prunePoll(poll: PollState, timeZone: string): void {
+	poll.dropped.push(...prune(poll.state, asOf(poll), timeZone).dropped);
+}
+
+/** The pending sessions to check now, in the order to check them. */
+export function duePending(poll: PollState): PendingSession[] {
+	return dueSessions(poll.state, poll.now);
+}
+
+/**
+ * Records what a status check of a pending session found (a processing session: when the answer
+ * was asked for, if it was another trigger's). A session whose check failed is checked again on
+ * a later poll, until its checks failed FAILED_CHECKS_MAX times in a row.
+ */
+export function recordCheck(
+	poll: PollState,
+	session: PendingSession,
+	result: CheckResult,
+	askedAt = poll.now,
+): void {
+	const failures = result === 'failed' ? (session.failedChecks ?? 0) + 1 : 0;
+	if (result === 'processing' || (result === 'failed' && failures < FAILED_CHECKS_MAX)) {
+		session.lastChecked = askedAt;
+		if (failures > 0) session.failedChecks = failures;
+		else delete session.failedChecks;
+		return;
+	}
+	poll.state.pending.delete(session.id);
+	if (result !== 'finished')
+		poll.dropped.push({ id: session.id, reason: result === 'unknown' ? 'unknown' : 'failing' });
+}
+
+/** When the state is as of: its oldest listing's asking, or the poll's start when it listed nothing. */
+function asOf(poll: PollState): number {
+	return Number.isFinite(poll.listedAt) ? poll.listedAt : poll.now;
+}
+
+/**
+ * Stores the state as of this poll's listings, and tells in one line what the poll gave up; the
+ * first poll also leaves its state as the starting point.
+ */
+export function savePollState(context: IPollFunctions, poll: PollState): void {
+	poll.state.listedAt = asOf(poll);
+	writeState(context.getWorkflowStaticData('node'), poll.state);
+	const summary = droppedSummary(poll.dropped);
+	if (summary !== undefined) context.logger.warn(summary);
+	if (!isFirstPoll(poll)) return;
+	leaveStartingPoint(context.getWorkflowStaticData('global'), context.getNode().id, poll.state);
+	context.logger.debug('Trigger started: uploads listed so far are taken as already known');
 }
 
 /**
@@ -174,6 +181,7 @@ function previousState(
 	context: IPollFunctions,
 	scope: string,
 	now: number,
+	intervalMs: number,
 ): TriggerState | undefined {
 	const workflowData: IDataObject = context.getWorkflowStaticData('global');
 	const nodeId = context.getNode().id;
@@ -182,8 +190,7 @@ function previousState(
 		dropStartingPoint(workflowData, nodeId);
 		return stored;
 	}
-	const interval = pollIntervalMs(context.getNodeParameter('pollTimes', {})) ?? DAY_MS;
-	const start = findStartingPoint(workflowData, nodeId, scope, now, 2 * interval);
+	const start = findStartingPoint(workflowData, nodeId, scope, now, 2 * intervalMs);
 	if (start)
 		context.logger.debug('Continuing from the uploads listed when the trigger was activated');
 	return start;

@@ -10,7 +10,8 @@
  * activation, uploads made while n8n is down, and a poll that runs twice - a main that stalls
  * mid-poll past its lease while a second main on the same database takes the poll over.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
@@ -58,6 +59,48 @@ const DURABLE_SCHEDULER: NodeJS.ProcessEnv = {
 	N8N_SCHEDULER_LEASE_DURATION: '20',
 	N8N_SCHEDULER_REAPER_INTERVAL: '2',
 };
+
+/** What this file uses of Node's own SQLite client (Node 24; the project's Node types predate it). */
+interface SqliteDatabase {
+	exec(sql: string): void;
+	close(): void;
+}
+const { DatabaseSync } = createRequire(__filename)('node:sqlite') as {
+	DatabaseSync: new (path: string) => SqliteDatabase;
+};
+
+/** SQLite's SQLITE_BUSY: another connection holds the lock asked for. */
+const SQLITE_BUSY = 5;
+
+/**
+ * Stalls `main` (SIGSTOP) at a moment it holds no write transaction on its SQLite database: stopped
+ * inside one, it would keep every other process, a second main starting included, from writing to
+ * the database (SQLITE_BUSY) for as long as it stalls. Stalled, it cannot begin one; while it holds
+ * one, it goes on for a moment and is stalled again.
+ */
+async function pauseOutsideTransaction(main: N8nServer, databaseFile: string): Promise<void> {
+	// SQLite would create a missing file, and find no lock in it.
+	if (!existsSync(databaseFile)) throw new Error(`No database at ${databaseFile}`);
+	const database = new DatabaseSync(databaseFile);
+	try {
+		for (const deadline = Date.now() + 5000; ; await sleep(50)) {
+			main.pause();
+			// A process running on another core stops at its next interruption, not as the signal is sent.
+			await sleep(20);
+			try {
+				database.exec('BEGIN EXCLUSIVE');
+				database.exec('ROLLBACK');
+				return;
+			} catch (error) {
+				main.resume();
+				if ((error as { errcode?: number }).errcode !== SQLITE_BUSY || Date.now() > deadline)
+					throw error;
+			}
+		}
+	} finally {
+		database.close();
+	}
+}
 
 /** The example workflow that alerts on failed uploads, as a copy with an id of its own. */
 function exampleWorkflow(): WorkflowDefinition {
@@ -340,7 +383,7 @@ describe('the trigger on n8n’s durable scheduler with durable cursors', () => 
 			path: '/api/xml/',
 		});
 		await until('the next scheduled poll', () => listingsOf(n8n) > listed, 90_000);
-		mains[0].pause();
+		await pauseOutsideTransaction(mains[0], join(n8n.folder.path, '.n8n', 'database.sqlite'));
 		try {
 			const second = await n8n.folder.start({ env: DURABLE_SCHEDULER });
 			mains.push(second);
