@@ -11,7 +11,7 @@ import * as document from './actions/document/Document.resource';
 import * as image from './actions/image/Image.resource';
 import * as uploadSession from './actions/uploadSession/UploadSession.resource';
 import { router } from './actions/router';
-import { searchCustomers } from '../shared/customer';
+import { listSearch } from '../shared/methods';
 import { EDITION } from '../edition/edition';
 import { useEdition } from '../shared/ports';
 
@@ -64,11 +64,7 @@ export class ProductDataIntegration implements INodeType {
 		],
 	};
 
-	methods = {
-		listSearch: {
-			searchCustomers,
-		},
-	};
+	methods = { listSearch };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router(this);

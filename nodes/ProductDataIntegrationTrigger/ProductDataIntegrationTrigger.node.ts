@@ -7,9 +7,13 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
-import { customerOption, getCustomerOverride, searchCustomers } from '../shared/customer';
-import { includeErrorMessageOption } from '../shared/errorDocument';
-import { allowedInternalHostsOption } from '../shared/internalHosts';
+import { getCustomerOverride } from '../shared/customer';
+import {
+	customerOption,
+	includeErrorMessageOption,
+	allowedInternalHostsOption,
+} from '../shared/descriptions';
+import { listSearch } from '../shared/methods';
 import { EDITION } from '../edition/edition';
 import { useEdition } from '../shared/ports';
 import type { StatusFilter } from './events';
@@ -122,11 +126,7 @@ export class ProductDataIntegrationTrigger implements INodeType {
 		],
 	};
 
-	methods = {
-		listSearch: {
-			searchCustomers,
-		},
-	};
+	methods = { listSearch };
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const events = this.getNodeParameter('events', []) as string[];

@@ -1,77 +1,7 @@
-import type {
-	IExecuteFunctions,
-	ILoadOptionsFunctions,
-	INodeListSearchResult,
-	INodeProperties,
-	IPollFunctions,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, IPollFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { EXTERNAL_ID, listRequest, SERVICE_ID, type CustomerOverride } from './transport';
-
-/**
- * Goes into the "Options" collection of every operation (and of the trigger) whose requests name a
- * customer node: the credential's customer is the default, this picks another node of the account,
- * from the list or by either kind of ID.
- */
-export const customerOption: INodeProperties = {
-	displayName: 'Customer',
-	name: 'customer',
-	type: 'resourceLocator',
-	default: { mode: 'list', value: '' },
-	description: 'Customer node to act on instead of the one in the credential',
-	modes: [
-		{
-			displayName: 'From List',
-			name: 'list',
-			type: 'list',
-			placeholder: 'Select a customer...',
-			typeOptions: { searchListMethod: 'searchCustomers', searchable: true },
-		},
-		{
-			displayName: 'By ID',
-			name: 'serviceId',
-			type: 'string',
-			placeholder: 'e.g. 1002',
-			hint: 'The service ID: the number the service gave the customer node',
-			validation: [
-				{
-					type: 'regex',
-					properties: {
-						regex: SERVICE_ID.source,
-						errorMessage: 'A service ID is a number, e.g. 1002',
-					},
-				},
-			],
-		},
-		{
-			displayName: 'External ID',
-			name: 'externalId',
-			type: 'string',
-			placeholder: 'e.g. STORE-NORTH',
-			hint: 'Your own ID of the customer node',
-			validation: [
-				{
-					type: 'regex',
-					properties: {
-						regex: EXTERNAL_ID.source,
-						errorMessage: 'An external ID is one line of Latin-1 text, at most 200 characters',
-					},
-				},
-			],
-		},
-	],
-};
-
-/** The "Options" collection of an operation whose only option is the customer node. */
-export const customerOnlyOptions: INodeProperties = {
-	displayName: 'Options',
-	name: 'options',
-	type: 'collection',
-	placeholder: 'Add Option',
-	default: {},
-	options: [customerOption],
-};
+import { EXTERNAL_ID, SERVICE_ID, type CustomerOverride } from './transport';
 
 interface CustomerLocator {
 	mode?: string;
@@ -129,33 +59,4 @@ export function customerOverrideOf(
 		);
 	}
 	return { customerId, customerIdType };
-}
-
-interface EnvironmentInfo {
-	customerId?: number;
-	availableCustomers?: Record<string, string>;
-}
-
-/** The customer nodes the credential's user may act on, from the environment information. */
-export async function searchCustomers(
-	this: ILoadOptionsFunctions,
-	filter?: string,
-): Promise<INodeListSearchResult> {
-	const response = await listRequest(this, 'customer nodes', {
-		method: 'GET',
-		path: '/api/auth/me',
-	});
-	const body = (response.body ?? {}) as EnvironmentInfo;
-	const wanted = (filter ?? '').trim().toLowerCase();
-	const results = Object.entries(body.availableCustomers ?? {})
-		.map(([id, name]) => ({
-			name:
-				String(body.customerId) === id
-					? `${name} (${id}, the credential’s own)`
-					: `${name} (${id})`,
-			value: id,
-		}))
-		.filter((customer) => customer.name.toLowerCase().includes(wanted))
-		.sort((a, b) => a.name.localeCompare(b.name));
-	return { results };
 }

@@ -1,16 +1,6 @@
-import type { IDataObject, INodeProperties } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import { parseServiceJson } from './transport';
-
-/** For every operation (and the trigger) that reports how an upload's processing ended. */
-export const includeErrorMessageOption: INodeProperties = {
-	displayName: 'Include Error Message',
-	name: 'includeErrorMessage',
-	type: 'boolean',
-	default: false,
-	description:
-		"Whether to fetch the error message of an upload whose processing failed (one more request each; on another host than the Base URL's over https and without the credential), instead of giving only its URL. The reason comes out in errorMessage; a JSON message also comes out whole in errorDocument, its text in errorText.",
-};
 
 /** What an upload's error document says, as output fields. */
 export interface ErrorDocumentFields {

@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { getServiceTimeZone, listUploads, serviceDay } from '../../../shared/uploads';
-import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
+import { getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions } from '../../../shared/descriptions';
 import { readOncePerRun } from '../../../shared/transport';
 
 const properties: INodeProperties[] = [

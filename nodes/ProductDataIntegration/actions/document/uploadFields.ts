@@ -1,8 +1,10 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { customerOption } from '../../../shared/customer';
-import { includeErrorMessageOption } from '../../../shared/errorDocument';
-import { allowedInternalHostsOption } from '../../../shared/internalHosts';
+import {
+	customerOption,
+	includeErrorMessageOption,
+	allowedInternalHostsOption,
+} from '../../../shared/descriptions';
 import { waitTimeoutOption } from '../waiting';
 import { changedProductsFields } from './changedProducts/settings';
 

@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { serviceRequest } from '../../../shared/transport';
-import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
+import { getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions } from '../../../shared/descriptions';
 import { HASHCODE } from '../../../shared/ports';
 
 const properties: INodeProperties[] = [

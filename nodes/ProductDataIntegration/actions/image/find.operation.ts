@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
+import { getCustomerOverride } from '../../../shared/customer';
+import { customerOption } from '../../../shared/descriptions';
 import { MD5 } from '../../../shared/ports';
 import { lookUpImage, UNREADABLE_FIND_ANSWER, type ImageQuery } from './lookup';
 

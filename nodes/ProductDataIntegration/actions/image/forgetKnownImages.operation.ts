@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
+import { getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions } from '../../../shared/descriptions';
 import { DEFAULT_LOOK_UP_AGAIN_DAYS, knownImagesOf } from '../../../shared/knownImages';
 
 const properties: INodeProperties[] = [customerOnlyOptions];

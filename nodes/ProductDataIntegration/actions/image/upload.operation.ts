@@ -1,8 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOption } from '../../../shared/customer';
-import { allowedInternalHostsOption } from '../../../shared/internalHosts';
+import { customerOption, allowedInternalHostsOption } from '../../../shared/descriptions';
 import {
 	DEFAULT_LOOK_UP_AGAIN_DAYS,
 	MAX_LOOK_UP_AGAIN_DAYS,

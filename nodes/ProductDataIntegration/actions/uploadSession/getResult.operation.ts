@@ -2,9 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { getSessionOutcome } from '../../../shared/sessions';
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import { includeErrorMessageOption } from '../../../shared/errorDocument';
-import { allowedInternalHostsOption } from '../../../shared/internalHosts';
+import { getCustomerOverride } from '../../../shared/customer';
+import {
+	customerOption,
+	includeErrorMessageOption,
+	allowedInternalHostsOption,
+} from '../../../shared/descriptions';
 import { getSessionId, sessionIdField } from './sessionId';
 
 const properties: INodeProperties[] = [

@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
 import { cleanServiceText, serviceRequest } from '../../../shared/transport';
-import { customerOnlyOptions, getCustomerOverride } from '../../../shared/customer';
+import { getCustomerOverride } from '../../../shared/customer';
+import { customerOnlyOptions } from '../../../shared/descriptions';
 import { getSessionId, sessionIdField } from './sessionId';
 
 const properties: INodeProperties[] = [sessionIdField, customerOnlyOptions];

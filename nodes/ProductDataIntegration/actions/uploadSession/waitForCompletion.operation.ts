@@ -1,9 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { customerOption, getCustomerOverride } from '../../../shared/customer';
-import { includeErrorMessageOption } from '../../../shared/errorDocument';
-import { allowedInternalHostsOption } from '../../../shared/internalHosts';
+import { getCustomerOverride } from '../../../shared/customer';
+import {
+	customerOption,
+	includeErrorMessageOption,
+	allowedInternalHostsOption,
+} from '../../../shared/descriptions';
 import {
 	isUnfollowedSession,
 	waitForSessions,
