@@ -29,6 +29,16 @@ export interface ProxyServer {
 
 const START_TIMEOUT_MS = 10_000;
 
+/** The variables n8n reads its proxy from (each lowercase first): a test clears them before its own. */
+export const PROXY_VARIABLES = [
+	'http_proxy',
+	'HTTP_PROXY',
+	'https_proxy',
+	'HTTPS_PROXY',
+	'no_proxy',
+	'NO_PROXY',
+];
+
 export async function startProxy(options: ProxyServerOptions = {}): Promise<ProxyServer> {
 	const dir = mkdtempSync(join(tmpdir(), 'proxy-'));
 	const port = await freePort();

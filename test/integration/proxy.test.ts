@@ -7,7 +7,7 @@ import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { runNode } from '../../scripts/n8n/in-process';
 import { freePort } from '../../scripts/n8n/processes';
-import { startProxy, type ProxyServer } from '../../scripts/proxy';
+import { PROXY_VARIABLES, startProxy, type ProxyServer } from '../../scripts/proxy';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
@@ -23,14 +23,6 @@ jest.setTimeout(60_000);
 const node = new ProductDataIntegration();
 const { emulator, credentials } = useEmulator(FAST_BUCKET);
 const PROXY_PASSWORD = 'proxy-s3cret';
-const PROXY_VARIABLES = [
-	'http_proxy',
-	'HTTP_PROXY',
-	'https_proxy',
-	'HTTPS_PROXY',
-	'no_proxy',
-	'NO_PROXY',
-];
 
 const photo = Buffer.concat([Buffer.from('ffd8ffe0', 'hex'), randomBytes(2000)]);
 let host: LocalServer;

@@ -4,7 +4,9 @@
  * second time, where a name could answer otherwise (DNS rebinding). The names end in `.invalid`,
  * which no resolver answers: only the stand-in egress filter knows them, so a request that reached
  * its host connected to the address the package judged. Over https the certificate is still checked
- * against the name, not the address.
+ * against the name, not the address. Behind a proxy (Debian's tinyproxy, its log read for each
+ * request) plain http is asked for by name, https is tunnelled to the address judged, and a host
+ * NO_PROXY names is reached directly.
  */
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,6 +27,7 @@ import {
 } from '../../nodes/shared/transport';
 import { makeCertificates } from '../../scripts/certificates';
 import { createContext, emulatorCredentials } from '../../scripts/n8n/in-process';
+import { PROXY_VARIABLES, startProxy, type ProxyServer } from '../../scripts/proxy';
 import { failure } from '../helpers/service';
 
 /** Node's default authorities, which the tests' Node 24 can extend (the types predate it). */
@@ -33,10 +36,14 @@ const authorities = tls as typeof tls & {
 	setDefaultCACertificates(certificates: string[]): void;
 };
 
-/** What the stand-in filter answers: the names no real resolver knows, on this machine. */
+/**
+ * What the stand-in filter answers: the names no real resolver knows, on this machine, and
+ * `localhost`, the one name a proxy (which resolves names itself) finds here too.
+ */
 const NAMES: Record<string, string> = {
 	'photos.pinned.invalid': '127.0.0.1',
 	'other.pinned.invalid': '127.0.0.1',
+	localhost: '127.0.0.1',
 };
 
 /** n8n's egress filter as n8n 2.41 hands it out, answering the names above. */
@@ -81,8 +88,8 @@ const answer = (
 beforeAll(() => {
 	useEdition(verifiedEdition);
 	certificates = mkdtempSync(join(tmpdir(), 'pinned-ca-'));
-	// The server certificate names one of the names above, and the address they lead to.
-	makeCertificates(certificates, 'Pinned Test CA', ['photos.pinned.invalid']);
+	// The server certificate names two of the names above, and the address they lead to.
+	makeCertificates(certificates, 'Pinned Test CA', ['photos.pinned.invalid', 'localhost']);
 	authorities.setDefaultCACertificates([
 		...trusted,
 		readFileSync(join(certificates, 'ca.crt'), 'utf8'),
@@ -136,4 +143,64 @@ it("checks an https host's certificate against the name, not the address it conn
 	expect(error.message).toMatch(/not in the cert's altnames/);
 	expect(error.message).toContain('other.pinned.invalid');
 	expect(seen).toHaveLength(1);
+});
+
+describe('behind the proxy n8n is told about', () => {
+	const saved = { ...process.env };
+	let proxy: ProxyServer;
+
+	beforeAll(async () => (proxy = await startProxy()));
+	afterAll(async () => await proxy.stop());
+
+	beforeEach(() => {
+		for (const name of PROXY_VARIABLES) delete process.env[name];
+	});
+	afterEach(() => (process.env = { ...saved }));
+
+	it('asks the proxy for a plain-http photo by its name, as an absolute URL', async () => {
+		const port = await listen(createHttpServer(answer));
+		process.env.HTTP_PROXY = proxy.url;
+		const url = `http://localhost:${port}/p.jpg`;
+		const before = proxy.requests().length;
+		expect(await get(url)).toBe(200);
+		expect(proxy.requests().slice(before)).toEqual([`GET ${url}`]);
+		expect(seen.map((headers) => headers.host)).toEqual([`localhost:${port}`]);
+	});
+
+	// n8n 2.41 hands the agent's host to the tunnel as well as to a direct connection, and the node
+	// cannot tell which the helper takes (it reads no environment): the proxy is asked for the
+	// address judged, and the name travels in the TLS handshake alone.
+	it('asks the proxy to CONNECT to the address judged for an https photo, the certificate checked against the name', async () => {
+		const key = readFileSync(join(certificates, 'server.key'));
+		const cert = readFileSync(join(certificates, 'server.crt'));
+		const serverNames: unknown[] = [];
+		const server = createHttpsServer({ key, cert }, (request, response) => {
+			serverNames.push((request.socket as tls.TLSSocket).servername);
+			answer(request, response);
+		});
+		const port = await listen(server);
+		process.env.HTTPS_PROXY = proxy.url;
+		const tunnel = `CONNECT 127.0.0.1:${port}`;
+		const before = proxy.requests().length;
+		expect(await get(`https://localhost:${port}/p.jpg`)).toBe(200);
+		expect(proxy.requests().slice(before)).toEqual([tunnel]);
+		expect(serverNames).toEqual(['localhost']);
+		expect(seen.map((headers) => headers.host)).toEqual([`localhost:${port}`]);
+		// Through the tunnel too, a name the certificate lacks is refused though its address is in it.
+		const error = await failure(get(`https://other.pinned.invalid:${port}/p.jpg`));
+		expect(error.message).toMatch(/not in the cert's altnames/);
+		expect(proxy.requests().slice(before)).toEqual([tunnel, tunnel]);
+		expect(seen).toHaveLength(1);
+	});
+
+	it('reaches a host NO_PROXY names directly, at the address judged', async () => {
+		const port = await listen(createHttpServer(answer));
+		process.env.HTTP_PROXY = proxy.url;
+		process.env.NO_PROXY = 'photos.pinned.invalid';
+		const before = proxy.requests().length;
+		// No resolver knows the name: only a connection to the address judged reaches the host.
+		expect(await get(`http://photos.pinned.invalid:${port}/p.jpg`)).toBe(200);
+		expect(proxy.requests().slice(before)).toEqual([]);
+		expect(seen.map((headers) => headers.host)).toEqual([`photos.pinned.invalid:${port}`]);
+	});
 });

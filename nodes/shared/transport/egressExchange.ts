@@ -101,7 +101,9 @@ export async function exchangeElsewhere(
 		...STREAMED_ANSWER,
 		abortSignal: exchange.signal,
 		// The agent's host is where the connection goes; the URL's name stays the Host header and the
-		// name the certificate is checked against. A proxy, when n8n uses one, is still asked by name.
+		// name the certificate is checked against. Behind a proxy n8n asks for plain http by name but
+		// tunnels https to this address: the node cannot tell whether n8n uses one (it reads no
+		// environment), and a pin dropped for the proxy would be dropped for direct connections too.
 		...(judged !== undefined && { agentOptions: { host: judged } }),
 	};
 	const response = (await context.helpers.httpRequest(options)) as IN8nHttpFullResponse;
