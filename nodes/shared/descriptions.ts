@@ -3,8 +3,9 @@ import type { INodeProperties } from 'n8n-workflow';
 import { ALLOWED_INTERNAL_HOSTS, EXTERNAL_ID, SERVICE_ID } from './transport';
 
 /*
- * The editor fields both nodes share, each read where it is used (customer.ts, errorDocument.ts,
- * the transport's allowance).
+ * The editor fields that both nodes, or several operations, share; each is read where it is used
+ * (customer.ts, errorDocument.ts, the transport's allowance, the action node's waiting.ts and
+ * uploadSession/sessionId.ts).
  */
 
 /**
@@ -94,4 +95,29 @@ export const allowedInternalHostsOption: INodeProperties = {
 	placeholder: 'e.g. dam.intranet:8443, 10.20.0.0/16',
 	description:
 		'Hosts inside your network this node may fetch photos (Photo URL) or error documents from, separated by commas: a host (any port), host:port, or a network (CIDR, not one naming every address such as 0.0.0.0/0); a host named here may also be reached over plain http. Empty: the public internet only; a URL or a redirect leading to a loopback, private, link-local or other internal address fails before anything is sent to it.',
+};
+
+export const DEFAULT_WAIT_TIMEOUT_SECONDS = 300;
+
+/** For the operations that wait for uploads to be processed. */
+export const waitTimeoutOption: INodeProperties = {
+	displayName: 'Timeout (Seconds)',
+	name: 'timeout',
+	type: 'number',
+	typeOptions: { minValue: 0 },
+	default: DEFAULT_WAIT_TIMEOUT_SECONDS,
+	description:
+		'How long to wait for the uploads of this item. Those still in the queue then come out with the status processing and timedOut true.',
+};
+
+/** For the operations that act on one upload session. */
+export const sessionIdField: INodeProperties = {
+	displayName: 'Session ID',
+	name: 'sessionId',
+	type: 'string',
+	default: '',
+	required: true,
+	placeholder: 'e.g. 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
+	description: 'The session ID (a GUID) that an upload returned',
+	hint: "Usually the sessionId field of a document upload's output",
 };

@@ -1,21 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { DEFAULT_WAIT_TIMEOUT_SECONDS } from '../../shared/descriptions';
 import type { SessionOutcome, SessionToAwait } from '../../shared/sessions';
 import type { CustomerOverride } from '../../shared/transport';
-
-const DEFAULT_WAIT_TIMEOUT_SECONDS = 300;
-
-/** For the operations that wait for uploads to be processed. */
-export const waitTimeoutOption: INodeProperties = {
-	displayName: 'Timeout (Seconds)',
-	name: 'timeout',
-	type: 'number',
-	typeOptions: { minValue: 0 },
-	default: DEFAULT_WAIT_TIMEOUT_SECONDS,
-	description:
-		'How long to wait for the uploads of this item. Those still in the queue then come out with the status processing and timedOut true.',
-};
 
 /** The options of an item that say how its sessions are awaited. */
 export interface WaitOptions {

@@ -4,8 +4,8 @@ import {
 	customerOption,
 	includeErrorMessageOption,
 	allowedInternalHostsOption,
+	waitTimeoutOption,
 } from '../../../shared/descriptions';
-import { waitTimeoutOption } from '../waiting';
 import { changedProductsFields } from './changedProducts/settings';
 
 /**

@@ -7,8 +7,9 @@ import {
 	customerOption,
 	includeErrorMessageOption,
 	allowedInternalHostsOption,
+	sessionIdField,
 } from '../../../shared/descriptions';
-import { getSessionId, sessionIdField } from './sessionId';
+import { getSessionId } from './sessionId';
 
 const properties: INodeProperties[] = [
 	sessionIdField,

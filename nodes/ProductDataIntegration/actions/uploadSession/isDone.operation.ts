@@ -3,8 +3,8 @@ import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
 import { cleanServiceText, serviceRequest } from '../../../shared/transport';
 import { getCustomerOverride } from '../../../shared/customer';
-import { customerOnlyOptions } from '../../../shared/descriptions';
-import { getSessionId, sessionIdField } from './sessionId';
+import { customerOnlyOptions, sessionIdField } from '../../../shared/descriptions';
+import { getSessionId } from './sessionId';
 
 const properties: INodeProperties[] = [sessionIdField, customerOnlyOptions];
 

@@ -1,18 +1,7 @@
-import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { normalizeSessionId } from '../../../shared/sessions';
-
-export const sessionIdField: INodeProperties = {
-	displayName: 'Session ID',
-	name: 'sessionId',
-	type: 'string',
-	default: '',
-	required: true,
-	placeholder: 'e.g. 3f2504e0-4f89-41d3-9a0c-0305e82c3301',
-	description: 'The session ID (a GUID) that an upload returned',
-	hint: "Usually the sessionId field of a document upload's output",
-};
 
 function invalidSessionId(
 	context: IExecuteFunctions,

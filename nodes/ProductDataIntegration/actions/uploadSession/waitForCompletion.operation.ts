@@ -6,6 +6,7 @@ import {
 	customerOption,
 	includeErrorMessageOption,
 	allowedInternalHostsOption,
+	waitTimeoutOption,
 } from '../../../shared/descriptions';
 import {
 	isUnfollowedSession,
@@ -14,7 +15,7 @@ import {
 	type WaitResult,
 } from '../../../shared/sessions';
 import type { ItemFailures } from '../itemErrors';
-import { waitedOutcome, waitSettings, waitTimeoutOption, type WaitOptions } from '../waiting';
+import { waitedOutcome, waitSettings, type WaitOptions } from '../waiting';
 import { getSessionIds } from './sessionId';
 
 const properties: INodeProperties[] = [
