@@ -191,6 +191,17 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 		}
 	});
 
+	it('Send All Products sends every product of the run, then remembers them again', async () => {
+		await run(asItems(products(0, 3)));
+		emulator.reset();
+		const all = await run(asItems(products(0, 3)), inParts({ sendAllProducts: true }));
+		expect(all.output[0][0].json.run).toMatchObject({ sent: 3, unchanged: 0 });
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2']);
+		emulator.reset();
+		await run(asItems(products(0, 3)));
+		expect(requests()).toBe(0);
+	});
+
 	it('Validate Only looks up the memory and writes nothing', async () => {
 		await run(asItems(products(0, 3)));
 		const changed = products(0, 3);
