@@ -109,9 +109,14 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 	});
 
 	it('keeps the memory in Redis, where the product ids and contents are digests', async () => {
+		const memories = async () =>
+			(await raw.keys('n8n-nodes-product-data-integration:products:*')).filter(
+				(key) => !key.endsWith(':claims'),
+			);
+		const before = new Set(await memories());
 		await run(asItems(products(0, 5)));
-		const memoryKeys = await raw.keys('n8n-nodes-product-data-integration:products:*');
-		const memory = memoryKeys.find((key) => !key.endsWith(':claims')) as string;
+		// This node's memory: the one the run added beside those of the tests before it.
+		const [memory] = (await memories()).filter((key) => !before.has(key));
 		const fields = await raw.hgetall(memory);
 		expect(Object.keys(fields)).toHaveLength(5);
 		expect(JSON.stringify(fields)).not.toMatch(/P-\d|Product \d/);
