@@ -83,7 +83,8 @@ export function overlapRefusal(context: IExecuteFunctions): NodeOperationError {
 	);
 }
 
-function digest(...parts: string[]): string {
+/** The memory's digest of a product's parts (its destination, id, content). */
+export function digest(...parts: string[]): string {
 	return createHash('sha256').update(parts.join('\n')).digest('hex');
 }
 

@@ -1,11 +1,10 @@
-import { createHash } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { mapWithPauses } from '../../../../shared/pauses';
 import { edition, type ProductMemory } from '../../../../shared/ports';
 import { getServiceCredentials, holderOf } from '../../../../shared/transport';
-import type { ProductEntry, Recalled } from './memory';
+import { digest, type ProductEntry, type Recalled } from './memory';
 
 /**
  * Only Changed Products when each run holds part of the catalogue (a page of a shop, a delta
@@ -27,10 +26,6 @@ const FAILED = 'f';
  * writes nothing of what it no longer holds, and those products go again in a later run.
  */
 export const CLAIM_MS = 3 * 3600 * 1000;
-
-function digest(...parts: string[]): string {
-	return createHash('sha256').update(parts.join('\n')).digest('hex');
-}
 
 /** 128 bits: no two products of a memory at its bound share a key in any likelihood that matters. */
 export function productKey(entry: ProductEntry): string {
