@@ -11,7 +11,9 @@ import { sharingFor } from './sharing';
  * the account's rate limit uses in the same Redis (see ./sharedRegistry.ts): one hash per node of a
  * password holder (product key -> value), beside it a hash of the claims of the runs that are
  * sending products (product key -> run and until when), and per holder an index of its memories
- * for the holder's bound.
+ * for the holder's bound. Products collected to be sent together (see ProductMemory.collect) wait
+ * in a hash of their own (product key -> staged value) with a list of their keys in the order they
+ * came and how their documents are built; their claims name the collection instead of a run.
  */
 
 /** Products per node, and of all of a holder's nodes together: a run that would pass either is refused. */
@@ -41,7 +43,10 @@ const KEYS_PER_COMMAND = 1000;
 // KEYS: the memory. ARGV: the product keys. Answers each one's value, false where there is none.
 const RECALL = `return redis.call('HMGET', KEYS[1], unpack(ARGV))`;
 
-// Shared by CLAIM and REMEMBER: the run holding a claim while it lasts, or nil.
+/** The claimant of a collected product: any run may collect it again (its newer content replaces it). */
+const COLLECTION = 'collected';
+
+// Shared by the scripts: the run holding a claim while it lasts, or nil.
 const CLAIMANT = `
 local function claimant(claims, key, now)
 	local claim = redis.call('HGET', claims, key)
@@ -61,7 +66,7 @@ local now, run, untilMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local taken, free, fresh = {}, {}, 0
 for i = 7, #ARGV do
 	local holder = claimant(KEYS[2], ARGV[i], now)
-	if holder and holder ~= run then
+	if holder and holder ~= run and holder ~= '${COLLECTION}' then
 		taken[#taken + 1] = ARGV[i]
 	else
 		free[#free + 1] = ARGV[i]
@@ -113,6 +118,55 @@ end
 return written
 `;
 
+// KEYS: the claims, the collected products, their order, how their documents are built. ARGV: now,
+// run, until, how documents are built, then key and staged value per product. Answers {1, how
+// documents are built} when the products waiting are for other documents (nothing collected), else
+// {0, keys another run holds...} having collected the others.
+const COLLECT = `${CLAIMANT}
+local now, run, untilMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local held = redis.call('GET', KEYS[4])
+if held and held ~= ARGV[4] and redis.call('LLEN', KEYS[3]) > 0 then return {1, held} end
+local answer, collected = {0}, 0
+for i = 5, #ARGV, 2 do
+	local holder = claimant(KEYS[1], ARGV[i], now)
+	if holder and holder ~= run and holder ~= '${COLLECTION}' then
+		answer[#answer + 1] = ARGV[i]
+	else
+		if redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) == 1 then redis.call('RPUSH', KEYS[3], ARGV[i]) end
+		redis.call('HSET', KEYS[1], ARGV[i], '${COLLECTION} ' .. ARGV[3])
+		collected = collected + 1
+	end
+end
+if collected > 0 then
+	redis.call('SET', KEYS[4], ARGV[4])
+	for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], untilMs - now) end
+	if redis.call('PTTL', KEYS[1]) < untilMs - now then redis.call('PEXPIRE', KEYS[1], untilMs - now) end
+end
+return answer
+`;
+
+// KEYS: as COLLECT's. ARGV: now, run, until, least, most. Answers {} when fewer than least (or no)
+// products wait, else how their documents are built, then key and staged value of each product
+// taken (the oldest, at most most), claimed by the run.
+const TAKE = `
+local now, untilMs = tonumber(ARGV[1]), tonumber(ARGV[3])
+local waiting = redis.call('LLEN', KEYS[3])
+if waiting == 0 or waiting < tonumber(ARGV[4]) then return {} end
+local answer = {redis.call('GET', KEYS[4]) or ''}
+for _ = 1, math.min(waiting, tonumber(ARGV[5])) do
+	local key = redis.call('LPOP', KEYS[3])
+	local staged = redis.call('HGET', KEYS[2], key)
+	if staged then
+		redis.call('HDEL', KEYS[2], key)
+		redis.call('HSET', KEYS[1], key, ARGV[2] .. ' ' .. ARGV[3])
+		answer[#answer + 1] = key
+		answer[#answer + 1] = staged
+	end
+end
+if redis.call('PTTL', KEYS[1]) < untilMs - now then redis.call('PEXPIRE', KEYS[1], untilMs - now) end
+return answer
+`;
+
 function readValues(reply: unknown, count: number): Array<string | undefined> | undefined {
 	if (!Array.isArray(reply) || reply.length !== count) return undefined;
 	const values: Array<string | undefined> = [];
@@ -131,6 +185,32 @@ function readClaim(reply: unknown): string[] | 'full' | undefined {
 	return taken.every((key) => typeof key === 'string') ? (taken as string[]) : undefined;
 }
 
+function readCollect(
+	reply: unknown,
+): { notCollected: Set<string> } | { otherDocuments: string } | undefined {
+	if (
+		!Array.isArray(reply) ||
+		!reply.every((value) => typeof value === 'string' || value === 0 || value === 1)
+	)
+		return undefined;
+	if (reply[0] === 1)
+		return typeof reply[1] === 'string' ? { otherDocuments: reply[1] } : undefined;
+	if (reply[0] !== 0) return undefined;
+	return { notCollected: new Set(reply.slice(1) as string[]) };
+}
+
+function readTake(
+	reply: unknown,
+): { documents: string; products: Array<[string, string]> } | 'none' | undefined {
+	if (!Array.isArray(reply) || !reply.every((value) => typeof value === 'string')) return undefined;
+	if (reply.length === 0) return 'none';
+	if (reply.length % 2 !== 1) return undefined;
+	const products: Array<[string, string]> = [];
+	for (let index = 1; index < reply.length; index += 2)
+		products.push([reply[index] as string, reply[index + 1] as string]);
+	return { documents: reply[0] as string, products };
+}
+
 function readCount(reply: unknown): number | undefined {
 	return typeof reply === 'number' && Number.isInteger(reply) && reply >= 0 ? reply : undefined;
 }
@@ -146,6 +226,8 @@ export class RedisProductMemory implements ProductMemory {
 	readonly bound: number;
 
 	private readonly keys: string[];
+
+	private readonly collectionKeys: string[];
 
 	private readonly store: SharedBucketStore;
 
@@ -168,6 +250,12 @@ export class RedisProductMemory implements ProductMemory {
 			`${KEY_PREFIX}${scope}:claims`,
 			`${holderKeys}:memories`,
 			`${holderKeys}:memory-products`,
+		];
+		this.collectionKeys = [
+			`${KEY_PREFIX}${scope}:claims`,
+			`${KEY_PREFIX}${scope}:collected`,
+			`${KEY_PREFIX}${scope}:collected-order`,
+			`${KEY_PREFIX}${scope}:collected-documents`,
 		];
 	}
 
@@ -228,6 +316,33 @@ export class RedisProductMemory implements ProductMemory {
 		for (const slice of slices(released, KEYS_PER_COMMAND))
 			await this.store.run(REMEMBER, this.keys, [...head(), '0', ...slice], readCount);
 		return written;
+	}
+
+	async collect(
+		entries: Array<[key: string, staged: string]>,
+		runId: string,
+		documents: string,
+		untilMs: number,
+	): Promise<{ notCollected: Set<string> } | { otherDocuments: string }> {
+		const notCollected = new Set<string>();
+		for (const slice of slices(entries, KEYS_PER_COMMAND)) {
+			const args = [String(this.now()), runId, String(untilMs), documents, ...slice.flat()];
+			const answer = await this.store.run(COLLECT, this.collectionKeys, args, readCollect);
+			if ('otherDocuments' in answer) return answer;
+			for (const key of answer.notCollected) notCollected.add(key);
+		}
+		return { notCollected };
+	}
+
+	async take(
+		runId: string,
+		untilMs: number,
+		least: number,
+		most: number,
+	): Promise<{ documents: string; products: Array<[key: string, staged: string]> } | undefined> {
+		const args = [this.now(), runId, untilMs, least, most].map(String);
+		const answer = await this.store.run(TAKE, this.collectionKeys, args, readTake);
+		return answer === 'none' ? undefined : answer;
 	}
 }
 

@@ -29,4 +29,27 @@ export interface ProductMemory {
 		runId: string,
 		released: string[],
 	): Promise<number>;
+	/**
+	 * Collects products to be sent together with those of other runs (see `take`): each entry's
+	 * key must be claimed by `runId` or already collected; its claim passes to the collection until
+	 * `untilMs`, and a collected key's staged value is replaced. `documents` says how the collection's
+	 * documents are built and sent; a collection that holds products for other `documents` takes
+	 * none and answers those. Otherwise answers the keys it did not collect (claimed by another run).
+	 */
+	collect(
+		entries: Array<[key: string, staged: string]>,
+		runId: string,
+		documents: string,
+		untilMs: number,
+	): Promise<{ notCollected: Set<string> } | { otherDocuments: string }>;
+	/**
+	 * Takes `most` collected products, oldest first, for `runId` to send (claimed until `untilMs`),
+	 * when at least `least` are collected; else undefined and nothing taken.
+	 */
+	take(
+		runId: string,
+		untilMs: number,
+		least: number,
+		most: number,
+	): Promise<{ documents: string; products: Array<[key: string, staged: string]> } | undefined>;
 }
