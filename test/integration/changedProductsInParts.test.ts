@@ -176,6 +176,12 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 				if (entries.length > 0) throw new Error('connection lost');
 				return 0;
 			},
+			collect: async () => {
+				throw new Error('not a collecting run');
+			},
+			take: async () => {
+				throw new Error('not a collecting run');
+			},
 		};
 		useEdition({ ...EDITION, productMemory: () => failing });
 		try {

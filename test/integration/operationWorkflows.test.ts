@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import type { INodeExecutionData, IWorkflowBase } from 'n8n-workflow';
 
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
+import { closeStores } from '../../nodes/shared/fullEdition/sharedRegistry';
 import { runNode } from '../../scripts/n8n/in-process';
+import { startRedis, type RedisServer } from '../../scripts/redis';
 import { FAST_BUCKET, useEmulator } from '../helpers/emulator';
 
 const node = new ProductDataIntegration();
@@ -41,8 +43,19 @@ function stepsOf(workflow: CaseWorkflow): CaseWorkflow['nodes'] {
 	return steps as CaseWorkflow['nodes'];
 }
 
+/** A case that collects changed products keeps them in the account's Redis, as queue mode has one. */
+function needsRedis(workflow: CaseWorkflow): boolean {
+	return workflow.nodes.some(({ parameters }) => parameters.sendChangedProducts === 'collected');
+}
+
 describe('every operation of the action node: its happy path as a workflow', () => {
 	const { credentials } = useEmulator(FAST_BUCKET);
+	let redis: RedisServer | undefined;
+
+	afterAll(async () => {
+		await closeStores();
+		await redis?.stop();
+	});
 
 	// Each case starts as in a fresh n8n: no image is known from an earlier case's upload.
 	beforeEach(async () => {
@@ -72,6 +85,11 @@ describe('every operation of the action node: its happy path as a workflow', () 
 		async (_name, workflow) => {
 			const [trigger, ...steps] = stepsOf(workflow);
 			expect(steps.length).toBeGreaterThan(0);
+			if (needsRedis(workflow)) redis ??= await startRedis();
+			const sharing =
+				needsRedis(workflow) && redis
+					? { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: redis.port }
+					: {};
 			let items = workflow.pinData?.[trigger.name] ?? [{ json: {} }];
 			for (const step of steps) {
 				expect(step.type).toBe(NODE_TYPE);
@@ -79,7 +97,7 @@ describe('every operation of the action node: its happy path as a workflow', () 
 					node,
 					parameters: step.parameters,
 					items,
-					credentials: credentials(),
+					credentials: credentials(sharing),
 				});
 				expect({ step: step.name, error }).toEqual({ step: step.name, error: undefined });
 				items = output[0];

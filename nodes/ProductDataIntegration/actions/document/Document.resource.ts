@@ -2,10 +2,11 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import type { ResourceOperations } from '../types';
 import * as getMany from './getMany.operation';
+import * as sendCollected from './sendCollected.operation';
 import * as upload from './upload.operation';
 import * as uploadCustom from './uploadCustom.operation';
 
-export const operations: ResourceOperations = { upload, uploadCustom, getMany };
+export const operations: ResourceOperations = { upload, uploadCustom, getMany, sendCollected };
 
 export const description: INodeProperties[] = [
 	{
@@ -21,6 +22,13 @@ export const description: INodeProperties[] = [
 				description:
 					'List the XML documents uploaded on a given day, with their session IDs and errors',
 				action: 'Get many uploaded documents',
+			},
+			{
+				name: 'Send Collected Products',
+				value: 'sendCollected',
+				description:
+					'Send the changed products that runs of Only Changed Products collected under a Memory Name, in full documents, and remember what the service confirms',
+				action: 'Send collected products',
 			},
 			{
 				name: 'Upload',
@@ -42,4 +50,5 @@ export const description: INodeProperties[] = [
 	...upload.description,
 	...uploadCustom.description,
 	...getMany.description,
+	...sendCollected.description,
 ];

@@ -121,7 +121,7 @@ const BYTES_BETWEEN_PAUSES = 1024 * 1024;
  * Checks and hashes a document held in memory in slices with a pause between them: a document of a
  * whole catalogue (tens of MB) does not hold n8n up in one piece.
  */
-async function checkAndHash(
+export async function checkAndHash(
 	buffer: Buffer,
 	validate: boolean,
 ): Promise<{ problem: XmlProblem | null; sha256: string }> {
@@ -296,7 +296,7 @@ function readTextDocument(context: IExecuteFunctions, itemIndex: number): Buffer
 	return Buffer.from(value, 'utf8');
 }
 
-function elementName(
+export function elementName(
 	context: IExecuteFunctions,
 	parameter: 'rootElement' | 'itemElement',
 	itemIndex: number,
@@ -346,7 +346,7 @@ async function buildDocument(
 	return Buffer.from(buildXmlDocument(entries, { rootElement, declaration }), 'utf8');
 }
 
-function prepareEntry(
+export function prepareEntry(
 	context: IExecuteFunctions,
 	items: INodeExecutionData[],
 	itemIndexes: number[],

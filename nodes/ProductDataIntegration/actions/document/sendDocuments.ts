@@ -207,7 +207,7 @@ async function recoverUpload(
 	);
 }
 
-async function sendDocument(
+export async function sendDocument(
 	context: IExecuteFunctions,
 	document: XmlDocument,
 	endpoint: UploadEndpoint,

@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { mapWithPauses } from '../../../../shared/pauses';
 import { edition, type ProductMemory } from '../../../../shared/ports';
-import { getServiceCredentials, holderOf } from '../../../../shared/transport';
+import { cleanServiceText, getServiceCredentials, holderOf } from '../../../../shared/transport';
 import { digest, type ProductEntry, type Recalled } from './memory';
 
 /**
@@ -18,7 +18,7 @@ import { digest, type ProductEntry, type Recalled } from './memory';
  * Products of other runs stay as they are: a run never forgets what it does not hold.
  */
 
-const FAILED = 'f';
+export const FAILED = 'f';
 
 /**
  * How long a run holds the products it sends against other runs of the node: a run that ends
@@ -32,7 +32,7 @@ export function productKey(entry: ProductEntry): string {
 	return digest(entry.destination, entry.product).slice(0, 32);
 }
 
-function confirmedValue(entry: ProductEntry): string {
+export function confirmedValue(entry: ProductEntry): string {
 	return `c${digest(entry.destination, entry.product, entry.content).slice(0, 32)}`;
 }
 
@@ -50,12 +50,21 @@ export function memoryUnavailable(context: IExecuteFunctions, error: unknown): N
 	);
 }
 
-/** Where the account keeps the memory per product of this node, or a clear error before any request. */
-export async function productMemoryOf(context: IExecuteFunctions): Promise<ProductMemory> {
+/**
+ * Where the account keeps the memory per product of this node (or, named, of every node naming it
+ * with the same password), or a clear error before any request.
+ */
+export async function productMemoryOf(
+	context: IExecuteFunctions,
+	memoryName?: string,
+): Promise<ProductMemory> {
 	const credentials = await getServiceCredentials(context, 0);
 	const holder = holderOf(credentials);
 	const node = context.getNode();
-	const scope = digest(holder, context.getWorkflow().id ?? '', node.id || node.name);
+	const scope =
+		memoryName === undefined
+			? digest(holder, context.getWorkflow().id ?? '', node.id || node.name)
+			: digest(holder, 'named memory', memoryName);
 	const memory = edition().productMemory(credentials, holder, scope);
 	if (memory) return memory;
 	throw new NodeOperationError(
@@ -97,4 +106,21 @@ export async function partEntries(
 		])),
 		...(await mapWithPauses(failed, (entry): [string, string] => [productKey(entry), FAILED])),
 	];
+}
+
+/** A product that another run is sending (or, collected, has taken to send) fails its item. */
+export function beingSentElsewhere(
+	context: IExecuteFunctions,
+	product: string,
+	itemIndex: number,
+): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`The product "${cleanServiceText(product, 100)}" of item ${itemIndex} is being sent by another run of this node`,
+		{
+			itemIndex,
+			description:
+				'Nothing was sent for it: two runs sending one product at once could leave the memory taking the older content as confirmed. It goes in a later run once the other has finished.',
+		},
+	);
 }

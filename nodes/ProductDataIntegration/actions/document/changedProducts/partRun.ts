@@ -4,13 +4,14 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { forEachWithPauses } from '../../../../shared/pauses';
 import type { ProductMemory } from '../../../../shared/ports';
-import { cleanServiceText } from '../../../../shared/transport';
 import type { ItemFailures } from '../../itemErrors';
 import { uploadPlans, type UploadEndpoint } from '../sendDocuments';
-import { uploadSettings } from '../uploadSettings';
+import { uploadSettings, type UploadSettings } from '../uploadSettings';
 import { nothingRecalled } from './memory';
+import { collectChanged } from './collectedRun';
 import { runOutput, sessionOutcomes, validatedOutput, type CheckedProducts } from './outputs';
 import {
+	beingSentElsewhere,
 	CLAIM_MS,
 	memoryUnavailable,
 	partEntries,
@@ -35,7 +36,7 @@ export async function uploadChangedPart(
 	endpoint: UploadEndpoint,
 	settings: ChangedProductsSettings,
 ): Promise<INodeExecutionData[]> {
-	const memory = await productMemoryOf(context);
+	const memory = await productMemoryOf(context, settings.collect?.memoryName);
 	const upload = uploadSettings(context);
 	const recall: RecallProducts = async (entries) => ({
 		recalled: settings.sendAll
@@ -52,52 +53,90 @@ export async function uploadChangedPart(
 		recall,
 	);
 	if (settings.validateOnly) {
-		const plans = await planChanged(context, items, upload, checked);
+		// Collected products go in the collection's documents, which no single run can foresee.
+		const plans = settings.collect ? [] : await planChanged(context, items, upload, checked);
 		return await validatedOutput(
 			context,
 			items,
 			failures,
 			checked,
 			plans,
-			{},
+			settings.collect ? { memoryName: settings.collect.memoryName, collecting: true } : {},
 			settings.outputUnchanged,
 		);
 	}
 
 	const runId = randomUUID();
 	const claimed: string[] = [];
-	let released = false;
+	const released = { done: false };
 	try {
 		await claimToSend(context, memory, checked, failures, runId, claimed);
-		const plans = await planChanged(context, items, upload, checked);
-		const slots = await uploadPlans(context, plans, failures, endpoint);
-		const outcomes = await sessionOutcomes(slots, checked.entries);
-		const entries = await partEntries(outcomes.confirmed, outcomes.refused);
-		// What was uploaded reaches the output whatever Redis answers now.
-		const note = await memory.remember(entries, runId, claimed).then(
-			(written) =>
-				written < entries.length
-					? {
-							memory: `${entries.length - written} products not remembered: this run held them longer than ${CLAIM_MS / 3_600_000} hours, so another run may have sent them since. They go again in a later run.`,
-						}
-					: {},
-			(error: unknown) => ({
-				memory: `Not remembered: Redis could not be asked (${(error as Error).message}). What this run sent goes again in a later run.`,
-			}),
-		);
-		released = true;
-		return await runOutput(items, failures, checked, outcomes, note, settings.outputUnchanged);
+		const { collect } = settings;
+		if (collect) {
+			// Collected products' claims pass to the collection; the rest are let go below.
+			return await collectChanged(
+				context,
+				items,
+				failures,
+				endpoint,
+				upload,
+				memory,
+				checked,
+				runId,
+				{
+					...settings,
+					collect,
+				},
+			);
+		}
+		return await sendChanged(context, items, failures, endpoint, upload, memory, checked, {
+			runId,
+			claimed,
+			released,
+			outputUnchanged: settings.outputUnchanged,
+		});
 	} finally {
 		// A claim Redis does not hear of runs out on its own (CLAIM_MS).
-		if (!released) await memory.remember([], runId, claimed).catch(() => undefined);
+		if (!released.done) await memory.remember([], runId, claimed).catch(() => undefined);
 	}
+}
+
+/** With Each Run: the run's changed products go in documents of its own, awaited and remembered. */
+async function sendChanged(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	failures: ItemFailures,
+	endpoint: UploadEndpoint,
+	upload: UploadSettings,
+	memory: ProductMemory,
+	checked: CheckedProducts,
+	run: { runId: string; claimed: string[]; released: { done: boolean }; outputUnchanged: boolean },
+): Promise<INodeExecutionData[]> {
+	const plans = await planChanged(context, items, upload, checked);
+	const slots = await uploadPlans(context, plans, failures, endpoint);
+	const outcomes = await sessionOutcomes(slots, checked.entries);
+	const entries = await partEntries(outcomes.confirmed, outcomes.refused);
+	// What was uploaded reaches the output whatever Redis answers now.
+	const note = await memory.remember(entries, run.runId, run.claimed).then(
+		(written) =>
+			written < entries.length
+				? {
+						memory: `${entries.length - written} products not remembered: this run held them longer than ${CLAIM_MS / 3_600_000} hours, so another run may have sent them since. They go again in a later run.`,
+					}
+				: {},
+		(error: unknown) => ({
+			memory: `Not remembered: Redis could not be asked (${(error as Error).message}). What this run sent goes again in a later run.`,
+		}),
+	);
+	run.released.done = true;
+	return await runOutput(items, failures, checked, outcomes, note, run.outputUnchanged);
 }
 
 /**
  * Claims the products to send (into `claimed`); a product another run of the node is sending
  * fails its item, and a run that would pass the memory's bound is refused before any request.
  */
-async function claimToSend(
+export async function claimToSend(
 	context: IExecuteFunctions,
 	memory: ProductMemory,
 	checked: CheckedProducts,
@@ -133,15 +172,7 @@ async function claimToSend(
 	for (const [itemIndex, key] of toSend) {
 		if (!answer.taken.has(key)) continue;
 		const product = checked.entries.get(itemIndex)?.product ?? '';
-		const error = new NodeOperationError(
-			context.getNode(),
-			`The product "${cleanServiceText(product, 100)}" of item ${itemIndex} is being sent by another run of this node`,
-			{
-				itemIndex,
-				description:
-					'Nothing was sent for it: two runs sending one product at once could leave the memory taking the older content as confirmed. It goes in a later run once the other has finished.',
-			},
-		);
+		const error = beingSentElsewhere(context, product, itemIndex);
 		checked.entries.delete(itemIndex);
 		checked.itemErrors.set(itemIndex, error);
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);

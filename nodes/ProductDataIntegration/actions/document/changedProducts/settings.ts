@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 /** The fields of Only Changed Products, shown with every XML source. */
@@ -44,6 +44,59 @@ export const changedProductsFields: INodeProperties[] = [
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 	{
+		displayName: 'Send Changed Products',
+		name: 'sendChangedProducts',
+		type: 'options',
+		options: [
+			{
+				name: 'With Each Run',
+				value: 'withEachRun',
+				description:
+					'Each run sends its own changed products: one upload per run that holds a change',
+			},
+			{
+				name: 'Collected Into Full Documents',
+				value: 'collected',
+				description:
+					'The changed products of every run naming the memory are collected in Redis; a run that fills a document sends it, and the Send Collected Products operation sends the rest once the last run has ended',
+			},
+		],
+		default: 'withEachRun',
+		description:
+			'Whether each run sends its changed products itself or collects them with those of other runs, so that a night of many pages costs one upload per full document',
+		displayOptions: {
+			show: {
+				onlyChangedProducts: [true],
+				productsInEachRun: ['partOfCatalogue'],
+				source: ['items'],
+			},
+		},
+	},
+	{
+		displayName: 'Memory Name',
+		name: 'memoryName',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. shop-catalogue',
+		description:
+			'Names the memory and the collection of these products: every node naming it with the same credential password shares them, and Send Collected Products names it to send the rest',
+		displayOptions: {
+			show: {
+				onlyChangedProducts: [true],
+				productsInEachRun: ['partOfCatalogue'],
+				source: ['items'],
+				sendChangedProducts: ['collected'],
+			},
+		},
+	},
+	productsPerDocumentField({
+		onlyChangedProducts: [true],
+		productsInEachRun: ['partOfCatalogue'],
+		source: ['items'],
+		sendChangedProducts: ['collected'],
+	}),
+	{
 		displayName: 'Validate Only',
 		name: 'validateOnly',
 		type: 'boolean',
@@ -83,10 +136,32 @@ export const changedProductsFields: INodeProperties[] = [
 	},
 ];
 
+/** Products per document of a collection, shown where `show` holds. */
+export function productsPerDocumentField(show: IDisplayOptions['show']): INodeProperties {
+	return {
+		displayName: 'Products per Document',
+		name: 'productsPerDocument',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 10_000,
+		description:
+			'How many collected products go into one document: each document costs one upload and one status read',
+		displayOptions: { show },
+	};
+}
+
+/** Collected Into Full Documents: the collection the run's changed products join. */
+export interface CollectSettings {
+	memoryName: string;
+	productsPerDocument: number;
+}
+
 export interface ChangedProductsSettings {
 	productField: string;
 	/** Each run holds part of the catalogue: the memory per product (see partMemory.ts). */
 	partOfCatalogue: boolean;
+	/** Set when the changed products of a part are collected with other runs' (see collectedRun.ts). */
+	collect?: CollectSettings;
 	validateOnly: boolean;
 	sendAll: boolean;
 	countMissing: boolean;
@@ -107,13 +182,43 @@ export function changedProductsSettings(
 	}
 	const partOfCatalogue =
 		context.getNodeParameter('productsInEachRun', 0, 'wholeCatalogue') === 'partOfCatalogue';
+	const collect =
+		partOfCatalogue &&
+		context.getNodeParameter('source', 0) === 'items' &&
+		context.getNodeParameter('sendChangedProducts', 0, 'withEachRun') === 'collected'
+			? collectSettings(context)
+			: undefined;
 	return {
 		productField,
 		partOfCatalogue,
+		...(collect && { collect }),
 		validateOnly: context.getNodeParameter('validateOnly', 0, false) === true,
 		sendAll: context.getNodeParameter('sendAllProducts', 0, false) === true,
 		countMissing:
 			!partOfCatalogue && context.getNodeParameter('countMissingProducts', 0, false) === true,
 		outputUnchanged: context.getNodeParameter('outputUnchangedProducts', 0, true) !== false,
 	};
+}
+
+/** The memory name and document size of a collection, checked before any request. */
+export function collectSettings(context: IExecuteFunctions, itemIndex = 0): CollectSettings {
+	const memoryName = String(context.getNodeParameter('memoryName', itemIndex, '')).trim();
+	if (memoryName === '') {
+		throw new NodeOperationError(context.getNode(), `Memory Name of item ${itemIndex} is empty`, {
+			itemIndex,
+			description:
+				'Name the memory the changed products are collected in, e.g. shop-catalogue: Send Collected Products names it too',
+		});
+	}
+	const productsPerDocument = Number(
+		context.getNodeParameter('productsPerDocument', itemIndex, 10_000),
+	);
+	if (!Number.isInteger(productsPerDocument) || productsPerDocument < 1) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Products per Document of item ${itemIndex} must be a whole number of 1 or more`,
+			{ itemIndex, description: 'e.g. 10000: each document costs one upload and one status read' },
+		);
+	}
+	return { memoryName, productsPerDocument };
 }
