@@ -4,21 +4,35 @@
  * server would serve them.
  *
  *   const shop = await startShop({ products: 10_000 });
- *   // GET  {shop.url}/api/products?page=1  -> { products, page, pageSize, total, next }
+ *   // GET  {shop.url}/api/products?page=1  -> { products, page, pageSize, total, next, changedUntil }
+ *   // GET  {shop.url}/api/products?updatedSince=2026-01-01T00:00:00.000Z&page=1
+ *   //                                      -> the same, of the products changed after that time
  *   // GET  {shop.url}/photos/P00001-1.jpg  -> 20 KB of JPEG-like bytes, ETag, Last-Modified
  *   shop.changePhotos(200);                 // the first 200 photos get a new version
+ *   shop.changeProducts(50, 1000);          // products 1001 to 1050 get a new version (price, stock)
  *   shop.failPages([2]);                    // page 2 answers 503 until failPages([])
  *   shop.stats();                           // requests per route, photos sent, 304s, photos in flight
  *   await shop.close();
  *
  * A photo's bytes depend only on its id and version, so every run of a benchmark sees the same
- * photos, and a changed photo has new bytes (a new md5). The photo host answers conditional requests
+ * photos, and a changed photo has new bytes (a new md5); a product's price and stock depend only on
+ * its place in the catalogue and its version. The photo host answers conditional requests
  * (If-None-Match, If-Modified-Since) with 304 while the photo is unchanged. A latency setting holds
  * every answer of the photo host (and, apart, of the product API) that long before its headers, as a
  * shop or CDN across a real network does; the statistics then say how many photo requests the host
  * held side by side, which is what a client fetching photos in parallel saves. It listens on 127.0.0.1
  * only and holds nothing on disk: closing it (or the process ending) is all there is to stop. A
  * process of its own (`npm run shop`, ./cli.ts) gives its statistics through its control routes.
+ *
+ * For clients that ask only for what changed since their last visit (`updatedSince`, a delta feed),
+ * a product's `updatedAt` is when it last changed, itself or a photo of it, by the shop's own clock:
+ * the catalogue is dated 2026-01-01 as the shop starts, and each changeProducts or changePhotos
+ * stamps the products it changed with now, or 1 ms after the previous stamp if that is later. Stamps
+ * only grow, so a change is after every cursor a client took before it, even within a millisecond.
+ * Every answer's `changedUntil` is the newest stamp when it was answered: a client keeps its first
+ * page's as its next `updatedSince`, and a product changed while it pages comes again next time
+ * rather than never. A photo's own `updatedAt` is not that clock but its version's fixed date (also
+ * its Last-Modified), one day a version from 2026-01-01, the same in every run.
  */
 import { createCipheriv, createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -81,8 +95,16 @@ export interface Shop {
 	stats(): ShopStats;
 	/** Clears the statistics; the photos keep their versions. */
 	resetStats(): void;
-	/** Gives the first `count` photos (in catalogue order) a new version; their ids. */
+	/**
+	 * Gives the first `count` photos (in catalogue order) a new version, and their products a new
+	 * `updatedAt`; the photos' ids.
+	 */
 	changePhotos(count: number): string[];
+	/**
+	 * Gives `count` products from catalogue index `from` (0: the first) a new version: a new price and
+	 * stock, and a new `updatedAt`; their ids (fewer at the end of the catalogue).
+	 */
+	changeProducts(count: number, from?: number): string[];
 	/**
 	 * From now on the product API answers these pages with 503, as a shop that is down for part of
 	 * a night does; `failPages([])` heals it.
@@ -101,17 +123,20 @@ export const PRODUCTS_PATH = '/api/products';
 export const PHOTOS_PATH = '/photos/';
 /**
  * Not counted: `GET /__shop/stats` answers stats(), `POST /__shop/reset-stats` is resetStats(),
- * `POST /__shop/change-photos?count=N` is changePhotos(N) (answers `{ changed: ids }`), for a shop in
- * a process of its own.
+ * `POST /__shop/change-photos?count=N` is changePhotos(N) and
+ * `POST /__shop/change-products?count=N&from=K` is changeProducts(N, K) (both answer
+ * `{ changed: ids }`), for a shop in a process of its own.
  */
 export const SHOP_CONTROL_PREFIX = '/__shop/';
 
 const MAX_PAGE_SIZE = 1000;
 const PHOTO_ROUTE = `GET ${PHOTOS_PATH}{photo}`;
 // Photo versions are dated from here, one day per version: fixed, so Last-Modified is the same in
-// every run.
+// every run. The catalogue is dated here too as the shop starts, for its delta feed.
 const FIRST_VERSION_AT = Date.UTC(2026, 0, 1);
 const DAY_MS = 86_400_000;
+// An ISO 8601 time with its zone: without one, it would be read in the server's own time zone.
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 // SOI, then an APP0 segment announcing JFIF: what a JPEG starts with.
 const JPEG_HEADER = Buffer.from([
 	0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01,
@@ -157,6 +182,11 @@ function versionDate(version: number): Date {
 	return new Date(FIRST_VERSION_AT + (version - 1) * DAY_MS);
 }
 
+/** Milliseconds since the epoch of an ISO 8601 time with its zone; NaN for anything else. */
+function isoTime(text: string): number {
+	return ISO_TIME.test(text) ? Date.parse(text) : Number.NaN;
+}
+
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 	const resolved = {
 		products: positiveInteger('products', options.products ?? 20),
@@ -173,6 +203,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		withoutPhotos.has(productId(index)) ? 0 : resolved.photosPerProduct;
 	const versions = new Map<string, number>();
 	const versionOf = (id: string) => versions.get(id) ?? 1;
+	const productVersions = new Map<number, number>();
+	const productVersionOf = (index: number) => productVersions.get(index) ?? 1;
+	// The shop's change clock (see the header): each changed product's last stamp, and the newest.
+	const changedAt = new Map<number, number>();
+	let changedUntil = FIRST_VERSION_AT;
 	let failingPages = new Set<number>();
 	let stats = noStats(0);
 	// When the photo host last went from idle to busy (or the statistics were cleared while busy).
@@ -187,41 +222,73 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
 	let url = '';
 
+	/** Product `index` of the catalogue as the product API lists it. */
+	function product(index: number) {
+		const photos = Array.from({ length: photosOf(index) }, (_, photoIndex) => {
+			const id = photoId(index, photoIndex);
+			const photoUrl = `${url}${PHOTOS_PATH}${id}.jpg`;
+			return resolved.photoVersions
+				? { url: photoUrl, updatedAt: versionDate(versionOf(id)).toISOString() }
+				: { url: photoUrl };
+		});
+		// Moved on by each version, so that a changed product has another price and stock.
+		const shifted = index + productVersionOf(index) - 1;
+		return {
+			id: productId(index),
+			name: `Product ${index + 1}`,
+			price: Math.round(((shifted % 997) + 1) * 1.37 * 100) / 100,
+			stock: shifted % 50,
+			updatedAt: new Date(changedAt.get(index) ?? FIRST_VERSION_AT).toISOString(),
+			photos,
+		};
+	}
+
+	/**
+	 * The catalogue indexes of the products changed after `since`, in catalogue order; undefined for
+	 * the whole catalogue.
+	 */
+	function listedAfter(since: number | undefined): number[] | undefined {
+		if (since === undefined || since < FIRST_VERSION_AT) return undefined;
+		return [...changedAt]
+			.filter(([, at]) => at > since)
+			.map(([index]) => index)
+			.sort((a, b) => a - b);
+	}
+
 	function productsPage(res: ServerResponse, query: URLSearchParams): void {
 		const page = Number(query.get('page') ?? '1');
 		if (!Number.isInteger(page) || page < 1) {
 			sendJson(res, 400, { message: 'page must be a whole number from 1' });
 			return;
 		}
+		const updatedSince = query.get('updatedSince');
+		const since = updatedSince === null ? undefined : isoTime(updatedSince);
+		if (Number.isNaN(since)) {
+			sendJson(res, 400, {
+				message: `updatedSince must be an ISO 8601 time with its zone, e.g. 2026-01-01T00:00:00.000Z (a + in a query reads as a space: %2B), got "${updatedSince}"`,
+			});
+			return;
+		}
 		if (failingPages.has(page)) {
 			sendJson(res, 503, { message: 'The shop is unavailable, try again later' });
 			return;
 		}
+		const listed = listedAfter(since);
+		const total = listed?.length ?? resolved.products;
 		const first = (page - 1) * resolved.pageSize;
-		const last = Math.min(first + resolved.pageSize, resolved.products);
+		const last = Math.min(first + resolved.pageSize, total);
 		const products = [];
-		for (let index = first; index < last; index++) {
-			const photos = Array.from({ length: photosOf(index) }, (_, photoIndex) => {
-				const id = photoId(index, photoIndex);
-				const photoUrl = `${url}${PHOTOS_PATH}${id}.jpg`;
-				return resolved.photoVersions
-					? { url: photoUrl, updatedAt: versionDate(versionOf(id)).toISOString() }
-					: { url: photoUrl };
-			});
-			products.push({
-				id: productId(index),
-				name: `Product ${index + 1}`,
-				price: Math.round(((index % 997) + 1) * 1.37 * 100) / 100,
-				stock: index % 50,
-				photos,
-			});
-		}
+		for (let position = first; position < last; position++)
+			products.push(product(listed === undefined ? position : listed[position]));
+		const nextQuery = new URLSearchParams(updatedSince === null ? {} : { updatedSince });
+		nextQuery.set('page', String(page + 1));
 		sendJson(res, 200, {
 			products,
 			page,
 			pageSize: resolved.pageSize,
-			total: resolved.products,
-			next: last < resolved.products ? `${url}${PRODUCTS_PATH}?page=${page + 1}` : null,
+			total,
+			next: last < total ? `${url}${PRODUCTS_PATH}?${nextQuery}` : null,
+			changedUntil: new Date(changedUntil).toISOString(),
 		});
 	}
 
@@ -274,16 +341,40 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 			.end(body);
 	}
 
+	/** Dates a change of these products by the shop's clock: later than any change before it. */
+	function stampChanged(indexes: number[]): void {
+		if (indexes.length === 0) return;
+		changedUntil = Math.max(Date.now(), changedUntil + 1);
+		for (const index of indexes) changedAt.set(index, changedUntil);
+	}
+
 	function changePhotos(changed: number): string[] {
+		positiveInteger('count', changed);
 		const ids: string[] = [];
+		const products: number[] = [];
 		for (let index = 0; index < resolved.products && ids.length < changed; index++) {
+			if (photosOf(index) > 0) products.push(index);
 			for (let photoIndex = 0; photoIndex < photosOf(index) && ids.length < changed; photoIndex++) {
 				const id = photoId(index, photoIndex);
 				versions.set(id, versionOf(id) + 1);
 				ids.push(id);
 			}
 		}
+		stampChanged(products);
 		return ids;
+	}
+
+	function changeProducts(changed: number, from = 0): string[] {
+		positiveInteger('count', changed);
+		if (!Number.isInteger(from) || from < 0)
+			throw new RangeError(`from must be a catalogue index from 0, got ${from}`);
+		const indexes: number[] = [];
+		for (let index = from; index < Math.min(from + changed, resolved.products); index++) {
+			productVersions.set(index, productVersionOf(index) + 1);
+			indexes.push(index);
+		}
+		stampChanged(indexes);
+		return indexes.map(productId);
 	}
 
 	const server = createServer((req, res) => {
@@ -294,12 +385,15 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 			resetStats();
 			sendJson(res, 200, stats);
 		} else if (req.method === 'POST' && target.pathname === `${SHOP_CONTROL_PREFIX}change-photos`) {
-			const count = Number(target.searchParams.get('count'));
-			if (!Number.isInteger(count) || count < 1) {
-				sendJson(res, 400, { message: 'count must be a whole number from 1' });
-				return;
-			}
-			sendJson(res, 200, { changed: changePhotos(count) });
+			answerChanged(res, () => changePhotos(Number(target.searchParams.get('count'))));
+		} else if (
+			req.method === 'POST' &&
+			target.pathname === `${SHOP_CONTROL_PREFIX}change-products`
+		) {
+			const query = target.searchParams;
+			answerChanged(res, () =>
+				changeProducts(Number(query.get('count')), Number(query.get('from') ?? 0)),
+			);
 		} else if (req.method === 'GET' && target.pathname === PRODUCTS_PATH) {
 			count(`GET ${PRODUCTS_PATH}`);
 			later(resolved.apiLatencyMs, () => productsPage(res, target.searchParams));
@@ -327,6 +421,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 		stats: () => structuredClone(stats),
 		resetStats,
 		changePhotos,
+		changeProducts,
 		failPages: (pages) => {
 			failingPages = new Set(pages);
 		},
@@ -349,6 +444,19 @@ function noStats(photosInFlight: number): ShopStats {
 		photoBusyMs: 0,
 		photoRequestMs: 0,
 	};
+}
+
+/** Answers a change control route with the ids it changed, or 400 for arguments out of range. */
+function answerChanged(res: ServerResponse, change: () => string[]): void {
+	let changed: string[];
+	try {
+		changed = change();
+	} catch (error) {
+		if (!(error instanceof RangeError)) throw error;
+		sendJson(res, 400, { message: error.message });
+		return;
+	}
+	sendJson(res, 200, { changed });
 }
 
 /** Runs `answer` after `delayMs` (at once for 0), as a host across a network answers. */

@@ -4,11 +4,20 @@ import { request } from 'undici';
 
 import { photoId, startShop, type Shop } from '../../scripts/shop';
 
+interface Product {
+	id: string;
+	price: number;
+	stock: number;
+	updatedAt: string;
+	photos: Array<{ url: string; updatedAt: string }>;
+}
+
 interface Page {
-	products: Array<{ id: string; photos: Array<{ url: string; updatedAt: string }> }>;
+	products: Product[];
 	page: number;
 	total: number;
 	next: string | null;
+	changedUntil: string;
 }
 
 async function get(url: string, headers: Record<string, string> = {}) {
@@ -18,6 +27,18 @@ async function get(url: string, headers: Record<string, string> = {}) {
 }
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+
+async function pageAt(url: string): Promise<Page> {
+	const response = await request(url);
+	expect(response.statusCode).toBe(200);
+	return (await response.body.json()) as Page;
+}
+
+/** The first page of the products changed after `since`. */
+const changedSince = (shop: Shop, since: string) =>
+	pageAt(`${shop.productsUrl}?updatedSince=${encodeURIComponent(since)}`);
+
+const ids = (page: Page) => page.products.map((product) => product.id);
 
 describe('the fixture shop', () => {
 	let shop: Shop;
@@ -278,6 +299,134 @@ describe('the fixture shop', () => {
 			expect((await get(url, { 'if-none-match': etag })).status).toBe(304);
 		} finally {
 			await bare.close();
+		}
+	});
+
+	test('a changed product has another price and stock and a later updatedAt, and only it is listed as changed since a cursor', async () => {
+		const changing = await startShop({ products: 5, photoBytes: 1000 });
+		try {
+			const before = await pageAt(changing.productsUrl);
+			expect(before.changedUntil).toBe('2026-01-01T00:00:00.000Z');
+			expect(before.products.map((product) => product.updatedAt)).toEqual(
+				Array.from({ length: 5 }, () => '2026-01-01T00:00:00.000Z'),
+			);
+			// Nothing changed yet after the catalogue's own date; everything after a time before it.
+			expect((await changedSince(changing, before.changedUntil)).total).toBe(0);
+			expect((await changedSince(changing, '2025-12-31T23:00:00-01:00')).total).toBe(0);
+			expect(ids(await changedSince(changing, '2025-12-31T23:59:59.999Z'))).toHaveLength(5);
+
+			expect(changing.changeProducts(2, 1)).toEqual(['P00002', 'P00003']);
+			const delta = await changedSince(changing, before.changedUntil);
+			expect(ids(delta)).toEqual(['P00002', 'P00003']);
+			expect(delta.total).toBe(2);
+			expect(delta.next).toBeNull();
+			expect(Date.parse(delta.changedUntil)).toBeGreaterThan(Date.parse(before.changedUntil));
+			for (const [position, changed] of delta.products.entries()) {
+				const old = before.products[position + 1];
+				expect(changed.price).not.toBe(old.price);
+				expect(changed.stock).not.toBe(old.stock);
+				expect(changed.updatedAt).toBe(delta.changedUntil);
+				expect(changed.photos).toEqual(old.photos);
+			}
+			const after = await pageAt(changing.productsUrl);
+			for (const index of [0, 3, 4]) expect(after.products[index]).toEqual(before.products[index]);
+
+			// A change right after a cursor was taken, within the same millisecond or not, is after it.
+			changing.changeProducts(1);
+			expect(ids(await changedSince(changing, delta.changedUntil))).toEqual(['P00001']);
+		} finally {
+			await changing.close();
+		}
+	});
+
+	test('the products changed since a time are paged as the catalogue is, each next page keeping the time', async () => {
+		const changing = await startShop({ products: 7, pageSize: 2 });
+		try {
+			const since = (await pageAt(changing.productsUrl)).changedUntil;
+			expect(changing.changeProducts(5, 1)).toHaveLength(5);
+			const pages: Page[] = [];
+			let next: string | null = `${changing.productsUrl}?updatedSince=${since}&page=1`;
+			while (next !== null) {
+				const page = await pageAt(next);
+				pages.push(page);
+				next = page.next;
+			}
+			expect(pages.map(ids)).toEqual([['P00002', 'P00003'], ['P00004', 'P00005'], ['P00006']]);
+			expect(pages.map((page) => [page.page, page.total])).toEqual([
+				[1, 5],
+				[2, 5],
+				[3, 5],
+			]);
+			expect(new URL(String(pages[0].next)).searchParams.get('updatedSince')).toBe(since);
+		} finally {
+			await changing.close();
+		}
+	});
+
+	test('a time to list the changed products since that is not an ISO time with its zone is refused with 400', async () => {
+		for (const since of ['yesterday', '2026-01-01', '2026-01-01T00:00:00', '']) {
+			const response = await request(
+				`${shop.productsUrl}?updatedSince=${encodeURIComponent(since)}`,
+			);
+			expect(response.statusCode).toBe(400);
+			expect(await response.body.json()).toEqual({
+				message: expect.stringMatching(/^updatedSince must be an ISO 8601 time with its zone/),
+			});
+		}
+	});
+
+	test('its change-products control route gives products a new version, uncounted; a count or index out of range is refused', async () => {
+		const changing = await startShop({ products: 5 });
+		try {
+			const before = await pageAt(changing.productsUrl);
+			changing.resetStats();
+			const change = async (query: string) => {
+				const response = await request(`${changing.url}/__shop/change-products?${query}`, {
+					method: 'POST',
+				});
+				return { status: response.statusCode, body: await response.body.json() };
+			};
+			expect(await change('count=2&from=3')).toEqual({
+				status: 200,
+				body: { changed: ['P00004', 'P00005'] },
+			});
+			expect(await change('count=1')).toEqual({ status: 200, body: { changed: ['P00001'] } });
+			// The catalogue ends at P00005.
+			expect(await change('count=3&from=4')).toEqual({
+				status: 200,
+				body: { changed: ['P00005'] },
+			});
+			for (const query of ['count=0', 'count=x', 'count=1&from=-1', 'count=1&from=1.5']) {
+				expect((await change(query)).status).toBe(400);
+			}
+			expect(changing.stats().requests).toEqual({});
+			expect(ids(await changedSince(changing, before.changedUntil))).toEqual([
+				'P00001',
+				'P00004',
+				'P00005',
+			]);
+		} finally {
+			await changing.close();
+		}
+	});
+
+	test('a changed photo is a change of its product: listed as changed since before, its price and stock kept', async () => {
+		const changing = await startShop({ products: 3, photoBytes: 1000 });
+		try {
+			const before = await pageAt(changing.productsUrl);
+			expect(changing.changePhotos(3)).toEqual(['P00001-1', 'P00001-2', 'P00002-1']);
+			const delta = await changedSince(changing, before.changedUntil);
+			expect(ids(delta)).toEqual(['P00001', 'P00002']);
+			for (const [position, changed] of delta.products.entries()) {
+				expect(changed).toMatchObject({
+					price: before.products[position].price,
+					stock: before.products[position].stock,
+					updatedAt: delta.changedUntil,
+				});
+			}
+			expect(Date.parse(delta.changedUntil)).toBeGreaterThan(Date.parse(before.changedUntil));
+		} finally {
+			await changing.close();
 		}
 	});
 
