@@ -5,11 +5,12 @@
  * in-process harness) against the emulator (a 20 ms leak interval, documents processed at once).
  * Four nights: first (every product new), quiet (nothing changed), one-percent (1 % changed, spread
  * over every page), every-changed. One JSON line a night:
- *   {"night","products","pages","changedProducts","productsSent","requests","uploads",
- *    "targetRequests","ms","msPerPage","longestBlockMs","redisBytesPerProduct","rssPeakMb"}
- * requests: what the emulator counted; targetRequests: ⌈changed / page size⌉ + 10, what a night
- * may cost once changed products of all pages are bundled into documents of one page's size (a
- * page that holds a changed product uploads it today: one upload per such page);
+ *   {"night","send","products","pages","perDocument","changedProducts","productsSent","requests",
+ *    "uploads","targetRequests","ms","msPerPage","longestBlockMs","redisBytesPerProduct","rssPeakMb"}
+ * send: BENCH_SEND, how the pages send their changed products: "collected" (default: Collected
+ * Into Full Documents of BENCH_PER_DOCUMENT products, default 10000, and Send Collected Products
+ * after the last page) or "withEachRun" (each page uploads its own);
+ * requests: what the emulator counted; targetRequests: ⌈changed / perDocument⌉ + 10;
  * longestBlockMs: the longest the event loop was held (gaps of a 10 ms timer, less the 10 ms, at
  * most the processor time used in them); redisBytesPerProduct: Redis's used memory over the
  * catalogue's products after the night; rssPeakMb: this process's peak (the emulator's stored
@@ -32,6 +33,8 @@ import { startRedis } from '../scripts/redis';
 
 const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? 100_000);
 const PAGE_SIZE = Number(process.env.BENCH_PAGE_SIZE ?? 10_000);
+const SEND = process.env.BENCH_SEND === 'withEachRun' ? 'withEachRun' : 'collected';
+const PER_DOCUMENT = Number(process.env.BENCH_PER_DOCUMENT ?? 10_000);
 const NIGHTS = ['first', 'quiet', 'one-percent', 'every-changed'] as const;
 const PROBE_INTERVAL_MS = 10;
 
@@ -94,7 +97,16 @@ async function main(): Promise<void> {
 		onlyChangedProducts: true,
 		productField: 'sku',
 		productsInEachRun: 'partOfCatalogue',
+		sendChangedProducts: SEND,
+		memoryName: 'bench-catalogue',
+		productsPerDocument: PER_DOCUMENT,
 		outputUnchangedProducts: false,
+	} as INodeParameters;
+	const sendTheRest = {
+		resource: 'document',
+		operation: 'sendCollected',
+		memoryName: 'bench-catalogue',
+		productsPerDocument: PER_DOCUMENT,
 	} as INodeParameters;
 	const node = new ProductDataIntegration();
 	const nodeId = randomUUID();
@@ -116,9 +128,16 @@ async function main(): Promise<void> {
 					credentials,
 				});
 				if (result.error) throw result.error;
-				productsSent += Number((result.output[0][0].json.run as IDataObject).sent);
+				const run = result.output[0][0].json.run as IDataObject;
+				productsSent +=
+					SEND === 'collected' ? documentProducts(run.documentsSent) : Number(run.sent);
 				pages++;
 				rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+			}
+			if (SEND === 'collected') {
+				const rest = await runNode({ node, parameters: sendTheRest, credentials });
+				if (rest.error) throw rest.error;
+				productsSent += documentProducts(rest.output[0][0].json.documents);
 			}
 			const ms = Math.round(performance.now() - started);
 			const requests = emulator.stats().requests;
@@ -131,13 +150,15 @@ async function main(): Promise<void> {
 			console.log(
 				JSON.stringify({
 					night,
+					send: SEND,
 					products: PRODUCTS,
 					pages,
+					perDocument: PER_DOCUMENT,
 					changedProducts,
 					productsSent,
 					requests: Object.values(requests).reduce((sum, count) => sum + count, 0),
 					uploads: requests['PUT /api/xml'] ?? 0,
-					targetRequests: Math.ceil(changedProducts / PAGE_SIZE) + 10,
+					targetRequests: Math.ceil(changedProducts / PER_DOCUMENT) + 10,
 					ms,
 					msPerPage: Math.round(ms / pages),
 					longestBlockMs: probe.stop(),
@@ -152,6 +173,11 @@ async function main(): Promise<void> {
 		await emulator.close();
 		await redis.stop();
 	}
+}
+
+/** Products in the documents a run lists as sent. */
+function documentProducts(documents: unknown): number {
+	return (documents as IDataObject[]).reduce((sum, document) => sum + Number(document.products), 0);
 }
 
 async function usedMemory(raw: Redis): Promise<number> {
