@@ -268,6 +268,64 @@ describe('Only Changed Products, changed products of many runs collected into fu
 		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-2']);
 	});
 
+	it('counts, names and forgets the products no page held on a night of the whole catalogue', async () => {
+		const first = await night(catalogue());
+		expect(first.rest.output[0][0].json).toMatchObject({ missing: 0, missingProducts: [] });
+		// Redis holds the ids sealed: no product id is readable there.
+		const stored = await raw.keys('n8n-nodes-product-data-integration:products:*');
+		for (const key of stored)
+			if ((await raw.type(key)) === 'hash')
+				expect(JSON.stringify(await raw.hgetall(key))).not.toMatch(/P-\d/);
+		emulator.reset();
+
+		const pages = catalogue();
+		pages[0].splice(5, 1);
+		pages[1].splice(7, 1);
+		const dropped = await night(pages);
+		expect(requests()).toBe(0);
+		expect(dropped.rest.output[0][0].json).toMatchObject({ missing: 2 });
+		expect((dropped.rest.output[0][0].json.missingProducts as string[]).sort()).toEqual([
+			'P-17',
+			'P-5',
+		]);
+
+		// Forgotten: back in the catalogue, each is sent as new, and counted missing no more.
+		const back = await night(catalogue());
+		expect(back.rest.output[0][0].json).toMatchObject({ missing: 0 });
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-17', 'P-5']);
+	});
+
+	it('counts none on a night of a delta feed, and forgets nothing', async () => {
+		await night(catalogue());
+		emulator.reset();
+		await page(products(3, 5, 11));
+		const delta = await sendTheRest({ countMissingProducts: false });
+		expect(delta.output[0][0].json).toMatchObject({
+			productsSent: 2,
+			missing:
+				'not counted: Count Missing Products is off (a night of a delta feed holds only what changed)',
+		});
+		expect(delta.output[0][0].json.missingProducts).toBeUndefined();
+		await takeUploadedSkus(emulator);
+		// The next full night finds every other product as it was remembered.
+		const full = catalogue();
+		full[0][3].price = 11;
+		full[0][4].price = 11;
+		const next = await night(full);
+		expect(requests()).toBe(0);
+		expect(next.rest.output[0][0].json).toMatchObject({ missing: 0 });
+	});
+
+	it('a page that sends all its products still holds them for the count', async () => {
+		await night(catalogue());
+		const pages = catalogue();
+		const [sendAll, ...others] = pages;
+		await page(sendAll, collecting({ sendAllProducts: true }));
+		for (const json of others) await page(json);
+		const rest = await sendTheRest();
+		expect(rest.output[0][0].json).toMatchObject({ productsSent: 10, missing: 0 });
+	});
+
 	it('Validate Only collects nothing', async () => {
 		const dry = await page(products(0, 3), collecting({ validateOnly: true }));
 		expect(dry.output[0][0].json.run).toMatchObject({ wouldSend: 3, collecting: true });

@@ -182,6 +182,9 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 			take: async () => {
 				throw new Error('not a collecting run');
 			},
+			closeNight: async () => {
+				throw new Error('not a collecting run');
+			},
 		};
 		useEdition({ ...EDITION, productMemory: () => failing });
 		try {

@@ -13,7 +13,8 @@ import { sharingFor } from './sharing';
  * sending products (product key -> run and until when), and per holder an index of its memories
  * for the holder's bound. Products collected to be sent together (see ProductMemory.collect) wait
  * in a hash of their own (product key -> staged value) with a list of their keys in the order they
- * came and how their documents are built; their claims name the collection instead of a run.
+ * came and how their documents are built; their claims name the collection instead of a run. A
+ * memory's nights: its number, and a hash of the night each product was last seen in.
  */
 
 /** Products per node, and of all of a holder's nodes together: a run that would pass either is refused. */
@@ -42,6 +43,42 @@ const KEYS_PER_COMMAND = 1000;
 
 // KEYS: the memory. ARGV: the product keys. Answers each one's value, false where there is none.
 const RECALL = `return redis.call('HMGET', KEYS[1], unpack(ARGV))`;
+
+// KEYS: the memory, when its products were seen, its night. ARGV: the memory's lifetime, then the
+// product keys. As RECALL, and marks each key seen in the current night.
+const RECALL_SEEN = `
+local night = redis.call('GET', KEYS[3]) or '0'
+local keys = {unpack(ARGV, 2)}
+local seen = {}
+for _, key in ipairs(keys) do
+	seen[#seen + 1] = key
+	seen[#seen + 1] = night
+end
+redis.call('HSET', KEYS[2], unpack(seen))
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return redis.call('HMGET', KEYS[1], unpack(keys))
+`;
+
+// KEYS: the memory, when its products were seen, the holder's product counts. ARGV: the night,
+// the scan's cursor, how many to scan, the memory's name. Forgets the products of one step of the
+// scan that were not seen in the night; answers the next cursor, then key and value of each.
+const FORGET_UNSEEN = `
+local scan = redis.call('HSCAN', KEYS[1], ARGV[2], 'COUNT', ARGV[3])
+local answer = {scan[1]}
+local fields = scan[2]
+for i = 1, #fields, 2 do
+	if redis.call('HGET', KEYS[2], fields[i]) ~= ARGV[1] then
+		redis.call('HDEL', KEYS[1], fields[i])
+		redis.call('HDEL', KEYS[2], fields[i])
+		answer[#answer + 1] = fields[i]
+		answer[#answer + 1] = fields[i + 1]
+	end
+end
+if #answer > 1 and redis.call('HEXISTS', KEYS[3], ARGV[4]) == 1 then
+	redis.call('HSET', KEYS[3], ARGV[4], redis.call('HLEN', KEYS[1]))
+end
+return answer
+`;
 
 /** The claimant of a collected product: any run may collect it again (its newer content replaces it). */
 const COLLECTION = 'collected';
@@ -211,6 +248,17 @@ function readTake(
 	return { documents: reply[0] as string, products };
 }
 
+function readScanStep(reply: unknown): { cursor: string; pairs: string[] } | undefined {
+	if (!Array.isArray(reply) || reply.length % 2 !== 1) return undefined;
+	if (!reply.every((value) => typeof value === 'string')) return undefined;
+	return { cursor: reply[0] as string, pairs: reply.slice(1) as string[] };
+}
+
+function readNight(reply: unknown): string | undefined {
+	if (reply === null) return '0';
+	return typeof reply === 'string' && /^\d+$/.test(reply) ? reply : undefined;
+}
+
 function readCount(reply: unknown): number | undefined {
 	return typeof reply === 'number' && Number.isInteger(reply) && reply >= 0 ? reply : undefined;
 }
@@ -228,6 +276,8 @@ export class RedisProductMemory implements ProductMemory {
 	private readonly keys: string[];
 
 	private readonly collectionKeys: string[];
+
+	private readonly nightKeys: string[];
 
 	private readonly store: SharedBucketStore;
 
@@ -251,6 +301,7 @@ export class RedisProductMemory implements ProductMemory {
 			`${holderKeys}:memories`,
 			`${holderKeys}:memory-products`,
 		];
+		this.nightKeys = [`${KEY_PREFIX}${scope}:seen`, `${KEY_PREFIX}${scope}:night`];
 		this.collectionKeys = [
 			`${KEY_PREFIX}${scope}:claims`,
 			`${KEY_PREFIX}${scope}:collected`,
@@ -259,15 +310,47 @@ export class RedisProductMemory implements ProductMemory {
 		];
 	}
 
-	async recall(keys: string[]): Promise<Array<string | undefined>> {
+	async recall(keys: string[], seen = false): Promise<Array<string | undefined>> {
 		const values: Array<string | undefined> = [];
 		for (const slice of slices(keys, KEYS_PER_COMMAND)) {
-			const found = await this.store.run(RECALL, this.keys.slice(0, 1), slice, (reply) =>
-				readValues(reply, slice.length),
-			);
+			const read = (reply: unknown) => readValues(reply, slice.length);
+			const found = seen
+				? await this.store.run(
+						RECALL_SEEN,
+						[this.keys[0], ...this.nightKeys],
+						[String(LIFETIME_MS), ...slice],
+						read,
+					)
+				: await this.store.run(RECALL, this.keys.slice(0, 1), slice, read);
 			values.push(...found);
 		}
 		return values;
+	}
+
+	async closeNight(listed: number): Promise<{ forgotten: number; values: string[] }> {
+		const [seenKey, nightKey] = this.nightKeys;
+		const night = await this.store.run(
+			`return redis.call('GET', KEYS[1])`,
+			[nightKey],
+			[],
+			readNight,
+		);
+		const keys = [this.keys[0], seenKey, this.keys[3]];
+		const forgotten = new Set<string>();
+		const values: string[] = [];
+		let cursor = '0';
+		do {
+			const args = [night, cursor, String(KEYS_PER_COMMAND), this.scope];
+			const step = await this.store.run(FORGET_UNSEEN, keys, args, readScanStep);
+			for (let index = 0; index < step.pairs.length; index += 2) {
+				forgotten.add(step.pairs[index]);
+				if (values.length < listed) values.push(step.pairs[index + 1]);
+			}
+			cursor = step.cursor;
+		} while (cursor !== '0');
+		const next = `redis.call('INCR', KEYS[1]) redis.call('PEXPIRE', KEYS[1], ARGV[1]) return 1`;
+		await this.store.run(next, [nightKey], [String(LIFETIME_MS)], readCount);
+		return { forgotten: forgotten.size, values };
 	}
 
 	async claim(

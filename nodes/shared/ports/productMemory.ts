@@ -12,8 +12,17 @@
 export interface ProductMemory {
 	/** How many products the memory keeps at most; a run that would pass it is refused. */
 	readonly bound: number;
-	/** The value of each key, undefined where the memory holds none. */
-	recall(keys: string[]): Promise<Array<string | undefined>>;
+	/**
+	 * The value of each key, undefined where the memory holds none; with `seen`, each key is marked
+	 * seen in the memory's current night (see closeNight).
+	 */
+	recall(keys: string[], seen?: boolean): Promise<Array<string | undefined>>;
+	/**
+	 * Ends the memory's night: forgets every product it holds that was not marked seen since the
+	 * night began, answers how many and the values of the first `listed` of them, and begins the
+	 * next night.
+	 */
+	closeNight(listed: number): Promise<{ forgotten: number; values: string[] }>;
 	/**
 	 * Claims `keys` for the run `runId` until `untilMs`: while claimed, another run's claim of the
 	 * same key is refused. Answers the keys another run holds (none claimed of them), or `full`

@@ -8,8 +8,14 @@ import {
 } from '../../../shared/descriptions';
 import { waitSettings, type WaitOptions } from '../waiting';
 import { sendCollected } from './changedProducts/collection';
-import { productMemoryOf } from './changedProducts/partMemory';
+import { memoryUnavailable, productIdOf, productMemoryOf } from './changedProducts/partMemory';
 import { collectSettings, productsPerDocumentField } from './changedProducts/settings';
+
+/** Missing products named in the output, as the whole-catalogue run's summary would. */
+const MISSING_LISTED = 100;
+
+const NOT_COUNTED =
+	'not counted: Count Missing Products is off (a night of a delta feed holds only what changed)';
 
 const properties: INodeProperties[] = [
 	{
@@ -24,6 +30,14 @@ const properties: INodeProperties[] = [
 		hint: 'Run it once the night’s last page has ended: what it finds collected is sent now',
 	},
 	productsPerDocumentField(undefined),
+	{
+		displayName: 'Count Missing Products',
+		name: 'countMissingProducts',
+		type: 'boolean',
+		default: true,
+		description:
+			"Whether this night's pages held the whole catalogue: products remembered under the Memory Name that no page held since the last count are counted, the first 100 named, and forgotten (one that comes back is sent as new). Turn it off for a delta feed's night, which holds only what changed.",
+	},
 	{
 		displayName: 'Options',
 		name: 'options',
@@ -56,7 +70,7 @@ export async function executeItem(
 		context.getNodeParameter('options', itemIndex, {}) as WaitOptions,
 		undefined,
 	);
-	const memory = await productMemoryOf(context, memoryName);
+	const { memory, ids } = await productMemoryOf(context, memoryName);
 	const sent = await sendCollected(context, memory, productsPerDocument, 1, wait);
 	const uploaded = sent.documents.filter((json) => json.sessionId !== undefined);
 	const notUploaded = sent.documents.filter((json) => json.sessionId === undefined);
@@ -79,5 +93,14 @@ export async function executeItem(
 	if (uploaded.length === 0)
 		result.message = `Nothing was collected under "${memoryName}": no request was made.`;
 	if (sent.note) result.memory = sent.note;
-	return result;
+	if (context.getNodeParameter('countMissingProducts', itemIndex, true) !== true)
+		return { ...result, missing: NOT_COUNTED };
+	const { forgotten, values } = await memory.closeNight(MISSING_LISTED).catch((error: unknown) => {
+		throw memoryUnavailable(context, error);
+	});
+	return {
+		...result,
+		missing: forgotten,
+		missingProducts: values.map((value) => productIdOf(value, ids) ?? '(not readable)'),
+	};
 }

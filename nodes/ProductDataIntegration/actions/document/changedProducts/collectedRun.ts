@@ -11,7 +11,13 @@ import type { UploadSettings } from '../uploadSettings';
 import type { WaitSettings } from '../../waiting';
 import { COLLECT_MS, sendCollected, stagedProduct, type CollectedDocuments } from './collection';
 import { runOutput, type CheckedProducts, type SessionOutcomes } from './outputs';
-import { beingSentElsewhere, confirmedValue, memoryUnavailable, productKey } from './partMemory';
+import {
+	beingSentElsewhere,
+	memoryUnavailable,
+	productKey,
+	rememberedValue,
+	type ProductIds,
+} from './partMemory';
 import type { ChangedProductsSettings, CollectSettings } from './settings';
 
 /**
@@ -26,7 +32,7 @@ export async function collectChanged(
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 	upload: UploadSettings,
-	memory: ProductMemory,
+	{ memory, ids }: { memory: ProductMemory; ids: ProductIds },
 	checked: CheckedProducts,
 	runId: string,
 	settings: ChangedProductsSettings & { collect: CollectSettings },
@@ -38,7 +44,7 @@ export async function collectChanged(
 		checked.itemErrors.set(itemIndex, error);
 		if (!failures.continueOnFail) failures.output(error, [itemIndex]);
 	};
-	const staged = await stageChanged(context, items, upload, checked, documents, fail);
+	const staged = await stageChanged(context, items, upload, checked, { documents, ids }, fail);
 	const answer = await memory
 		.collect([...staged.values()], runId, JSON.stringify(documents), Date.now() + COLLECT_MS)
 		.catch((error: unknown) => {
@@ -102,7 +108,7 @@ async function stageChanged(
 	items: INodeExecutionData[],
 	upload: UploadSettings,
 	checked: CheckedProducts,
-	documents: CollectedDocuments,
+	{ documents, ids }: { documents: CollectedDocuments; ids: ProductIds },
 	fail: (itemIndex: number, error: Error) => void,
 ): Promise<Map<number, [string, string]>> {
 	const staged = new Map<number, [string, string]>();
@@ -122,7 +128,7 @@ async function stageChanged(
 				);
 			const itemElement = elementName(context, 'itemElement', itemIndex);
 			const { xml } = prepareEntry(context, items, [itemIndex], itemIndex, itemElement);
-			staged.set(itemIndex, [productKey(entry), stagedProduct(confirmedValue(entry), xml)]);
+			staged.set(itemIndex, [productKey(entry), stagedProduct(rememberedValue(entry, ids), xml)]);
 		} catch (error) {
 			fail(itemIndex, asNodeError(context, error, itemIndex));
 		}

@@ -10,7 +10,7 @@ import { buildXmlDocument } from '../../../../shared/xml/build';
 import { waitedOutcome, type WaitSettings } from '../../waiting';
 import { checkAndHash, type XmlDocument } from '../documents';
 import { documentJson, sendDocument, type UploadEndpoint } from '../sendDocuments';
-import { CLAIM_MS, FAILED, memoryUnavailable } from './partMemory';
+import { CLAIM_MS, failedValue, memoryUnavailable } from './partMemory';
 
 /**
  * Collected Into Full Documents: the changed products of many runs (the pages of a night, on any
@@ -183,7 +183,9 @@ async function rememberOutcomes(
 		entries.push(
 			...(await mapWithPauses(taken.products, ([key, staged]): [string, string] => [
 				key,
-				outcome.status === 'succeeded' ? readStaged(staged).value : FAILED,
+				outcome.status === 'succeeded'
+					? readStaged(staged).value
+					: failedValue(readStaged(staged).value),
 			])),
 		);
 	}

@@ -17,6 +17,7 @@ import {
 	partEntries,
 	productKey,
 	productMemoryOf,
+	type ProductIds,
 	recallPart,
 } from './partMemory';
 import { checkProducts, planChanged, type RecallProducts } from './run';
@@ -36,13 +37,16 @@ export async function uploadChangedPart(
 	endpoint: UploadEndpoint,
 	settings: ChangedProductsSettings,
 ): Promise<INodeExecutionData[]> {
-	const memory = await productMemoryOf(context, settings.collect?.memoryName);
+	const { memory, ids } = await productMemoryOf(context, settings.collect?.memoryName);
 	const upload = uploadSettings(context);
-	const recall: RecallProducts = async (entries) => ({
-		recalled: settings.sendAll
-			? await nothingRecalled(entries)
-			: await recallPart(context, memory, entries),
-	});
+	// A collecting run marks its products seen in the night, for Send Collected Products to count
+	// the products no page held; Validate Only leaves the memory as it is.
+	const seen = settings.collect !== undefined && !settings.validateOnly;
+	const recall: RecallProducts = async (entries) => {
+		const recalled =
+			settings.sendAll && !seen ? [] : await recallPart(context, memory, entries, seen);
+		return { recalled: settings.sendAll ? await nothingRecalled(entries) : recalled };
+	};
 	const { checked } = await checkProducts(
 		context,
 		items,
@@ -80,16 +84,13 @@ export async function uploadChangedPart(
 				failures,
 				endpoint,
 				upload,
-				memory,
+				{ memory, ids },
 				checked,
 				runId,
-				{
-					...settings,
-					collect,
-				},
+				{ ...settings, collect },
 			);
 		}
-		return await sendChanged(context, items, failures, endpoint, upload, memory, checked, {
+		return await sendChanged(context, items, failures, endpoint, upload, { memory, ids }, checked, {
 			runId,
 			claimed,
 			released,
@@ -108,14 +109,14 @@ async function sendChanged(
 	failures: ItemFailures,
 	endpoint: UploadEndpoint,
 	upload: UploadSettings,
-	memory: ProductMemory,
+	{ memory, ids }: { memory: ProductMemory; ids: ProductIds },
 	checked: CheckedProducts,
 	run: { runId: string; claimed: string[]; released: { done: boolean }; outputUnchanged: boolean },
 ): Promise<INodeExecutionData[]> {
 	const plans = await planChanged(context, items, upload, checked);
 	const slots = await uploadPlans(context, plans, failures, endpoint);
 	const outcomes = await sessionOutcomes(slots, checked.entries);
-	const entries = await partEntries(outcomes.confirmed, outcomes.refused);
+	const entries = await partEntries(outcomes.confirmed, outcomes.refused, ids);
 	// What was uploaded reaches the output whatever Redis answers now.
 	const note = await memory.remember(entries, run.runId, run.claimed).then(
 		(written) =>
