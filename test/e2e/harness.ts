@@ -395,8 +395,9 @@ export interface QueueCluster {
 	/** The port of the queue's Redis on 127.0.0.1. */
 	redisPort: number;
 	/**
-	 * POSTs `{}` to a workflow's webhook on the main; its answer and the index in `workers` of the
-	 * worker that ran that execution (other executions of the workflow, a trigger's, run on them too).
+	 * POSTs `body` (default `{}`) to a workflow's webhook on the main; its answer and the index in
+	 * `workers` of the worker that ran the workflow's latest execution: this call's when calls come
+	 * one at a time (side by side, count each worker's executions instead).
 	 */
 	callWebhook(
 		path: string,
@@ -551,6 +552,45 @@ export function changedProductsSyncWorkflow(options: {
 		connections: {
 			Webhook: { main: [[{ node: 'Shop', type: 'main', index: 0 }]] },
 			Shop: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
+		},
+	};
+}
+
+/**
+ * Send Collected Products started by a webhook, which answers with its items: what the pages of a
+ * night collected under `memoryName` goes now.
+ */
+export function sendCollectedWorkflow(options: {
+	name: string;
+	path: string;
+	memoryName: string;
+	productsPerDocument: number;
+	credential: { id: string; name: string };
+}): WorkflowDefinition {
+	const { name, path, memoryName, productsPerDocument, credential } = options;
+	return {
+		name,
+		settings: { executionOrder: 'v1' },
+		nodes: [
+			webhookNode(path, 'lastNode'),
+			{
+				id: `${path}-send`,
+				name: 'Send Collected Products',
+				type: nodeType('productDataIntegration'),
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: {
+					resource: 'document',
+					operation: 'sendCollected',
+					memoryName,
+					productsPerDocument,
+					options: {},
+				},
+				credentials: { [CREDENTIAL_TYPE]: credential },
+			},
+		],
+		connections: {
+			Webhook: { main: [[{ node: 'Send Collected Products', type: 'main', index: 0 }]] },
 		},
 	};
 }
