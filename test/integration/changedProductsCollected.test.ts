@@ -329,9 +329,62 @@ describe('Only Changed Products, changed products of many runs collected into fu
 	it('Validate Only collects nothing', async () => {
 		const dry = await page(products(0, 3), collecting({ validateOnly: true }));
 		expect(dry.output[0][0].json.run).toMatchObject({ wouldSend: 3, collecting: true });
+		expect(dry.output[0][0].json.run).not.toHaveProperty('message');
 		const rest = await sendTheRest();
 		expect(rest.output[0][0].json).toMatchObject({ productsSent: 0 });
 		expect(requests()).toBe(0);
+	});
+});
+
+describe('collected documents whose sessions are still processing', () => {
+	const { emulator } = useEmulator({ ...FAST_BUCKET, processingMs: 1500 });
+
+	it('lists their sessions and remembers none of their products, which go again next time', async () => {
+		const memoryName = `catalogue-${randomUUID()}`;
+		const credentials = fastCredentials(emulator, withRedis());
+		const collect = async () =>
+			await runNode({
+				node,
+				nodeId: randomUUID(),
+				parameters: {
+					resource: 'document',
+					operation: 'upload',
+					source: 'items',
+					rootElement: 'Products',
+					itemElement: 'Product',
+					onlyChangedProducts: true,
+					productField: 'sku',
+					productsInEachRun: 'partOfCatalogue',
+					sendChangedProducts: 'collected',
+					memoryName,
+				} as INodeParameters,
+				items: asItems(products(0, 3)),
+				credentials,
+			});
+		const sendTheRest = async () =>
+			await runNode({
+				node,
+				parameters: {
+					resource: 'document',
+					operation: 'sendCollected',
+					memoryName,
+					options: { timeout: 0 },
+				} as INodeParameters,
+				items: [{ json: {} }],
+				credentials,
+			});
+		await collect();
+		const rest = await sendTheRest();
+		expect(rest.output[0][0].json.documents).toEqual([
+			expect.objectContaining({
+				sessionId: expect.any(String),
+				status: 'processing',
+				timedOut: true,
+			}),
+		]);
+		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2']);
+		const again = await collect();
+		expect(again.output[0].map(({ json }) => json.reason)).toEqual(Array(3).fill('changed'));
 	});
 });
 

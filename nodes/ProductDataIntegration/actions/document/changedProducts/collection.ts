@@ -104,6 +104,7 @@ export async function sendCollected(
 		if ('error' in json) putBack.push(document);
 		else uploaded.push({ taken: document, json });
 	}
+	// A wait that ends for all (a poll's deadline) leaves the sessions unconfirmed, never unlisted.
 	const outcomes = await waitForSessions(
 		context,
 		uploaded.map(({ taken, json }) => ({
@@ -111,6 +112,8 @@ export async function sendCollected(
 			sessionId: String(json.sessionId),
 			customer: taken.documents.customer,
 		})),
+	).catch((error: Error) =>
+		uploaded.map(({ json }) => ({ sessionId: String(json.sessionId), error })),
 	);
 	const remembered = await rememberOutcomes(uploaded, outcomes);
 	sent.note = await settle(memory, runId, taken, putBack, remembered);

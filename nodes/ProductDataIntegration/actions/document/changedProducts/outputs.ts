@@ -202,7 +202,7 @@ export async function validatedOutput(
 		...missing,
 		...memory,
 	};
-	if (documents === 0) summary.message = nothingToSend(summary.unchanged as number);
+	if (wouldSend.length === 0) summary.message = nothingToSend(summary.unchanged as number);
 	const outputs: INodeExecutionData[] = [];
 	await forEachWithPauses(items, (_, itemIndex) => {
 		const entry = entries.get(itemIndex);

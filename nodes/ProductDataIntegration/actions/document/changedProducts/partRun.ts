@@ -43,9 +43,10 @@ export async function uploadChangedPart(
 	// the products no page held; Validate Only leaves the memory as it is.
 	const seen = settings.collect !== undefined && !settings.validateOnly;
 	const recall: RecallProducts = async (entries) => {
-		const recalled =
-			settings.sendAll && !seen ? [] : await recallPart(context, memory, entries, seen);
-		return { recalled: settings.sendAll ? await nothingRecalled(entries) : recalled };
+		if (!settings.sendAll) return { recalled: await recallPart(context, memory, entries, seen) };
+		// Send All Products recalls nothing, but its products are seen all the same.
+		if (seen) await recallPart(context, memory, entries, seen);
+		return { recalled: await nothingRecalled(entries) };
 	};
 	const { checked } = await checkProducts(
 		context,
@@ -137,7 +138,7 @@ async function sendChanged(
  * Claims the products to send (into `claimed`); a product another run of the node is sending
  * fails its item, and a run that would pass the memory's bound is refused before any request.
  */
-export async function claimToSend(
+async function claimToSend(
 	context: IExecuteFunctions,
 	memory: ProductMemory,
 	checked: CheckedProducts,
