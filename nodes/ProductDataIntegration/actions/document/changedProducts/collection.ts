@@ -57,7 +57,7 @@ export type CollectedWait = Omit<WaitSettings, 'customer'>;
 export interface CollectedSent {
 	/** One per document uploaded (or that failed to be): its session and outcome. */
 	documents: IDataObject[];
-	/** The output of the document each product key went in. */
+	/** The output of the uploaded document each product key went in. */
 	documentOf: Map<string, IDataObject>;
 	/** Said when the memory could not be written for all that was sent. */
 	note?: string;
@@ -68,11 +68,20 @@ interface Taken {
 	products: Array<[key: string, staged: string]>;
 }
 
+/** An uploaded document as the run keeps it while its session is awaited: no XML. */
+interface Uploaded {
+	json: IDataObject;
+	customer?: CustomerOverride;
+	/** Each product's key and the value to remember once the service confirmed it. */
+	values: Array<[key: string, value: string]>;
+}
+
 /**
  * Takes documents of `productsPerDocument` from the collection while at least `least` products
- * wait, sends them, awaits their sessions together and remembers what the service confirmed or
- * refused. A document that could not be uploaded goes back into the collection; one whose session
- * could not be followed is neither remembered nor collected, so its products go again next time.
+ * wait and sends them one by one (the run holds one document's XML at a time), then awaits their
+ * sessions together and remembers what the service confirmed or refused. A document that could not
+ * be uploaded goes back into the collection and ends the taking; one whose session could not be
+ * followed is neither remembered nor collected, so its products go again next time.
  */
 export async function sendCollected(
 	context: IExecuteFunctions,
@@ -82,42 +91,73 @@ export async function sendCollected(
 	wait: CollectedWait,
 ): Promise<CollectedSent> {
 	const runId = randomUUID();
-	const taken: Taken[] = [];
-	for (;;) {
+	const sent: CollectedSent = { documents: [], documentOf: new Map() };
+	const uploaded: Uploaded[] = [];
+	const taken: string[] = [];
+	const notes: string[] = [];
+	for (let position = 0; ; position++) {
 		const next = await memory
 			.take(runId, Date.now() + CLAIM_MS, least, productsPerDocument)
 			.catch((error: unknown) => {
 				throw memoryUnavailable(context, error);
 			});
 		if (!next) break;
-		taken.push({ documents: readDocuments(next.documents), products: next.products });
-	}
-	const sent: CollectedSent = { documents: [], documentOf: new Map() };
-	const uploaded: Array<{ taken: Taken; json: IDataObject }> = [];
-	const putBack: Taken[] = [];
-	for (const [position, document] of taken.entries()) {
+		const document: Taken = { documents: readDocuments(next.documents), products: next.products };
 		const json = await uploadCollected(context, document, position, wait.itemIndex).catch(
 			(error: Error) => ({ products: document.products.length, error: error.message }),
 		);
 		sent.documents.push(json);
-		for (const [key] of document.products) sent.documentOf.set(key, json);
-		if ('error' in json) putBack.push(document);
-		else uploaded.push({ taken: document, json });
+		if ('error' in json) {
+			await putBack(memory, runId, document, notes);
+			break;
+		}
+		for (const [key] of document.products) {
+			sent.documentOf.set(key, json);
+			taken.push(key);
+		}
+		uploaded.push({
+			json,
+			customer: document.documents.customer,
+			values: await mapWithPauses(document.products, ([key, staged]): [string, string] => [
+				key,
+				readStaged(staged).value,
+			]),
+		});
 	}
 	// A wait that ends for all (a poll's deadline) leaves the sessions unconfirmed, never unlisted.
 	const outcomes = await waitForSessions(
 		context,
-		uploaded.map(({ taken, json }) => ({
+		uploaded.map(({ json, customer }) => ({
 			...wait,
 			sessionId: String(json.sessionId),
-			customer: taken.documents.customer,
+			customer,
 		})),
 	).catch((error: Error) =>
 		uploaded.map(({ json }) => ({ sessionId: String(json.sessionId), error })),
 	);
-	const remembered = await rememberOutcomes(uploaded, outcomes);
-	sent.note = await settle(memory, runId, taken, putBack, remembered);
+	const entries = await rememberOutcomes(uploaded, outcomes);
+	await settle(memory, runId, entries, taken, notes);
+	if (notes.length > 0) sent.note = notes.join(' ');
 	return sent;
+}
+
+/** A document that could not be uploaded goes back into the collection, for a later run. */
+async function putBack(
+	memory: ProductMemory,
+	runId: string,
+	{ documents, products }: Taken,
+	notes: string[],
+): Promise<void> {
+	const problem = await memory
+		.collect(products, runId, JSON.stringify(documents), Date.now() + COLLECT_MS)
+		.then(
+			(answer) => ('otherDocuments' in answer ? 'the collection now holds other documents' : ''),
+			(error: Error) => error.message,
+		);
+	if (problem)
+		notes.push(
+			`${products.length} products that were not uploaded could not be collected again (${problem}): they go in a later run.`,
+		);
 }
 
 async function uploadCollected(
@@ -171,60 +211,41 @@ async function uploadCollected(
 
 /** Adds each session's outcome to its document's output; answers the entries to remember. */
 async function rememberOutcomes(
-	uploaded: Array<{ taken: Taken; json: IDataObject }>,
+	uploaded: Uploaded[],
 	outcomes: WaitResult[],
 ): Promise<Array<[string, string]>> {
 	const entries: Array<[string, string]> = [];
-	for (const [index, { taken, json }] of uploaded.entries()) {
+	for (const [index, { json, values }] of uploaded.entries()) {
 		const outcome = outcomes[index];
 		if (isUnfollowedSession(outcome)) {
 			json.waitError = outcome.error.message;
 			continue;
 		}
 		Object.assign(json, waitedOutcome(outcome));
-		if (outcome.status !== 'succeeded' && outcome.status !== 'failed') continue;
-		entries.push(
-			...(await mapWithPauses(taken.products, ([key, staged]): [string, string] => [
-				key,
-				outcome.status === 'succeeded'
-					? readStaged(staged).value
-					: failedValue(readStaged(staged).value),
-			])),
-		);
+		if (outcome.status === 'succeeded') entries.push(...values);
+		if (outcome.status === 'failed')
+			entries.push(
+				...(await mapWithPauses(values, ([key, value]): [string, string] => [
+					key,
+					failedValue(value),
+				])),
+			);
 	}
 	return entries;
 }
 
 /**
- * Remembers what the service confirmed or refused, puts the documents that were not uploaded back
- * into the collection and lets go of every other product the run took. Answers a note when Redis
- * could not be told: what was sent is in the output all the same.
+ * Remembers what the service confirmed or refused and lets go of every product the run took and
+ * uploaded. Notes when Redis could not be told: what was sent is in the output all the same.
  */
 async function settle(
 	memory: ProductMemory,
 	runId: string,
-	taken: Taken[],
-	putBack: Taken[],
 	entries: Array<[string, string]>,
-): Promise<string | undefined> {
-	const notes: string[] = [];
-	for (const { documents, products } of putBack) {
-		const problem = await memory
-			.collect(products, runId, JSON.stringify(documents), Date.now() + COLLECT_MS)
-			.then(
-				(answer) => ('otherDocuments' in answer ? 'the collection now holds other documents' : ''),
-				(error: Error) => error.message,
-			);
-		if (problem)
-			notes.push(
-				`${products.length} products that were not uploaded could not be collected again (${problem}): they go in a later run.`,
-			);
-	}
-	const returned = new Set(putBack.flatMap(({ products }) => products.map(([key]) => key)));
-	const released = taken.flatMap(({ products }) =>
-		products.flatMap(([key]) => (returned.has(key) ? [] : [key])),
-	);
-	await memory.remember(entries, runId, released).then(
+	taken: string[],
+	notes: string[],
+): Promise<void> {
+	await memory.remember(entries, runId, taken).then(
 		(written) => {
 			if (written < entries.length)
 				notes.push(
@@ -236,5 +257,4 @@ async function settle(
 				`Not remembered: Redis could not be asked (${error.message}). What this run sent goes again in a later run.`,
 			),
 	);
-	return notes.length > 0 ? notes.join(' ') : undefined;
 }
