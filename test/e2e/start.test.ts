@@ -1,6 +1,6 @@
 /**
  * `npm start`, the demo, as a user runs it: from the command to a logged-in editor with the
- * emulator credential, the examples and the data tables they fill, every example with a Manual
+ * emulator credential (its Rate Limit Sharing in the demo's Redis), the examples and the data tables they fill, every example with a Manual
  * Trigger run as the editor's "Execute workflow" button runs it, then Ctrl-C; and a second start on
  * the same demo folder.
  */
@@ -22,7 +22,7 @@ import {
 } from './harness';
 import type { EmulatorStats } from '../../scripts/emulator';
 import { installN8n, N8nFolder } from '../../scripts/n8n/instance';
-import { tail } from '../../scripts/n8n/processes';
+import { accepts, tail } from '../../scripts/n8n/processes';
 
 const READY_LINE = 'Press Ctrl-C to stop.';
 
@@ -76,6 +76,13 @@ function emulatorUrl(demo: Demo): string {
 	);
 	if (!match) throw new Error(`No emulator URL in the banner:\n${tail(demo.output())}`);
 	return match[1];
+}
+
+/** The port of the demo's Redis on 127.0.0.1 (the banner names it). */
+function redisPort(demo: Demo): number {
+	const match = /^127\.0\.0\.1:(\d+) /.exec(bannerValue(demo.output(), 'redis'));
+	if (!match) throw new Error(`No Redis port in the banner:\n${tail(demo.output())}`);
+	return Number(match[1]);
 }
 
 /** The fixture shop's address (the banner names its product API). */
@@ -173,13 +180,18 @@ async function runAsTheEditor(
 	return runs;
 }
 
-/** Waits (bounded) until nothing answers at `url` any more; false if something still does. */
-async function untilClosed(url: string): Promise<boolean> {
+/** Waits (bounded) until `isUp` says no; false if it still says yes. */
+async function untilDown(isUp: () => Promise<boolean>): Promise<boolean> {
 	for (let attempt = 0; attempt < 120; attempt++) {
-		if (!(await answers(url))) return true;
+		if (!(await isUp())) return true;
 		await new Promise((resolve) => setTimeout(resolve, 500));
 	}
 	return false;
+}
+
+/** Waits (bounded) until nothing answers at `url` any more; false if something still does. */
+async function untilClosed(url: string): Promise<boolean> {
+	return await untilDown(() => answers(url));
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -278,6 +290,7 @@ describe('npm start', () => {
 			DATA_TABLES.map((table) => `"${table.name}"`).join(', '),
 		);
 		expect(await answers(emulatorUrl(demo))).toBe(true);
+		expect(await accepts(redisPort(demo))).toBe(true);
 		const shop = shopUrl(demo);
 		const emulatorBefore = await getJson<EmulatorStats>(`${emulatorUrl(demo)}/__emulator/stats`);
 
@@ -327,6 +340,7 @@ describe('npm start', () => {
 		expect(await untilClosed(url)).toBe(true);
 		expect(await untilClosed(emulatorUrl(demo))).toBe(true);
 		expect(await untilClosed(shop)).toBe(true);
+		expect(await untilDown(() => accepts(redisPort(demo)))).toBe(true);
 		expect(demo.output()).toContain('Stopping n8n');
 	});
 
@@ -349,13 +363,14 @@ describe('npm start', () => {
 		expect(await rowsOf(server, 'Nightly Sync Reports')).toHaveLength(1);
 		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
 
-		// As a process manager stops it: npm alone is told, n8n, the emulator and the shop go all
-		// the same.
+		// As a process manager stops it: npm alone is told, n8n, the emulator, the shop and Redis go
+		// all the same.
 		signal(demo, 'SIGTERM', { group: false });
 		await demo.exited;
 
 		expect(await untilClosed(url)).toBe(true);
 		expect(await untilClosed(emulatorUrl(demo))).toBe(true);
 		expect(await untilClosed(shopUrl(demo))).toBe(true);
+		expect(await untilDown(() => accepts(redisPort(demo)))).toBe(true);
 	});
 });
