@@ -74,6 +74,7 @@ describe('the example workflows', () => {
 				'image-upload-known-in-data-table.json',
 				'nightly-sync.json',
 				'nightly-sync-page.json',
+				'nightly-sync-delta.json',
 			]),
 		);
 		for (const file of files) {
