@@ -23,7 +23,6 @@ import {
 } from './harness';
 
 type Example = WorkflowDefinition & { id: string };
-type Node = { name: string; parameters: Record<string, unknown> };
 
 /** An example as a user imports it, pointed at `shop` wherever it names the demo's shop. */
 function readExample(file: string, shop: Shop): Example {
@@ -59,23 +58,10 @@ describe('the nightly sync of a delta feed', () => {
 			tables.set(name, await n8n.server.createDataTable(name, columns));
 		const cursorTable = tables.get('Nightly Sync Cursor');
 		if (!cursorTable) throw new Error('The delta night keeps no cursor in a data table');
-		const pageId = await n8n.importWorkflow({ ...page, id: undefined });
-		await n8n.server.activateWorkflow(pageId);
-		const id = await n8n.importWorkflow({
-			...night,
-			id: undefined,
-			nodes: (night.nodes as Node[]).map((node) =>
-				node.name === 'Sync Each Page'
-					? {
-							...node,
-							parameters: {
-								...node.parameters,
-								workflowId: { ...(node.parameters.workflowId as object), value: pageId },
-							},
-						}
-					: node,
-			),
-		});
+		// With their ids, as a user imports them into an n8n of their own: the night's Sync Each Page
+		// names the page workflow by its id. The schedule calls the page workflow's published version.
+		await n8n.server.activateWorkflow(await n8n.importWorkflow(page));
+		const id = await n8n.importWorkflow(night);
 		const cursor = async () =>
 			(await n8n.server.dataTableRows(cursorTable)).map(({ feed, changedUntil }) => ({
 				feed,
