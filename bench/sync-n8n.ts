@@ -14,6 +14,9 @@
  * - The service: the emulator, in this process, with the service's bucket (50) leaking every 1 ms so
  *   that the nights take minutes, and the credential's Custom Rate Limit set to the same; images
  *   stay in it from one night to the next, as on the service.
+ * - Redis (scripts/redis.ts, a redis-server of its own for all nights): the credential's Rate Limit
+ *   Sharing, where each page's Upload Changed Products remembers its products and collects the
+ *   changed ones for the night's Send Collected Products.
  * - The workflow's memory of photos: the example's data table, created through n8n's REST API as a
  *   user creates it in the editor, before the first night.
  * - The shop: scripts/shop, the product API the workflow pages through and the photo host its Image
@@ -63,7 +66,7 @@ import { request } from 'undici';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { call } from '../scripts/emulator/client';
-import { emulatorCredential } from '../scripts/n8n/credential';
+import { emulatorCredential, sharingInRedis } from '../scripts/n8n/credential';
 import {
 	installN8n,
 	n8nVersion,
@@ -73,6 +76,7 @@ import {
 } from '../scripts/n8n/instance';
 import { killGroup, sleep, tail, track, untrack } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
+import { startRedis, type RedisServer } from '../scripts/redis';
 import { dataTablesFilled } from '../scripts/n8n/workflows';
 import type {
 	DataTable,
@@ -479,6 +483,7 @@ async function main(): Promise<void> {
 	const folder = realpathSync(mkdtempSync(join(tmpdir(), 'sync-n8n-')));
 	let emulator: Emulator | undefined;
 	let shop: ShopProcess | undefined;
+	let redis: RedisServer | undefined;
 	let server: N8nServer | undefined;
 	try {
 		const tarball = process.env.E2E_PACKAGE_TGZ ?? packPackage(join(folder, 'pack'));
@@ -490,11 +495,13 @@ async function main(): Promise<void> {
 			leakIntervalMs: 1,
 		});
 		shop = await startShopProcess(folder);
+		redis = await startRedis();
 		await n8n.importCredentials([
 			emulatorCredential(emulator.url, DEFAULT_ACCOUNT, {
 				customRateLimit: true,
 				bucketCapacity: BUCKET_CAPACITY,
 				leakIntervalSeconds: 0.001,
+				...sharingInRedis(redis),
 			}),
 		]);
 		const { workflow, pageWorkflow } = nightlySync(shop.url, shop.productsUrl);
@@ -686,6 +693,7 @@ async function main(): Promise<void> {
 	} finally {
 		await server?.stop();
 		await shop?.stop();
+		await redis?.stop();
 		await emulator?.close();
 		rmSync(folder, { recursive: true, force: true });
 	}

@@ -1,7 +1,7 @@
 /**
- * A throw-away redis-server for tests and benchmarks (Debian's `redis-server`, installed by
- * scripts/toolchain.sh's ensure_test_servers): its own port, no persistence, optionally a password and
- * TLS with a certificate authority made for the occasion.
+ * A throw-away redis-server for tests, benchmarks and the demo (Debian's `redis-server`, installed
+ * by scripts/toolchain.sh's ensure_test_servers or ensure_redis_server): its own port, no
+ * persistence, optionally a password and TLS with a certificate authority made for the occasion.
  *
  *   const redis = await startRedis({ password: 'secret', tls: true });
  *   redis.port / redis.tlsPort / redis.ca (PEM) ... redis.stop();
@@ -90,7 +90,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 		if (spawnError || child.exitCode !== null || Date.now() > deadline) {
 			await stop();
 			throw new Error(
-				`redis-server did not start: ${spawnError?.message ?? stderr.trim()} (scripts/toolchain.sh ensure_test_servers installs it)`,
+				`redis-server did not start: ${spawnError?.message ?? stderr.trim()} (scripts/toolchain.sh ensure_redis_server installs it)`,
 			);
 		}
 		await new Promise((resolve) => setTimeout(resolve, 50));

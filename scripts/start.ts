@@ -2,16 +2,19 @@
  * `npm start` (through scripts/start.sh, which puts Node 24 and the project's dependencies in
  * place): the package in a real n8n next to the emulator of the service. Builds and packs the
  * package, installs n8n (cached), installs the package into a demo n8n user folder the way a user
- * installs a community node, starts the emulator and the fixture shop the nightly sync reads
- * (scripts/shop), imports a credential for the emulator and the workflows of examples/, starts n8n
- * on 127.0.0.1, sets up a local owner and creates the data tables the examples fill, then stays in
- * the foreground: Ctrl-C stops n8n, the emulator and the shop. Every example with a Manual Trigger
- * then runs from the editor's "Execute workflow" as it is.
+ * installs a community node, starts the emulator, the fixture shop the nightly sync reads
+ * (scripts/shop) and a Redis of its own, imports a credential for the emulator (its Rate Limit
+ * Sharing in that Redis, where Only Changed Products remembers a catalogue read page by page) and
+ * the workflows of examples/, starts n8n on 127.0.0.1, sets up a local owner and creates the data
+ * tables the examples fill, then stays in the foreground: Ctrl-C stops n8n, the emulator, the shop
+ * and Redis. Every example with a Manual Trigger then runs from the editor's "Execute workflow" as
+ * it is.
  *
  * The demo folder is kept between runs, so that what is built in the editor survives a restart; the
  * package, the credential and the examples are installed again on every start (an example replaces
- * its earlier copy), a data table is kept with its rows. `npm start -- --reset` starts from an
- * empty folder.
+ * its earlier copy), a data table is kept with its rows. `npm start -- --reset` starts from an empty
+ * folder. Redis starts empty, as the emulator does: what Only Changed Products remembers is what
+ * that emulator confirmed.
  *
  * Environment: N8N_PORT (default 5678); N8N_DEMO_FOLDER (default: a folder in the per-user cache,
  * outside the project, see scripts/n8n/instance.ts); the emulator's EMULATOR_* variables
@@ -36,11 +39,12 @@ import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
-import { EMULATOR_CREDENTIAL, emulatorCredential } from './n8n/credential';
+import { EMULATOR_CREDENTIAL, emulatorCredential, sharingInRedis } from './n8n/credential';
 import { installN8n, n8nVersion, N8nFolder, packPackage, PROJECT_ROOT } from './n8n/instance';
 import { killGroup, sleep, tail, track, untrack } from './n8n/processes';
 import type { DataTableColumnType, N8nServer, Owner, WorkflowDefinition } from './n8n/server';
 import { dataTablesFilled } from './n8n/workflows';
+import { startRedis, type RedisServer } from './redis';
 import { EXAMPLE_SHOP_HOST, EXAMPLE_SHOP_PORT } from './shop';
 
 /** Local demo values, printed for the user like the emulator's demo account. */
@@ -176,6 +180,12 @@ async function stopHelper({ name, child }: Helper<unknown>): Promise<void> {
 	untrack(child);
 }
 
+async function stopRedis(redis: RedisServer | undefined): Promise<void> {
+	if (!redis) return;
+	process.stderr.write('Stopping Redis\n');
+	await redis.stop();
+}
+
 /**
  * The workflows of examples/, those that read the fixture shop pointed at `shopUrl` wherever they
  * name its host (the product API, the photo host Upload Photo allows). One without an id gets one
@@ -232,6 +242,7 @@ async function main(): Promise<void> {
 	const work = mkdtempSync(join(tmpdir(), 'pdi-start-'));
 	const helpers: Array<Helper<unknown>> = [];
 	let server: N8nServer | undefined;
+	let redis: RedisServer | undefined;
 	let stopping: Promise<void> | undefined;
 	const stop = (): Promise<void> => {
 		stopping ??= (async () => {
@@ -239,7 +250,7 @@ async function main(): Promise<void> {
 				process.stderr.write('Stopping n8n\n');
 				await server.stop();
 			}
-			await Promise.all(helpers.map(stopHelper));
+			await Promise.all([...helpers.map(stopHelper), stopRedis(redis)]);
 			rmSync(work, { recursive: true, force: true });
 		})();
 		return stopping;
@@ -273,7 +284,7 @@ async function main(): Promise<void> {
 		say(`Install ${name} ${version} into ${demo}/.n8n/nodes`);
 		const folder = await N8nFolder.create(n8nBin, demo, tarball);
 
-		say('Start the emulator and the fixture shop');
+		say('Start the emulator, the fixture shop and Redis');
 		const emulator = await startHelper<EmulatorReady>(
 			'emulator',
 			'scripts/emulator/cli.ts',
@@ -295,10 +306,13 @@ async function main(): Promise<void> {
 			join(demo, 'shop.log'),
 		);
 		helpers.push(shop);
+		redis = await startRedis();
 		const { ready } = emulator;
 
 		say('Import the emulator credential');
-		await folder.importCredentials([emulatorCredential(ready.productionUrl, ready)]);
+		await folder.importCredentials([
+			emulatorCredential(ready.productionUrl, ready, sharingInRedis(redis)),
+		]);
 		const examples = readExamples(shop.ready.url);
 		if (examples.length > 0) {
 			say(`Import ${examples.length} example workflow(s) from examples/`);
@@ -323,6 +337,7 @@ async function main(): Promise<void> {
 				`  emulator:    ${ready.productionUrl} (production), ${ready.testUrl} (development/test)`,
 				`               user ${ready.username} / ${ready.password}, in n8n as the credential "${EMULATOR_CREDENTIAL.name}"`,
 				`  shop:        ${shop.ready.productsUrl} (the nightly sync's fixture shop)`,
+				`  redis:       127.0.0.1:${redis.port} (the credential's Rate Limit Sharing; Only Changed Products remembers pages there)`,
 				`  workflows:   ${examples.length} example(s) from examples/, ${published.length} of them published`,
 				`  data tables: ${tables.map((table) => `"${table}"`).join(', ') || 'none'}`,
 				`  demo data:   ${demo} (n8n.log, emulator.log, shop.log)`,

@@ -54,23 +54,39 @@ ensure_dependencies() {
 
 ensure_node || return 1
 
-# ensure_test_servers: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
-# benchmarks of the shared rate limit start on ports of their own, and tinyproxy, the proxy the
-# tests of a company network start likewise. Installing must not leave a system Redis or proxy
-# running: service starts are refused while apt-get runs.
-ensure_test_servers() {
-  if command -v redis-server >/dev/null && command -v openssl >/dev/null && command -v tinyproxy >/dev/null; then return; fi
+# ensure_commands <command>...: each command on PATH, installed with apt-get where it is missing
+# (each is its Debian package's name). Installing must not leave a system service running (Redis,
+# the proxy): service starts are refused while apt-get runs.
+ensure_commands() {
+  local missing=() command
+  for command in "$@"; do
+    command -v "$command" >/dev/null || missing+=("$command")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then return; fi
   if ! command -v apt-get >/dev/null; then
-    echo "The tests need redis-server, openssl and tinyproxy on PATH: install them (e.g. \`brew install redis openssl tinyproxy\` on macOS) and run again." >&2
+    echo "${missing[*]} must be on PATH: install them (e.g. \`brew install ${missing[*]/redis-server/redis}\` on macOS) and run again." >&2
     return 1
   fi
-  echo "Installing redis-server, openssl and tinyproxy (apt-get)" >&2
+  echo "Installing ${missing[*]} (apt-get)" >&2
   local policy=/usr/sbin/policy-rc.d own_policy=
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
   fi
   local status=0
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server openssl tinyproxy; } >&2 || status=$?
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >&2 || status=$?
   if [ -n "$own_policy" ]; then rm -f "$policy"; fi
   return "$status"
+}
+
+# ensure_test_servers: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
+# benchmarks of the shared rate limit start on ports of their own, and tinyproxy, the proxy the
+# tests of a company network start likewise.
+ensure_test_servers() {
+  ensure_commands redis-server openssl tinyproxy
+}
+
+# ensure_redis_server: the redis-server the demo (`npm start`) and the benchmarks of the nightly
+# sync start for Only Changed Products' memory of a catalogue read page by page.
+ensure_redis_server() {
+  ensure_commands redis-server
 }

@@ -25,6 +25,9 @@ export interface CredentialData {
 	bucketCapacity?: number;
 	leakIntervalSeconds?: number;
 	rateLimitSharing?: 'automatic' | 'redis' | 'process';
+	redisHost?: string;
+	redisPort?: number;
+	redisPassword?: string;
 }
 
 /** One entry of an `n8n import:credentials` file; `data` in clear text, n8n encrypts it on import. */
@@ -57,5 +60,21 @@ export function emulatorCredential(
 			customRateLimit: false,
 			...overrides,
 		},
+	};
+}
+
+/**
+ * Rate Limit Sharing in a redis-server on 127.0.0.1 (scripts/redis.ts): also where Only Changed
+ * Products remembers a catalogue read page by page.
+ */
+export function sharingInRedis(redis: {
+	port: number;
+	password?: string;
+}): Partial<CredentialData> {
+	return {
+		rateLimitSharing: 'redis',
+		redisHost: '127.0.0.1',
+		redisPort: redis.port,
+		...(redis.password && { redisPassword: redis.password }),
 	};
 }

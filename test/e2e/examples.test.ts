@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { call } from '../../scripts/emulator/client';
+import { startRedis, type RedisServer } from '../../scripts/redis';
 import { photoBytes, startShop } from '../../scripts/shop';
 import { postControl } from '../helpers/service';
 import {
@@ -17,7 +18,9 @@ import {
 	runError,
 	PROJECT_ROOT,
 	dataTablesFilled,
+	sharingInRedis,
 	type N8nHarness,
+	type StoredExecution,
 	type WorkflowDefinition,
 } from './harness';
 
@@ -38,17 +41,24 @@ function readExample(file: string): Example {
 
 describe('the example workflows', () => {
 	let n8n: N8nHarness;
+	let redis: RedisServer;
 	const files = readdirSync(EXAMPLES).filter((file) => file.endsWith('.json'));
 
 	beforeAll(async () => {
+		// The nightly sync's pages remember their products in the credential's Redis.
+		redis = await startRedis();
 		// Processing takes a moment, so that the catalogue example really waits for it.
-		n8n = await prepareN8n({ emulator: { processingMs: 1000 } });
+		n8n = await prepareN8n({
+			emulator: { processingMs: 1000 },
+			credential: sharingInRedis(redis),
+		});
 		// As the editor's "Import from File" does: created through the REST API, keeping their ids.
 		for (const file of files) await n8n.importWorkflow(readExample(file));
 	});
 
 	afterAll(async () => {
 		await n8n?.stop();
+		await redis?.stop();
 	});
 
 	beforeEach(() => {
@@ -64,6 +74,7 @@ describe('the example workflows', () => {
 				'image-upload-known-in-data-table.json',
 				'nightly-sync.json',
 				'nightly-sync-page.json',
+				'nightly-sync-delta.json',
 			]),
 		);
 		for (const file of files) {
@@ -180,7 +191,7 @@ describe('the example workflows', () => {
 		// The hashcodes came with the items from the table: no request at all.
 		expect(n8n.emulator.stats().requests).toEqual({});
 	});
-	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table, the catalogue is sent once with only the changed products; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; a night the shop fails a page stops before any upload and the next one makes up for it; every night is reported in a row of a data table, no page execution is kept', async () => {
+	test('nightly sync: a page workflow per page of products takes the photos by URL and remembers them in the data table and hands back only its counts and alerts, the changed products of all pages are sent in one document at the end of the night; a second run downloads and sends nothing, a changed photo costs one download, one image request and its product; a session that ends with errors is alerted; a night the shop fails a page stops before any upload and the next one makes up for it; every night is reported in a row of a data table, no page execution is kept', async () => {
 		// The third page holds P00005 alone, a product without photos: a page without any photo.
 		const shop = await startShop({
 			products: 5,
@@ -293,6 +304,12 @@ describe('the example workflows', () => {
 					),
 				}));
 			};
+			type Document = Record<string, unknown>;
+			/** The documents a night uploaded: those its pages filled and those it sent at its end. */
+			const sentDocuments = (night: StoredExecution): Document[] =>
+				[...nodeItems(night, 'Sync Each Page'), ...nodeItems(night, 'Send Collected Products')]
+					.flatMap((result) => result.documents as Document[])
+					.filter((document) => document.sessionId !== undefined);
 			const photoRow = (photo: string, version = 1) => ({
 				productId: photo.split('-')[0],
 				url: `${shop.url}/photos/${photo}.jpg`,
@@ -313,15 +330,26 @@ describe('the example workflows', () => {
 				{ page: 2 },
 				{ page: 3 },
 			]);
-			const [firstUpload] = nodeItems(first, 'Upload Changed Products');
-			expect(firstUpload).toMatchObject({
-				product: 'P00001',
-				sent: true,
-				reason: 'changed',
-				status: 'succeeded',
-				confirmed: true,
-				run: { products: 4, sent: 4, unchanged: 0, sessions: 1, sessionsConfirmed: 1 },
+			// Each page hands back its counts and alerts, not its products: the pages collected their
+			// changed products, too few to fill a document, and P00003 was held back.
+			expect(nodeItems(first, 'Sync Each Page')).toEqual([
+				{ products: 2, unchanged: 0, collected: 2, documents: [], alerts: [] },
+				{
+					products: 2,
+					unchanged: 0,
+					collected: 1,
+					documents: [],
+					alerts: [expect.stringMatching(photoAlert)],
+				},
+				{ products: 1, unchanged: 0, collected: 1, documents: [], alerts: [] },
+			]);
+			const [firstSent] = nodeItems(first, 'Send Collected Products');
+			expect(firstSent).toEqual({
+				memoryName: 'nightly-sync',
+				productsSent: 4,
+				documents: [expect.objectContaining({ products: 4, status: 'succeeded' })],
 			});
+			const [firstDocument] = sentDocuments(first);
 			const firstReport = syncedReport(4, 0);
 			expect(nodeItems(first, 'Night Report')).toEqual([firstReport]);
 			expect(shop.stats()).toMatchObject({
@@ -337,7 +365,7 @@ describe('the example workflows', () => {
 			});
 			expect(n8n.emulator.stats().images).toBe(7);
 			expect(await rows()).toEqual(storedPhotos.map((photo) => photoRow(photo)));
-			expect(await productsIn(firstUpload.sessionId)).toEqual([
+			expect(await productsIn(firstDocument.sessionId)).toEqual([
 				...['P00001', 'P00002', 'P00004'].map((product) => ({
 					id: product,
 					hashcodes: [hashcode(`${product}-1`), hashcode(`${product}-2`)],
@@ -359,13 +387,12 @@ describe('the example workflows', () => {
 			});
 			expect(n8n.emulator.stats().requests).toEqual(requestsBefore);
 			expect(await rows()).toEqual(rowsBefore);
-			// Output Unchanged Products is off: nothing sent, one item with the night's summary.
-			expect(nodeItems(second, 'Upload Changed Products')).toEqual([
-				{ run: expect.objectContaining({ products: 4, sent: 0, unchanged: 4, sessions: 0 }) },
+			expect(nodeItems(second, 'Send Collected Products')).toEqual([
+				expect.objectContaining({ productsSent: 0, documents: [] }),
 			]);
 			const secondReport = report({
 				summary:
-					'Nothing to send: the service has confirmed all 4 products as they are now. No request was made.',
+					'Nothing to send: the service has confirmed all 4 products read tonight as they are now.',
 				sent: 0,
 				unchanged: 4,
 			});
@@ -387,16 +414,9 @@ describe('the example workflows', () => {
 			);
 			const thirdReport = syncedReport(1, 3);
 			expect(nodeItems(third, 'Night Report')).toEqual([thirdReport]);
-			// Only the product sent comes out of Upload Changed Products.
-			expect(nodeItems(third, 'Upload Changed Products')).toHaveLength(1);
-			const [thirdUpload] = nodeItems(third, 'Upload Changed Products');
-			expect(thirdUpload).toMatchObject({
-				product: 'P00001',
-				sent: true,
-				confirmed: true,
-				run: { products: 4, sent: 1, unchanged: 3 },
-			});
-			expect(await productsIn(thirdUpload.sessionId)).toEqual([
+			const [thirdDocument] = sentDocuments(third);
+			expect(thirdDocument).toMatchObject({ products: 1, status: 'succeeded' });
+			expect(await productsIn(thirdDocument.sessionId)).toEqual([
 				{ id: 'P00001', hashcodes: [hashcode('P00001-1', 2), hashcode('P00001-2')] },
 			]);
 
@@ -405,25 +425,21 @@ describe('the example workflows', () => {
 			await postControl(n8n.emulator.url, 'failing', { texts: ['<Id>P00001</Id>'] });
 			shop.changePhotos(1);
 			const fourth = await n8n.executeWorkflow(id);
-			const [fourthUpload] = nodeItems(fourth, 'Upload Changed Products');
-			expect(fourthUpload).toMatchObject({
-				product: 'P00001',
-				sent: true,
-				status: 'failed',
-				run: { products: 4, sent: 1, unchanged: 3, sessionsFailed: 1 },
-			});
+			const [fourthDocument] = sentDocuments(fourth);
+			expect(fourthDocument).toMatchObject({ products: 1, status: 'failed' });
 			const [photoAlertText] = String(nodeItems(fourth, 'Night Report')[0].alerts).split('\n');
 			const fourthReport = {
 				...syncedReport(1, 3, 0),
 				alertCount: 2,
-				alerts: `${photoAlertText}\nCatalogue upload ${String(fourthUpload.sessionId)} is failed: ${String(fourthUpload.errorMessage)}. Its 1 products are sent again next night.`,
+				alerts: `${photoAlertText}\nCatalogue upload ${String(fourthDocument.sessionId)} is failed: ${String(fourthDocument.errorMessage)}. Its 1 products are sent again next night.`,
 			};
 			expect(photoAlertText).toMatch(photoAlert);
 			expect(nodeItems(fourth, 'Night Report')).toEqual([fourthReport]);
 
 			// The shop's second page is down all night, past Get Page's retries: the night fails at
-			// that page before anything is uploaded, and leaves no report. The page before it took its
-			// changed photo and remembered it.
+			// that page before anything is uploaded (the first page only collected its changed
+			// product), and leaves no report. The page before it took its changed photo and
+			// remembered it.
 			await postControl(n8n.emulator.url, 'failing', { texts: [] });
 			expect(shop.changePhotos(1)).toEqual(['P00001-1']);
 			shop.failPages([2]);
@@ -448,19 +464,15 @@ describe('the example workflows', () => {
 				storedPhotos.map((photo) => photoRow(photo, photo === 'P00001-1' ? 4 : 1)),
 			);
 
-			// The shop back, the next night sends what the failed one would have, and downloads nothing.
+			// The shop back, the next night sends what the failed one would have, once, and downloads
+			// nothing.
 			shop.failPages([]);
 			shop.resetStats();
 			const sixth = await n8n.executeWorkflow(id);
 			expect(shop.stats()).toMatchObject({ photosSent: 0 });
-			const [sixthUpload] = nodeItems(sixth, 'Upload Changed Products');
-			expect(sixthUpload).toMatchObject({
-				product: 'P00001',
-				reason: 'sentAgainAfterFailure',
-				confirmed: true,
-				run: { products: 4, sent: 1, unchanged: 3, sessionsConfirmed: 1 },
-			});
-			expect(await productsIn(sixthUpload.sessionId)).toEqual([
+			const [sixthDocument] = sentDocuments(sixth);
+			expect(sixthDocument).toMatchObject({ products: 1, status: 'succeeded' });
+			expect(await productsIn(sixthDocument.sessionId)).toEqual([
 				{ id: 'P00001', hashcodes: [hashcode('P00001-1', 4), hashcode('P00001-2')] },
 			]);
 			const { requests: afterSixth } = n8n.emulator.stats();

@@ -82,6 +82,7 @@ import {
 	CREDENTIAL_TYPE,
 	EMULATOR_CREDENTIAL,
 	emulatorCredential,
+	sharingInRedis,
 	type CredentialData,
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
@@ -97,7 +98,7 @@ import type {
 	WorkflowDefinition,
 } from '../../scripts/n8n/server';
 
-export { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL, emulatorCredential, PROJECT_ROOT };
+export { CREDENTIAL_TYPE, EMULATOR_CREDENTIAL, emulatorCredential, PROJECT_ROOT, sharingInRedis };
 export type { CredentialData, CredentialImport, WorkflowDefinition };
 export { nodeItems, runError } from '../../scripts/n8n/run-data';
 export type { ExecutionSummary, N8nServer, StoredExecution } from '../../scripts/n8n/server';

@@ -1,6 +1,6 @@
 /**
  * `npm start`, the demo, as a user runs it: from the command to a logged-in editor with the
- * emulator credential, the examples and the data tables they fill, every example with a Manual
+ * emulator credential (its Rate Limit Sharing in the demo's Redis), the examples and the data tables they fill, every example with a Manual
  * Trigger run as the editor's "Execute workflow" button runs it, then Ctrl-C; and a second start on
  * the same demo folder.
  */
@@ -22,7 +22,7 @@ import {
 } from './harness';
 import type { EmulatorStats } from '../../scripts/emulator';
 import { installN8n, N8nFolder } from '../../scripts/n8n/instance';
-import { tail } from '../../scripts/n8n/processes';
+import { accepts, tail } from '../../scripts/n8n/processes';
 
 const READY_LINE = 'Press Ctrl-C to stop.';
 
@@ -78,6 +78,13 @@ function emulatorUrl(demo: Demo): string {
 	return match[1];
 }
 
+/** The port of the demo's Redis on 127.0.0.1 (the banner names it). */
+function redisPort(demo: Demo): number {
+	const match = /^127\.0\.0\.1:(\d+) /.exec(bannerValue(demo.output(), 'redis'));
+	if (!match) throw new Error(`No Redis port in the banner:\n${tail(demo.output())}`);
+	return Number(match[1]);
+}
+
 /** The fixture shop's address (the banner names its product API). */
 function shopUrl(demo: Demo): string {
 	return new URL(bannerValue(demo.output(), 'shop').split(' ')[0]).origin;
@@ -118,6 +125,7 @@ function readExamples(): Example[] {
 /** The data tables the examples fill, as `npm start` creates them. */
 const DATA_TABLES = [
 	{ name: 'Known Product Photos', columns: ['sku', 'md5', 'hashcode'].map(text) },
+	{ name: 'Nightly Sync Cursor', columns: ['feed', 'changedUntil'].map(text) },
 	{
 		name: 'Nightly Sync Photos',
 		columns: ['productId', 'url', 'version', 'md5', 'hashcode'].map(text),
@@ -173,13 +181,18 @@ async function runAsTheEditor(
 	return runs;
 }
 
-/** Waits (bounded) until nothing answers at `url` any more; false if something still does. */
-async function untilClosed(url: string): Promise<boolean> {
+/** Waits (bounded) until `isUp` says no; false if it still says yes. */
+async function untilDown(isUp: () => Promise<boolean>): Promise<boolean> {
 	for (let attempt = 0; attempt < 120; attempt++) {
-		if (!(await answers(url))) return true;
+		if (!(await isUp())) return true;
 		await new Promise((resolve) => setTimeout(resolve, 500));
 	}
 	return false;
+}
+
+/** Waits (bounded) until nothing answers at `url` any more; false if something still does. */
+async function untilClosed(url: string): Promise<boolean> {
+	return await untilDown(() => answers(url));
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -278,6 +291,7 @@ describe('npm start', () => {
 			DATA_TABLES.map((table) => `"${table.name}"`).join(', '),
 		);
 		expect(await answers(emulatorUrl(demo))).toBe(true);
+		expect(await accepts(redisPort(demo))).toBe(true);
 		const shop = shopUrl(demo);
 		const emulatorBefore = await getJson<EmulatorStats>(`${emulatorUrl(demo)}/__emulator/stats`);
 
@@ -287,14 +301,19 @@ describe('npm start', () => {
 			'catalogue-sync.json': 'n8n-nodes-base.scheduleTrigger',
 			'image-upload-known-in-data-table.json': 'n8n-nodes-base.manualTrigger',
 			'image-upload-skip-existing.json': 'n8n-nodes-base.manualTrigger',
+			'nightly-sync-delta.json': 'n8n-nodes-base.scheduleTrigger',
 			'nightly-sync.json': 'n8n-nodes-base.scheduleTrigger',
 		});
 		expect(await rowsOf(server, 'Known Product Photos')).toHaveLength(2);
-		// The nightly sync's first night: the shop's two pages, their 40 photos uploaded in an image
-		// request each and remembered, its 20 products sent in one document, and its report row.
-		const firstNight = runs.get('nightly-sync.json')?.run;
-		if (!firstNight) throw new Error('The nightly sync did not run');
-		expect(nodeItems(firstNight, 'One Item per Page')).toEqual([{ page: 1 }, { page: 2 }]);
+		// The delta night runs first (in the order of the files): without a cursor, its first night
+		// reads the shop's two pages, uploads their 40 photos in an image request each and remembers
+		// them, sends its 20 products in one document, keeps its report row and its cursor.
+		const deltaNight = runs.get('nightly-sync-delta.json')?.run;
+		if (!deltaNight) throw new Error('The delta night did not run');
+		expect(nodeItems(deltaNight, 'One Item per Page')).toEqual([
+			{ page: 1, updatedSince: '' },
+			{ page: 2, updatedSince: '' },
+		]);
 		const report = {
 			at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
 			summary: 'Catalogue synced: 20 changed products sent, 1 of 1 sessions confirmed, 0 unchanged',
@@ -303,15 +322,34 @@ describe('npm start', () => {
 			alertCount: 0,
 			alerts: '',
 		};
-		expect(nodeItems(firstNight, 'Night Report')).toEqual([report]);
+		expect(nodeItems(deltaNight, 'Night Report')).toEqual([report]);
+		expect(await rowsOf(server, 'Nightly Sync Cursor')).toEqual([
+			expect.objectContaining({ feed: 'products', changedUntil: expect.any(String) }),
+		]);
+		// The whole-catalogue night after it shares the page workflow and its memory: the same two
+		// pages, their photos and products known, nothing to send.
+		const firstNight = runs.get('nightly-sync.json')?.run;
+		if (!firstNight) throw new Error('The nightly sync did not run');
+		expect(nodeItems(firstNight, 'One Item per Page')).toEqual([{ page: 1 }, { page: 2 }]);
+		const quietReport = {
+			...report,
+			summary:
+				'Nothing to send: the service has confirmed all 20 products read tonight as they are now.',
+			sent: 0,
+			unchanged: 20,
+		};
+		expect(nodeItems(firstNight, 'Night Report')).toEqual([quietReport]);
 		const reports = await rowsOf(server, 'Nightly Sync Reports');
-		expect(reports).toEqual([expect.objectContaining(report)]);
+		expect(reports).toEqual([
+			expect.objectContaining(report),
+			expect.objectContaining(quietReport),
+		]);
 		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
 		const shopStats = await getJson<{ requests: Record<string, number>; photosSent: number }>(
 			`${shop}/__shop/stats`,
 		);
 		expect(shopStats).toMatchObject({
-			requests: { 'GET /api/products': 3, 'GET /photos/{photo}': 40 },
+			requests: { 'GET /api/products': 6, 'GET /photos/{photo}': 40 },
 			photosSent: 40,
 		});
 		const emulatorAfter = await getJson<EmulatorStats>(`${emulatorUrl(demo)}/__emulator/stats`);
@@ -327,6 +365,7 @@ describe('npm start', () => {
 		expect(await untilClosed(url)).toBe(true);
 		expect(await untilClosed(emulatorUrl(demo))).toBe(true);
 		expect(await untilClosed(shop)).toBe(true);
+		expect(await untilDown(() => accepts(redisPort(demo)))).toBe(true);
 		expect(demo.output()).toContain('Stopping n8n');
 	});
 
@@ -346,16 +385,17 @@ describe('npm start', () => {
 		expect((await server.dataTables()).map((table) => table.name).sort()).toEqual(
 			DATA_TABLES.map((table) => table.name),
 		);
-		expect(await rowsOf(server, 'Nightly Sync Reports')).toHaveLength(1);
+		expect(await rowsOf(server, 'Nightly Sync Reports')).toHaveLength(2);
 		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
 
-		// As a process manager stops it: npm alone is told, n8n, the emulator and the shop go all
-		// the same.
+		// As a process manager stops it: npm alone is told, n8n, the emulator, the shop and Redis go
+		// all the same.
 		signal(demo, 'SIGTERM', { group: false });
 		await demo.exited;
 
 		expect(await untilClosed(url)).toBe(true);
 		expect(await untilClosed(emulatorUrl(demo))).toBe(true);
 		expect(await untilClosed(shopUrl(demo))).toBe(true);
+		expect(await untilDown(() => accepts(redisPort(demo)))).toBe(true);
 	});
 });
