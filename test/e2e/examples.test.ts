@@ -348,6 +348,8 @@ describe('the example workflows', () => {
 				memoryName: 'nightly-sync',
 				productsSent: 4,
 				documents: [expect.objectContaining({ products: 4, status: 'succeeded' })],
+				missing: 0,
+				missingProducts: [],
 			});
 			const [firstDocument] = sentDocuments(first);
 			const firstReport = syncedReport(4, 0);
