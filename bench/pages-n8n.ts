@@ -47,7 +47,8 @@ import { request } from 'undici';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { CREDENTIAL_TYPE, emulatorCredential } from '../scripts/n8n/credential';
 import { installN8n, N8nFolder, packPackage } from '../scripts/n8n/instance';
-import { sleep } from '../scripts/n8n/processes';
+import { sleep, tail } from '../scripts/n8n/processes';
+import { runError } from '../scripts/n8n/run-data';
 import type { N8nServer, Owner } from '../scripts/n8n/server';
 import { startRedis } from '../scripts/redis';
 import { blocksOverTarget, longestBlock, startProbe } from './n8n-blocks';
@@ -259,6 +260,19 @@ async function callNight(mainUrl: string) {
 	return { seconds: (performance.now() - begun) / 1000, sendCollectedSeconds, productsSent };
 }
 
+/** What stopped the latest failed executions: a webhook answers only "Error in workflow". */
+async function failures(main: N8nServer): Promise<string> {
+	const failed = (await main.listExecutions({ workflowId: PAGE_WORKFLOW_ID }))
+		.filter(({ status }) => status === 'error')
+		.slice(0, 3);
+	const errors = await Promise.all(
+		failed.map(async ({ id }) => runError((await main.getExecution(id)).data)),
+	);
+	return errors
+		.map((error) => `${error?.node ?? ''}: ${error?.message ?? ''} ${error?.description ?? ''}`)
+		.join('\n');
+}
+
 /** Probes and samples every n8n process until the returned function is called. */
 function watch(processes: N8nServer[]) {
 	const stopProbes = processes.map((server) => startProbe(server));
@@ -290,7 +304,10 @@ async function runNight(main: N8nServer, workers: N8nServer[], emulator: Emulato
 	} catch (error) {
 		// The probes' and the sampler's threads would keep this process alive after a night that failed.
 		await stopWatching().catch(() => undefined);
-		throw error;
+		const logs = [main, ...workers].map((server) => tail(server.log(), 15)).join('\n---\n');
+		throw new Error(
+			`The ${current} night failed (${String(error)}); the executions' errors:\n${await failures(main)}\nThe end of each process's log:\n${logs}`,
+		);
 	}
 	await sleep(500);
 	const watched = await stopWatching();
@@ -360,6 +377,8 @@ async function measure(
 	try {
 		const main = await folder.start({ env: queue });
 		processes.push(main);
+		// Logged in: a night that fails reads its executions' errors.
+		await main.ensureOwner(OWNER);
 		const started: N8nServer[] = [];
 		// Each worker's health server (its /healthz, probed) on a free port of its own.
 		for (let index = 0; index < workers; index++) {
