@@ -79,8 +79,7 @@ parentPort.once('message', () => { stopped = true; });
  * which hands back the late answers.
  */
 export function startProbe(server: N8nServer): () => Promise<Probed> {
-	const pid = server.pid;
-	if (pid === undefined) throw new Error('The n8n process has no pid');
+	const pid = pidOf(server);
 	const worker = new Worker(PROBE_SOURCE, {
 		eval: true,
 		workerData: { url: `${server.url}/healthz`, pid, pauseMs: PROBE_PAUSE_MS, lateMs: LATE_MS },
@@ -97,6 +96,12 @@ export function startProbe(server: N8nServer): () => Promise<Probed> {
 		await worker.terminate();
 		return probed;
 	};
+}
+
+/** The pid of the n8n process `server` (the driver's child). */
+export function pidOf(server: N8nServer): number {
+	if (server.pid === undefined) throw new Error('The n8n process has no pid');
+	return server.pid;
 }
 
 /** How long the event loop was held for a late answer. */

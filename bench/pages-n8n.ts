@@ -51,7 +51,7 @@ import { sleep, tail } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
 import type { N8nServer, Owner } from '../scripts/n8n/server';
 import { startRedis } from '../scripts/redis';
-import { blocksOverTarget, longestBlock, startProbe } from './n8n-blocks';
+import { blocksOverTarget, longestBlock, pidOf, startProbe } from './n8n-blocks';
 import { startSampler } from './n8n-memory';
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
@@ -401,11 +401,6 @@ async function measure(
 
 function executionsOf(worker: N8nServer): number {
 	return worker.log().match(/Worker started execution/g)?.length ?? 0;
-}
-
-function pidOf(server: N8nServer): number {
-	if (server.pid === undefined) throw new Error('The n8n process has no pid');
-	return server.pid;
 }
 
 const round = (seconds: number) => Math.round(seconds * 10) / 10;
