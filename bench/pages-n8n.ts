@@ -28,6 +28,8 @@
  * a port of its own); target: no block over 250 ms. peakMb, per process: the highest VmRSS sampled
  * every 50 ms over the night (n8n-memory.ts; the kernel's VmHWM counts from the process's start, so
  * it cannot tell one night from the last); target: every process under 2,048 MB.
+ * A night that fails names the errors of the failed page executions and the end of each process's
+ * log (a webhook answers only that its workflow failed).
  * Per night a last line gives the ratio of the night's seconds with the most workers over one
  * worker (target 0.75 with two).
  * BENCH_PAGES (default 40) and BENCH_PAGE_SIZE (default 1000) set the catalogue. The emulator's
