@@ -8,13 +8,9 @@
  * `one-percent-changed`. BENCH_OUTPUT_UNCHANGED=0 turns Output Unchanged Products off (only the
  * products sent come out of the node).
  *
- * A worker thread of this process (its own event loop: the emulator answering n8n here does not
- * delay it) asks n8n's GET /healthz one request after another, 20 ms apart, and for each slow answer
- * reads the processor time of n8n's main thread over it (/proc/<pid>/task/<pid>/stat). An answer
- * is late either because n8n's event loop was blocked or because the shared machine gave n8n no
- * processor; only the first costs n8n's main thread processor time, so each late answer's block is
- * counted as the smaller of its delay and that time (clock-tick resolution, 10 ms on Linux).
- * Each block is placed by its time in a node's run (from n8n's run data) or outside them.
+ * n8n's event loop is probed through its GET /healthz every 20 ms (n8n-blocks.ts: a late answer's
+ * block is the smaller of its delay and the processor time of n8n's main thread over it). Each block
+ * is placed by its time in a node's run (from n8n's run data) or outside them.
  *
  * One JSON line per night:
  *   {"products","night","status","seconds","uploadSeconds","productsSent","requests",
@@ -35,7 +31,6 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { emulatorCredential } from '../scripts/n8n/credential';
@@ -44,6 +39,7 @@ import { sleep } from '../scripts/n8n/processes';
 import type { N8nServer, Owner } from '../scripts/n8n/server';
 import { nodeItems, runError } from '../scripts/n8n/run-data';
 import { actionNode, chainWorkflow } from '../scripts/n8n/workflows';
+import { blocksOverTarget, longestBlock, startProbe, type LateAnswer } from './n8n-blocks';
 import { startSampler } from './n8n-memory';
 
 const SIZES = (process.env.BENCH_SIZES ?? '100000,250000').split(',').map((size) => {
@@ -53,9 +49,6 @@ const SIZES = (process.env.BENCH_SIZES ?? '100000,250000').split(',').map((size)
 	return value;
 });
 const OUTPUT_UNCHANGED = process.env.BENCH_OUTPUT_UNCHANGED !== '0';
-const PROBE_PAUSE_MS = 20;
-/** The issue's bound for one block of the event loop. */
-const BLOCK_TARGET_MS = 250;
 const NIGHT_TIMEOUT_MS = 30 * 60_000;
 const UPLOAD_NODE = 'Upload Catalogue';
 
@@ -131,86 +124,6 @@ function workflow(catalogueUrl: string) {
 	};
 }
 
-interface LateAnswer {
-	/** When the request was sent (Date.now()). */
-	startedAt: number;
-	answerMs: number;
-	mainThreadCpuMs: number;
-}
-
-// Plain JavaScript, run as the worker's source: no loader involved.
-const PROBE_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const http = require('node:http');
-const TICK_MS = 1000 / 100; // USER_HZ: 100 on Linux
-function cpuMs() {
-	try {
-		const stat = readFileSync('/proc/' + workerData.pid + '/task/' + workerData.pid + '/stat', 'utf8');
-		const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-		return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime
-	} catch {
-		return 0;
-	}
-}
-function ask() {
-	return new Promise((resolve) => {
-		const request = http.get(workerData.url, (response) => {
-			response.resume();
-			response.on('end', resolve);
-		});
-		request.on('error', resolve);
-	});
-}
-let stopped = false;
-const late = [];
-let longestAnswerMs = 0;
-parentPort.once('message', () => { stopped = true; });
-(async () => {
-	while (!stopped) {
-		const startedAt = Date.now();
-		const cpuBefore = cpuMs();
-		const start = performance.now();
-		await ask();
-		const answerMs = performance.now() - start;
-		longestAnswerMs = Math.max(longestAnswerMs, answerMs);
-		if (answerMs > workerData.lateMs)
-			late.push({ startedAt, answerMs: Math.round(answerMs), mainThreadCpuMs: Math.round(cpuMs() - cpuBefore) });
-		await new Promise((resolve) => setTimeout(resolve, workerData.pauseMs));
-	}
-	parentPort.postMessage({ late, longestAnswerMs: Math.round(longestAnswerMs) });
-})();
-`;
-
-function startProbe(
-	url: string,
-	pid: number,
-): () => Promise<{ late: LateAnswer[]; longestAnswerMs: number }> {
-	const worker = new Worker(PROBE_SOURCE, {
-		eval: true,
-		workerData: { url: `${url}/healthz`, pid, pauseMs: PROBE_PAUSE_MS, lateMs: 50 },
-	});
-	const result = new Promise<{ late: LateAnswer[]; longestAnswerMs: number }>((resolve, reject) => {
-		worker.once('message', resolve);
-		worker.once('error', reject);
-	});
-	// A worker that fails before it is stopped is told when it is stopped, not as an unhandled rejection.
-	result.catch(() => undefined);
-	return async () => {
-		worker.postMessage('stop');
-		const probed = await result;
-		await worker.terminate();
-		return probed;
-	};
-}
-
-/** The pid of the `n8n start` process of `server` (the driver's child). */
-function pidOf(server: N8nServer): number {
-	const pid = server.pid;
-	if (pid === undefined) throw new Error('The n8n process has no pid');
-	return pid;
-}
-
 function requestCount(emulator: Emulator): number {
 	return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
 }
@@ -244,7 +157,7 @@ async function measureSize(n8n: N8nFolder, emulator: Emulator, products: number)
 			const requestsBefore = requestCount(emulator);
 			// n8n settles after its start and the last night's saving before the night is probed.
 			await sleep(2000);
-			const stopProbe = startProbe(server.url, pidOf(server));
+			const stopProbe = startProbe(server);
 			const stopSampler = startSampler(/ n8n start /);
 			const started = performance.now();
 			let ran: Awaited<ReturnType<typeof runNight>>;
@@ -264,8 +177,6 @@ async function measureSize(n8n: N8nFolder, emulator: Emulator, products: number)
 			const execution = await server.getExecution(ran.executionId);
 			const { runData } = execution.data.resultData;
 			const [upload] = runData[UPLOAD_NODE] ?? [];
-			const blockOf = (answer: LateAnswer) => Math.min(answer.answerMs, answer.mainThreadCpuMs);
-			const longest = (answers: LateAnswer[]) => Math.max(0, ...answers.map(blockOf));
 			// Where each late answer falls: in a node's run, or in n8n's work between and after them.
 			const placeOf = (answer: LateAnswer) =>
 				Object.keys(runData).find((name) =>
@@ -295,13 +206,12 @@ async function measureSize(n8n: N8nFolder, emulator: Emulator, products: number)
 					mainHighWaterMb: Math.round((main?.hwmKb ?? 0) / 1024),
 					executionDataMb: Math.round((execution.dataBytes / 1024 / 1024) * 10) / 10,
 					longestAnswerMs,
-					longestBlockMs: longest(late),
-					blocksOver250Ms: late.filter((answer) => blockOf(answer) > BLOCK_TARGET_MS).length,
-					longestBlockInUploadMs: longest(inUpload),
-					uploadBlocksOver250Ms: inUpload.filter((answer) => blockOf(answer) > BLOCK_TARGET_MS)
-						.length,
+					longestBlockMs: longestBlock(late),
+					blocksOver250Ms: blocksOverTarget(late),
+					longestBlockInUploadMs: longestBlock(inUpload),
+					uploadBlocksOver250Ms: blocksOverTarget(inUpload),
 					longestBlockByPlace: Object.fromEntries(
-						Object.entries(byPlace).map(([place, answers]) => [place, longest(answers)]),
+						Object.entries(byPlace).map(([place, answers]) => [place, longestBlock(answers)]),
 					),
 				})}\n`,
 			);

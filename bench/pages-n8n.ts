@@ -1,23 +1,42 @@
 /**
- * The pages of one catalogue over n8n queue mode's workers: does a second worker shorten the night?
- * A real n8n (the pinned version) in queue mode, a main and BENCH_WORKERS workers (default 1,2: one
- * set-up after the other, each in a fresh n8n folder) on one SQLite database and one Redis (from
- * Debian, started here). The page workflow: a Webhook takes a page number, HTTP Request reads that
+ * A night's pages of one catalogue over n8n queue mode's workers: what a night costs in queue mode,
+ * and does a second worker shorten it? A real n8n (the pinned version) in queue mode, a main and
+ * BENCH_WORKERS workers (default 1,2: one set-up after the other, each in a fresh n8n folder) on one
+ * SQLite database and one Redis (from Debian, started here; the queue, the shared bucket and the
+ * memory per product). The page workflow: a Webhook takes a page number, HTTP Request reads that
  * page of a shop in this process, Upload (Document Upload, Build From Items, Only Changed Products,
  * Products in Each Run: Part of the Catalogue, Output Unchanged Products off) sends its changed
  * products; each page is an execution of its own, started by a call of the webhook, as a night's
- * pages are when a parent workflow calls them, and queue mode hands them to whichever worker is
- * free. Two nights per set-up: `first` (every product new) and `one-percent` (every hundredth
- * product changed). All pages are called at once; a night ends when every call has answered.
+ * pages are when a parent workflow calls them, and queue mode hands them to whichever worker is free.
+ * BENCH_SEND: how the pages send their changed products: "collected" (default: Collected Into Full
+ * Documents of BENCH_PER_DOCUMENT products, default 10000; once every page call has answered, the
+ * night calls a second webhook workflow that runs Send Collected Products, its time part of the
+ * night's) or "withEachRun" (each page uploads its own).
+ * Four nights per set-up: `first` (every product new), `quiet` (nothing changed), `one-percent`
+ * (every hundredth product's price changed), `every-changed` (every product's price changed). All
+ * pages are called at once; a night ends when every call (and Send Collected Products) has answered.
  * One JSON line per set-up and night:
- *   {"workers","night","pages","products","seconds","productsSent","requests","executionsPerWorker"}
- * and per night a last line with the ratio of the night's seconds with the most workers over one
+ *   {"workers","night","send","pages","products","perDocument","changedProducts","seconds",
+ *    "sendCollectedSeconds","productsSent","requests","uploads","targetRequests",
+ *    "executionsPerWorker","longestBlockMs","blocksOver250Ms","peakMb"}
+ * productsSent: the products of the documents the pages sent and those Send Collected Products sent
+ * (with each run: what each page says it sent); requests: what the emulator counted; uploads: its
+ * PUT /api/xml; targetRequests: ⌈changed / perDocument⌉ + 10; executionsPerWorker: the executions
+ * each worker started (Send Collected Products' among them).
+ * longestBlockMs and blocksOver250Ms, per process (main, worker 1, ...): its event loop probed
+ * through its /healthz every 20 ms over the night (n8n-blocks.ts; a worker's health server is on
+ * a port of its own); target: no block over 250 ms. peakMb, per process: the highest VmRSS sampled
+ * every 50 ms over the night (n8n-memory.ts; the kernel's VmHWM counts from the process's start, so
+ * it cannot tell one night from the last); target: every process under 2,048 MB.
+ * A night that fails names the errors of the failed page executions and the end of each process's
+ * log (a webhook answers only that its workflow failed).
+ * Per night a last line gives the ratio of the night's seconds with the most workers over one
  * worker (target 0.75 with two).
  * BENCH_PAGES (default 40) and BENCH_PAGE_SIZE (default 1000) set the catalogue. The emulator's
  * bucket leaks a request every 1 ms (the credential states the same terms), documents are processed
  * at once: the night's time is n8n's and the node's work, not the service's pace.
- * Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ names the tarball,
- * else the script builds and packs it itself.
+ * Linux only (/proc). Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ
+ * names the tarball, else the script builds and packs it itself.
  */
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -30,32 +49,49 @@ import { request } from 'undici';
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { CREDENTIAL_TYPE, emulatorCredential } from '../scripts/n8n/credential';
 import { installN8n, N8nFolder, packPackage } from '../scripts/n8n/instance';
+import { sleep, tail } from '../scripts/n8n/processes';
+import { runError } from '../scripts/n8n/run-data';
 import type { N8nServer, Owner } from '../scripts/n8n/server';
 import { startRedis } from '../scripts/redis';
+import { blocksOverTarget, longestBlock, pidOf, startProbe } from './n8n-blocks';
+import { startSampler } from './n8n-memory';
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
 const PAGE_SIZE = Number(process.env.BENCH_PAGE_SIZE ?? 1000);
+const PRODUCTS = PAGES * PAGE_SIZE;
 const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
-const NIGHTS = ['first', 'one-percent'] as const;
+const SEND = process.env.BENCH_SEND === 'withEachRun' ? 'withEachRun' : 'collected';
+const PER_DOCUMENT = Number(process.env.BENCH_PER_DOCUMENT ?? 10_000);
+const NIGHTS = ['first', 'quiet', 'one-percent', 'every-changed'] as const;
 const OWNER: Owner = {
 	email: 'bench@example.com',
 	firstName: 'Bench',
 	lastName: 'Pages',
 	password: 'Bench-password-1',
 };
-const WORKFLOW_ID = 'benchPageSync01';
-const PATH = 'page-sync';
+const PAGE_WORKFLOW_ID = 'benchPageSync01';
+const SEND_COLLECTED_WORKFLOW_ID = 'benchSendRest01';
+const PAGE_PATH = 'page-sync';
+const SEND_COLLECTED_PATH = 'send-collected';
+const MEMORY_NAME = 'bench-pages';
 
 type Night = (typeof NIGHTS)[number];
+type Credential = { id: string; name: string };
 
 let night: Night = 'first';
 
 function pageOf(page: number): Array<Record<string, unknown>> {
 	return Array.from({ length: PAGE_SIZE }, (_, offset) => {
 		const index = page * PAGE_SIZE + offset;
-		const changed = night === 'one-percent' && index % 100 === 0 ? 1 : 0;
+		const changed =
+			night === 'every-changed' ? 2 : night === 'one-percent' && index % 100 === 0 ? 1 : 0;
 		return { sku: `SKU-${index}`, name: `Product ${index}`, price: 10 + (index % 90) + changed };
 	});
+}
+
+function changedProducts(current: Night): number {
+	if (current === 'quiet') return 0;
+	return current === 'one-percent' ? Math.ceil(PRODUCTS / 100) : PRODUCTS;
 }
 
 async function startShop(): Promise<{ server: Server; url: string }> {
@@ -68,27 +104,40 @@ async function startShop(): Promise<{ server: Server; url: string }> {
 	return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-function pageWorkflow(shopUrl: string, credential: { id: string; name: string }) {
+/** A Webhook at `path` that answers with the first item of the workflow's last node. */
+function webhookNode(path: string) {
 	return {
-		id: WORKFLOW_ID,
+		id: `webhook-${path}`,
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position: [0, 0],
+		webhookId: `${path}-webhook`,
+		parameters: {
+			httpMethod: 'POST',
+			path,
+			responseMode: 'lastNode',
+			responseData: 'firstEntryJson',
+			options: {},
+		},
+	};
+}
+
+function pageWorkflow(shopUrl: string, credential: Credential) {
+	const sending =
+		SEND === 'collected'
+			? {
+					sendChangedProducts: 'collected',
+					memoryName: MEMORY_NAME,
+					productsPerDocument: PER_DOCUMENT,
+				}
+			: { sendChangedProducts: 'withEachRun' };
+	return {
+		id: PAGE_WORKFLOW_ID,
 		name: 'Page sync',
 		settings: { executionOrder: 'v1' },
 		nodes: [
-			{
-				id: 'webhook',
-				name: 'Webhook',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: 'page-sync-webhook',
-				parameters: {
-					httpMethod: 'POST',
-					path: PATH,
-					responseMode: 'lastNode',
-					responseData: 'firstEntryJson',
-					options: {},
-				},
-			},
+			webhookNode(PAGE_PATH),
 			{
 				id: 'shop',
 				name: 'Shop',
@@ -112,6 +161,7 @@ function pageWorkflow(shopUrl: string, credential: { id: string; name: string })
 					onlyChangedProducts: true,
 					productField: 'sku',
 					productsInEachRun: 'partOfCatalogue',
+					...sending,
 					outputUnchangedProducts: false,
 				},
 				credentials: { [CREDENTIAL_TYPE]: credential },
@@ -124,25 +174,175 @@ function pageWorkflow(shopUrl: string, credential: { id: string; name: string })
 	};
 }
 
-function requestCount(emulator: Emulator): number {
-	return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+/** The night's last step: Send Collected Products sends what the pages left collected. */
+function sendCollectedWorkflow(credential: Credential) {
+	return {
+		id: SEND_COLLECTED_WORKFLOW_ID,
+		name: 'Send collected products',
+		settings: { executionOrder: 'v1' },
+		nodes: [
+			webhookNode(SEND_COLLECTED_PATH),
+			{
+				id: 'send-collected',
+				name: 'Send Collected',
+				type: 'n8n-nodes-product-data-integration.productDataIntegration',
+				typeVersion: 1,
+				position: [220, 0],
+				parameters: {
+					resource: 'document',
+					operation: 'sendCollected',
+					memoryName: MEMORY_NAME,
+					productsPerDocument: PER_DOCUMENT,
+					options: {},
+				},
+				credentials: { [CREDENTIAL_TYPE]: credential },
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Send Collected', type: 'main', index: 0 }]] } },
+	};
 }
 
-async function callPage(mainUrl: string, page: number): Promise<number> {
-	const response = await request(`${mainUrl}/webhook/${PATH}`, {
+function requestCounts(emulator: Emulator): { requests: number; uploads: number } {
+	const requests = emulator.stats().requests;
+	return {
+		requests: Object.values(requests).reduce((sum, count) => sum + count, 0),
+		uploads: requests['PUT /api/xml'] ?? 0,
+	};
+}
+
+async function callWebhook(
+	mainUrl: string,
+	path: string,
+	body: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+	const response = await request(`${mainUrl}/webhook/${path}`, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json' },
-		body: JSON.stringify({ page }),
+		body: JSON.stringify(body),
 		headersTimeout: 0,
 		bodyTimeout: 0,
 	});
 	const text = await response.body.text();
 	if (response.statusCode !== 200)
 		throw new Error(
-			`Page ${page}: the webhook answered ${response.statusCode}: ${text.slice(0, 300)}`,
+			`${path} ${JSON.stringify(body)}: the webhook answered ${response.statusCode}: ${text.slice(0, 300)}`,
 		);
-	const answer = JSON.parse(text) as { run?: { sent?: number } };
-	return answer.run?.sent ?? 0;
+	return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Products in the documents a run lists as sent. */
+function documentProducts(documents: unknown): number {
+	return ((documents ?? []) as Array<{ products?: number }>).reduce(
+		(sum, document) => sum + Number(document.products ?? 0),
+		0,
+	);
+}
+
+/** The products one page's run sent: its documents when collecting, else its own upload's. */
+async function callPage(mainUrl: string, page: number): Promise<number> {
+	const answer = await callWebhook(mainUrl, PAGE_PATH, { page });
+	const run = (answer.run ?? {}) as { sent?: number; documentsSent?: unknown };
+	return SEND === 'collected' ? documentProducts(run.documentsSent) : (run.sent ?? 0);
+}
+
+/** Every page called at once, then (collecting) Send Collected Products; the products sent. */
+async function callNight(mainUrl: string) {
+	const begun = performance.now();
+	const pagesSent = await Promise.all(
+		Array.from({ length: PAGES }, async (_, page) => await callPage(mainUrl, page)),
+	);
+	let productsSent = pagesSent.reduce((sum, count) => sum + count, 0);
+	let sendCollectedSeconds: number | undefined;
+	if (SEND === 'collected') {
+		const restBegun = performance.now();
+		const rest = await callWebhook(mainUrl, SEND_COLLECTED_PATH, {});
+		sendCollectedSeconds = (performance.now() - restBegun) / 1000;
+		productsSent += Number(rest.productsSent);
+	}
+	return { seconds: (performance.now() - begun) / 1000, sendCollectedSeconds, productsSent };
+}
+
+/** What stopped the latest failed executions: a webhook answers only "Error in workflow". */
+async function failures(main: N8nServer): Promise<string> {
+	const failed = (await main.listExecutions({ workflowId: PAGE_WORKFLOW_ID }))
+		.filter(({ status }) => status === 'error')
+		.slice(0, 3);
+	const errors = await Promise.all(
+		failed.map(async ({ id }) => runError((await main.getExecution(id)).data)),
+	);
+	return errors
+		.map((error) => `${error?.node ?? ''}: ${error?.message ?? ''} ${error?.description ?? ''}`)
+		.join('\n');
+}
+
+/** Probes and samples every n8n process until the returned function is called. */
+function watch(processes: N8nServer[]) {
+	const stopProbes = processes.map((server) => startProbe(server));
+	const stopSampler = startSampler(processes.map(pidOf));
+	return async () => {
+		const probed = await Promise.all(stopProbes.map(async (stop) => await stop()));
+		const sampled = await stopSampler();
+		return processes.map((server, index) => ({
+			longestBlockMs: longestBlock(probed[index].late),
+			blocksOver250Ms: blocksOverTarget(probed[index].late),
+			peakMb: Math.round(
+				(sampled.processes.find((entry) => entry.pid === pidOf(server))?.rssPeakKb ?? 0) / 1024,
+			),
+		}));
+	};
+}
+
+/** One night of the set-up: one JSON line; its seconds. */
+async function runNight(main: N8nServer, workers: N8nServer[], emulator: Emulator, current: Night) {
+	night = current;
+	const before = requestCounts(emulator);
+	const executionsBefore = workers.map(executionsOf);
+	// n8n settles after its start and the last night's saving before the night is probed.
+	await sleep(2000);
+	const stopWatching = watch([main, ...workers]);
+	let called: Awaited<ReturnType<typeof callNight>>;
+	try {
+		called = await callNight(main.url);
+	} catch (error) {
+		// The probes' and the sampler's threads would keep this process alive after a night that failed.
+		await stopWatching().catch(() => undefined);
+		const logs = [main, ...workers].map((server) => tail(server.log(), 15)).join('\n---\n');
+		throw new Error(
+			`The ${current} night failed (${String(error)}); the executions' errors:\n${await failures(main)}\nThe end of each process's log:\n${logs}`,
+		);
+	}
+	await sleep(500);
+	const watched = await stopWatching();
+	const after = requestCounts(emulator);
+	const names = ['main', ...workers.map((_, index) => `worker ${index + 1}`)];
+	const byProcess = (figure: keyof (typeof watched)[number]) =>
+		Object.fromEntries(names.map((name, index) => [name, watched[index][figure]]));
+	console.log(
+		JSON.stringify({
+			workers: workers.length,
+			night: current,
+			send: SEND,
+			pages: PAGES,
+			products: PRODUCTS,
+			perDocument: PER_DOCUMENT,
+			changedProducts: changedProducts(current),
+			seconds: round(called.seconds),
+			...(called.sendCollectedSeconds === undefined
+				? {}
+				: { sendCollectedSeconds: round(called.sendCollectedSeconds) }),
+			productsSent: called.productsSent,
+			requests: after.requests - before.requests,
+			uploads: after.uploads - before.uploads,
+			targetRequests: Math.ceil(changedProducts(current) / PER_DOCUMENT) + 10,
+			executionsPerWorker: workers.map(
+				(worker, index) => executionsOf(worker) - executionsBefore[index],
+			),
+			longestBlockMs: byProcess('longestBlockMs'),
+			blocksOver250Ms: byProcess('blocksOver250Ms'),
+			peakMb: byProcess('peakMb'),
+		}),
+	);
+	return called.seconds;
 }
 
 async function measure(
@@ -159,11 +359,15 @@ async function measure(
 		leakIntervalSeconds: 0.001,
 	});
 	await folder.importCredentials([credential]);
-	await folder.importWorkflows([pageWorkflow(shopUrl, credential)]);
+	await folder.importWorkflows([
+		pageWorkflow(shopUrl, credential),
+		sendCollectedWorkflow(credential),
+	]);
 	// A main in queue mode does not serve a webhook published while it runs: published first.
 	const publisher = await folder.start();
 	await publisher.ensureOwner(OWNER);
-	await publisher.activateWorkflow(WORKFLOW_ID);
+	await publisher.activateWorkflow(PAGE_WORKFLOW_ID);
+	await publisher.activateWorkflow(SEND_COLLECTED_WORKFLOW_ID);
 	await publisher.stop();
 	const queue = {
 		EXECUTIONS_MODE: 'queue',
@@ -175,7 +379,10 @@ async function measure(
 	try {
 		const main = await folder.start({ env: queue });
 		processes.push(main);
+		// Logged in: a night that fails reads its executions' errors.
+		await main.ensureOwner(OWNER);
 		const started: N8nServer[] = [];
+		// Each worker's health server (its /healthz, probed) on a free port of its own.
 		for (let index = 0; index < workers; index++) {
 			const worker = await folder.start({
 				command: 'worker',
@@ -185,30 +392,8 @@ async function measure(
 			processes.push(worker);
 			started.push(worker);
 		}
-		for (const current of NIGHTS) {
-			night = current;
-			const requestsBefore = requestCount(emulator);
-			const executionsBefore = started.map(executionsOf);
-			const begun = performance.now();
-			const sent = await Promise.all(
-				Array.from({ length: PAGES }, async (_, page) => await callPage(main.url, page)),
-			);
-			seconds[current] = (performance.now() - begun) / 1000;
-			console.log(
-				JSON.stringify({
-					workers,
-					night: current,
-					pages: PAGES,
-					products: PAGES * PAGE_SIZE,
-					seconds: Math.round(seconds[current] * 10) / 10,
-					productsSent: sent.reduce((sum, count) => sum + count, 0),
-					requests: requestCount(emulator) - requestsBefore,
-					executionsPerWorker: started.map(
-						(worker, index) => executionsOf(worker) - executionsBefore[index],
-					),
-				}),
-			);
-		}
+		for (const current of NIGHTS)
+			seconds[current] = await runNight(main, started, emulator, current);
 	} finally {
 		await Promise.all(processes.map(async (process) => await process.stop()));
 		await redis.stop();
@@ -219,6 +404,8 @@ async function measure(
 function executionsOf(worker: N8nServer): number {
 	return worker.log().match(/Worker started execution/g)?.length ?? 0;
 }
+
+const round = (seconds: number) => Math.round(seconds * 10) / 10;
 
 async function main(): Promise<void> {
 	if (Number(process.versions.node.split('.')[0]) < 24)
