@@ -54,23 +54,35 @@ ensure_dependencies() {
 
 ensure_node || return 1
 
+# has_postgres: PostgreSQL's server programs, on PATH or where Debian keeps them, off PATH
+# (/usr/lib/postgresql/<version>/bin; scripts/postgres.ts finds them there).
+has_postgres() {
+  command -v initdb >/dev/null && return
+  local initdb
+  for initdb in /usr/lib/postgresql/*/bin/initdb; do
+    if [ -x "$initdb" ]; then return; fi
+  done
+  return 1
+}
+
 # ensure_test_servers: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
-# benchmarks of the shared rate limit start on ports of their own, and tinyproxy, the proxy the
-# tests of a company network start likewise. Installing must not leave a system Redis or proxy
+# benchmarks of the shared rate limit start on ports of their own, tinyproxy, the proxy the tests of a
+# company network start likewise, and postgresql, the database of the end-to-end tests' n8n in queue
+# mode, a server of their own too. Installing must not leave a system Redis, proxy or PostgreSQL
 # running: service starts are refused while apt-get runs.
 ensure_test_servers() {
-  if command -v redis-server >/dev/null && command -v openssl >/dev/null && command -v tinyproxy >/dev/null; then return; fi
+  if command -v redis-server >/dev/null && command -v openssl >/dev/null && command -v tinyproxy >/dev/null && has_postgres; then return; fi
   if ! command -v apt-get >/dev/null; then
-    echo "The tests need redis-server, openssl and tinyproxy on PATH: install them (e.g. \`brew install redis openssl tinyproxy\` on macOS) and run again." >&2
+    echo "The tests need redis-server, openssl, tinyproxy and PostgreSQL's initdb on PATH: install them (e.g. \`brew install redis openssl tinyproxy postgresql@17\` on macOS, and \`brew --prefix postgresql@17\`/bin on PATH) and run again." >&2
     return 1
   fi
-  echo "Installing redis-server, openssl and tinyproxy (apt-get)" >&2
+  echo "Installing redis-server, openssl, tinyproxy and postgresql (apt-get)" >&2
   local policy=/usr/sbin/policy-rc.d own_policy=
   if [ ! -e "$policy" ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
   fi
   local status=0
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server openssl tinyproxy; } >&2 || status=$?
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server openssl tinyproxy postgresql; } >&2 || status=$?
   if [ -n "$own_policy" ]; then rm -f "$policy"; fi
   return "$status"
 }
