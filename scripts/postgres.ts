@@ -75,16 +75,18 @@ function serverUser(): ProcessUser | undefined {
 	return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
 }
 
-export async function startPostgres(): Promise<PostgresServer> {
-	const folder = programsFolder();
-	const program = (name: string) => (folder ? join(folder, name) : name);
-	const user = serverUser();
-	const dir = mkdtempSync(join(tmpdir(), 'pdi-postgres-'));
-	if (user) chownSync(dir, user.uid, user.gid);
-	const data = join(dir, 'data');
-	const run = async (name: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
-		const result = await runCommand(program(name), args, {
-			cwd: dir,
+/** Runs one of PostgreSQL's programs to its end; its output, or an error naming why not. */
+type Program = (name: string, args: string[], env?: NodeJS.ProcessEnv) => Promise<string>;
+
+/** PostgreSQL's programs (`path` names where each is), run in `cwd` as `user`. */
+function programs(
+	path: (name: string) => string,
+	cwd: string,
+	user: ProcessUser | undefined,
+): Program {
+	return async (name, args, env = {}) => {
+		const result = await runCommand(path(name), args, {
+			cwd,
 			env: { ...process.env, ...env },
 			user,
 		}).catch((error: Error) => {
@@ -94,6 +96,16 @@ export async function startPostgres(): Promise<PostgresServer> {
 			throw new Error(`${name} failed (${describeExit(result)}):\n${tail(result.stderr)}`);
 		return result.stdout;
 	};
+}
+
+export async function startPostgres(): Promise<PostgresServer> {
+	const user = serverUser();
+	const dir = mkdtempSync(join(tmpdir(), 'pdi-postgres-'));
+	if (user) chownSync(dir, user.uid, user.gid);
+	const folder = programsFolder();
+	const path = (name: string) => (folder ? join(folder, name) : name);
+	const run = programs(path, dir, user);
+	const data = join(dir, 'data');
 	try {
 		await run('initdb', [
 			...['-D', data, '-U', SUPERUSER, '--encoding=UTF8', '--no-locale', '--no-sync'],
@@ -104,51 +116,27 @@ export async function startPostgres(): Promise<PostgresServer> {
 		throw error;
 	}
 	const port = await freePort();
-	const child: ChildProcess = spawn(
-		program('postgres'),
-		[
-			...['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir],
-			...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-		],
-		{
-			cwd: dir,
-			uid: user?.uid,
-			gid: user?.gid,
-			detached: true,
-			stdio: ['ignore', 'ignore', 'pipe'],
-		},
-	);
-	track(child);
-	let stderr = '';
-	child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-		stderr += chunk;
-	});
-	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-	let spawnError: Error | undefined;
-	child.once('error', (error) => {
-		spawnError = error;
-	});
+	const server = serve(path('postgres'), data, dir, port, user);
 	const stop = async () => {
-		if (child.exitCode === null && child.signalCode === null && !spawnError) {
-			// SIGINT is PostgreSQL's fast shutdown (`pg_ctl stop -m fast`): open sessions are ended.
-			child.kill('SIGINT');
-			await exited;
-		}
-		untrack(child);
+		await server.stop();
 		rmSync(dir, { recursive: true, force: true });
 	};
-	const superuser = ['-X', '-q', '-h', dir, '-p', String(port), '-U', SUPERUSER, '-d', 'postgres'];
+	const socket = ['-h', dir, '-p', String(port), '-U', SUPERUSER, '-d', 'postgres'];
 	try {
 		const deadline = Date.now() + START_TIMEOUT_MS;
-		while ((await runCommand(program('pg_isready'), superuser.slice(2), { user })).exitCode !== 0) {
-			if (spawnError || child.exitCode !== null || Date.now() > deadline)
-				throw new Error(
-					`postgres did not start: ${spawnError?.message ?? tail(stderr)} (${INSTALL_HINT})`,
-				);
+		while (
+			!(await run('pg_isready', socket).then(
+				() => true,
+				() => false,
+			))
+		) {
+			const failure = server.failure();
+			if (failure !== undefined || Date.now() > deadline)
+				throw new Error(`postgres did not start: ${failure ?? 'no answer'} (${INSTALL_HINT})`);
 			await sleep(100);
 		}
 		await run('psql', [
-			...[...superuser, '-v', 'ON_ERROR_STOP=1'],
+			...['-X', '-q', '-v', 'ON_ERROR_STOP=1', ...socket],
 			...['-c', `CREATE ROLE ${USER} LOGIN PASSWORD '${LOCAL_ONLY_PASSWORD}'`],
 			...['-c', `CREATE DATABASE ${DATABASE} OWNER ${USER}`],
 		]);
@@ -171,4 +159,53 @@ export async function startPostgres(): Promise<PostgresServer> {
 			.map((line) => line.split('\t'));
 	};
 	return { port, database: DATABASE, user: USER, password: LOCAL_ONLY_PASSWORD, query, stop };
+}
+
+/**
+ * The server (the program at `postgres`) on the cluster in `data`: loopback and a socket in `socketDir`. failure(): why it
+ * ended or could not start, while it is not running.
+ */
+function serve(
+	postgres: string,
+	data: string,
+	socketDir: string,
+	port: number,
+	user: ProcessUser | undefined,
+): { failure(): string | undefined; stop(): Promise<void> } {
+	const child: ChildProcess = spawn(
+		postgres,
+		[
+			...['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', socketDir],
+			...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+		],
+		{
+			cwd: socketDir,
+			uid: user?.uid,
+			gid: user?.gid,
+			detached: true,
+			stdio: ['ignore', 'ignore', 'pipe'],
+		},
+	);
+	track(child);
+	let stderr = '';
+	child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+		stderr += chunk;
+	});
+	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+	let spawnError: Error | undefined;
+	child.once('error', (error) => {
+		spawnError = error;
+	});
+	const running = () => child.exitCode === null && child.signalCode === null && !spawnError;
+	return {
+		failure: () => (running() ? undefined : (spawnError?.message ?? tail(stderr))),
+		async stop() {
+			if (running()) {
+				// SIGINT is PostgreSQL's fast shutdown (`pg_ctl stop -m fast`): open sessions are ended.
+				child.kill('SIGINT');
+				await exited;
+			}
+			untrack(child);
+		},
+	};
 }
