@@ -446,10 +446,17 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 	const processes: N8nServer[] = [];
 	let n8n: N8nHarness | undefined;
 	const stop = async () => {
-		await Promise.all(processes.map(async (process) => await process.stop()));
-		await n8n?.stop();
-		await postgres?.stop();
-		await redis.stop();
+		try {
+			await Promise.all(processes.map(async (process) => await process.stop()));
+			await n8n?.stop();
+		} finally {
+			// The servers go even when a process would not stop.
+			try {
+				await postgres?.stop();
+			} finally {
+				await redis.stop();
+			}
+		}
 	};
 	try {
 		postgres = await startPostgres();
