@@ -54,17 +54,30 @@ ensure_dependencies() {
 
 ensure_node || return 1
 
-# ensure_commands <command>...: each command on PATH, installed with apt-get where it is missing
-# (each is its Debian package's name). Installing must not leave a system service running (Redis,
-# the proxy): service starts are refused while apt-get runs.
+# has_postgres: PostgreSQL's server programs, on PATH or where Debian keeps them, off PATH
+# (/usr/lib/postgresql/<version>/bin; scripts/postgres.ts finds them there).
+has_postgres() {
+  command -v initdb >/dev/null && return
+  local initdb
+  for initdb in /usr/lib/postgresql/*/bin/initdb; do
+    if [ -x "$initdb" ]; then return; fi
+  done
+  return 1
+}
+
+# ensure_commands <package>...: each package's command on PATH (postgresql: its server programs),
+# installed with apt-get where it is missing (each is its Debian package's name). Installing must
+# not leave a system service running (Redis, the proxy, PostgreSQL): service starts are refused
+# while apt-get runs.
 ensure_commands() {
   local missing=() command
   for command in "$@"; do
+    if [ "$command" = postgresql ]; then has_postgres && continue; fi
     command -v "$command" >/dev/null || missing+=("$command")
   done
   if [ "${#missing[@]}" -eq 0 ]; then return; fi
   if ! command -v apt-get >/dev/null; then
-    echo "${missing[*]} must be on PATH: install them (e.g. \`brew install ${missing[*]/redis-server/redis}\` on macOS) and run again." >&2
+    echo "${missing[*]} must be on PATH: install them (e.g. \`brew install ${missing[*]/redis-server/redis}\` on macOS; PostgreSQL's bin folder on PATH) and run again." >&2
     return 1
   fi
   echo "Installing ${missing[*]} (apt-get)" >&2
@@ -79,10 +92,11 @@ ensure_commands() {
 }
 
 # ensure_test_servers: Debian's redis-server (and openssl, for its TLS certificates), which the tests and
-# benchmarks of the shared rate limit start on ports of their own, and tinyproxy, the proxy the
-# tests of a company network start likewise.
+# benchmarks of the shared rate limit start on ports of their own, tinyproxy, the proxy the tests of a
+# company network start likewise, and postgresql, the database of the end-to-end tests' n8n in queue
+# mode, a server of their own too.
 ensure_test_servers() {
-  ensure_commands redis-server openssl tinyproxy
+  ensure_commands redis-server openssl tinyproxy postgresql
 }
 
 # ensure_redis_server: the redis-server the demo (`npm start`) and the benchmarks of the nightly

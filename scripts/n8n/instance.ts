@@ -6,6 +6,7 @@
  *                                                              // (installN8n('2.38.4'): one of the version matrix)
  *   const tarball = packPackage(dir);                          // built from clean, as npm publishes it
  *   const folder = await N8nFolder.create(n8nBin, path, tarball);   // user folder, package in .n8n/nodes
+ *   // folder.withDatabase(postgresDatabase(postgres)): its n8n on PostgreSQL (scripts/postgres.ts), not SQLite
  *   await folder.importCredentials([credential]);              // CLI commands: before start() only
  *   const server = await folder.start();                       // `n8n start`, ready, on free ports
  *   await server.ensureOwner(OWNER);                           // then its REST API (./server.ts)
@@ -29,6 +30,7 @@ import {
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 
+import type { PostgresServer } from '../postgres';
 import { describeExit, freePort, runCommand, tail, track, type CommandResult } from './processes';
 import { N8nServer } from './server';
 
@@ -154,12 +156,37 @@ export interface StartOptions {
 	args?: string[];
 }
 
+/**
+ * n8n's settings for a database of `postgres` instead of the SQLite file in its user folder, as
+ * n8n's documentation asks of queue mode.
+ */
+export function postgresDatabase(postgres: PostgresServer): NodeJS.ProcessEnv {
+	return {
+		DB_TYPE: 'postgresdb',
+		DB_POSTGRESDB_HOST: '127.0.0.1',
+		DB_POSTGRESDB_PORT: String(postgres.port),
+		DB_POSTGRESDB_DATABASE: postgres.database,
+		DB_POSTGRESDB_USER: postgres.user,
+		DB_POSTGRESDB_PASSWORD: postgres.password,
+	};
+}
+
 /** An n8n user folder (`<path>/.n8n`) with the package installed. */
 export class N8nFolder {
 	constructor(
 		readonly n8nBin: string,
 		readonly path: string,
+		/**
+		 * n8n's database settings for every command and start in this folder (postgresDatabase());
+		 * none: the SQLite file in the folder.
+		 */
+		readonly database: NodeJS.ProcessEnv = {},
 	) {}
+
+	/** This folder with its n8n on another database (postgresDatabase()). */
+	withDatabase(database: NodeJS.ProcessEnv): N8nFolder {
+		return new N8nFolder(this.n8nBin, this.path, database);
+	}
 
 	/**
 	 * The user folder at `path` (new, or kept from an earlier start) with the package of `tarball`
@@ -185,7 +212,10 @@ export class N8nFolder {
 		return new N8nFolder(n8nBin, path);
 	}
 
-	/** A copy of this folder at `path` (e.g. of a prepared one, instead of preparing it again). */
+	/**
+	 * A copy of this folder at `path` (e.g. of a prepared one, instead of preparing it again), on
+	 * the copy of its SQLite file: a database elsewhere is not copied.
+	 */
 	copyTo(path: string): N8nFolder {
 		cpSync(this.path, path, { recursive: true, verbatimSymlinks: true });
 		return new N8nFolder(this.n8nBin, path);
@@ -199,7 +229,10 @@ export class N8nFolder {
 		args: string[],
 		{ allowFailure = false }: { allowFailure?: boolean } = {},
 	): Promise<CommandResult> {
-		const env = n8nEnvironment(this.path, await freePort(), await freePort());
+		const env = {
+			...n8nEnvironment(this.path, await freePort(), await freePort()),
+			...this.database,
+		};
 		// The n8n executable is a Node script: run it with this Node (24, from scripts/toolchain.sh).
 		const result = await runCommand(process.execPath, [this.n8nBin, ...args], {
 			cwd: this.path,
@@ -255,7 +288,12 @@ export class N8nFolder {
 				: {};
 		const child = spawn(process.execPath, [this.n8nBin, command, ...args], {
 			cwd: this.path,
-			env: { ...n8nEnvironment(this.path, serverPort, await freePort()), ...health, ...env },
+			env: {
+				...n8nEnvironment(this.path, serverPort, await freePort()),
+				...this.database,
+				...health,
+				...env,
+			},
 			// Its own process group: stopping it also ends the task runner it starts.
 			detached: true,
 			stdio: ['ignore', output, output],

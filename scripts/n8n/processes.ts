@@ -12,6 +12,11 @@ export interface CommandResult {
 	stderr: string;
 }
 
+export interface ProcessUser {
+	uid: number;
+	gid: number;
+}
+
 const COMMAND_TIMEOUT_MS = 5 * 60_000;
 
 // Processes still running; if this process ends first, they go with it (whole process group: n8n
@@ -50,13 +55,22 @@ export function describeExit(result: Pick<CommandResult, 'exitCode' | 'signal'>)
 export function runCommand(
 	command: string,
 	args: string[],
-	options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; echoStderr?: boolean } = {},
+	options: {
+		cwd?: string;
+		env?: NodeJS.ProcessEnv;
+		timeoutMs?: number;
+		echoStderr?: boolean;
+		/** Another user to run it as (this process must be root), for a program that refuses root. */
+		user?: ProcessUser;
+	} = {},
 ): Promise<CommandResult> {
 	const timeoutMs = options.timeoutMs ?? COMMAND_TIMEOUT_MS;
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(command, args, {
 			cwd: options.cwd,
 			env: options.env ?? process.env,
+			uid: options.user?.uid,
+			gid: options.user?.gid,
 			detached: true,
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});

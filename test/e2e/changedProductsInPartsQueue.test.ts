@@ -1,6 +1,6 @@
 /**
  * Only Changed Products with part of the catalogue per run, in queue mode (a main and two workers,
- * one SQLite database and the queue's Redis): the pages of one catalogue run side by side on both
+ * one PostgreSQL database and the queue's Redis): the pages of one catalogue run side by side on both
  * workers through one node, each product remembered on its own in the queue's Redis, so a page run
  * on either worker sends only what changed on its page; collected into full documents, the changed
  * products of both pages go in one document per Products per Document, the rest with Send

@@ -1,6 +1,6 @@
 /**
- * Only Changed Products in queue mode (a main instance and two workers sharing one SQLite database
- * and the queue's Redis): the memory is n8n's deduplication store in the database, so a run on the
+ * Only Changed Products in queue mode (a main instance and two workers sharing one PostgreSQL
+ * database and the queue's Redis): the memory is n8n's deduplication store in the database, so a run on the
  * other worker, after the first worker went away, sends only what changed.
  */
 

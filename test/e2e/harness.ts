@@ -12,7 +12,8 @@
  * scripts/install-n8n.sh), prepares an n8n user folder with the package installed (by the README's
  * command: installCommand in scripts/n8n/instance.ts) and starts one n8n per worker on a copy of
  * it; the files of a worker run one after the other in its n8n.
- * `E2E_KEEP_FOLDERS=1` keeps the user folders (database, n8n's log) for a look.
+ * `E2E_KEEP_FOLDERS=1` keeps the user folders (SQLite database, n8n's log) for a look; a queue-mode
+ * cluster's PostgreSQL goes with the cluster.
  * `N8N_VERSION_UNDER_TEST=<version>` runs the files in another n8n of the version matrix, one with a
  * host folder scripts/n8n-host-<version> (`npm run test:versions`, scripts/test-versions.sh, runs them all).
  *
@@ -31,11 +32,12 @@
  *   });
  *
  * API
- * - prepareN8n({ emulator?, credential?, env?, alsoInstall? }) -> N8nHarness: an emulator started in
- *   this process (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms unless given),
- *   the worker's n8n (with `env`: an n8n of its own with that environment added, on a fresh copy of
- *   the prepared user folder, about 10 s to start; with `alsoInstall`: the same, with the other
- *   edition of the package installed too), the owner logged in, and the credential
+ * - prepareN8n({ emulator?, credential?, env?, alsoInstall?, database? }) -> N8nHarness: an emulator
+ *   started in this process (scripts/emulator; `processingMs` 0 and a bucket leaking every 100 ms
+ *   unless given), the worker's n8n (with `env`: an n8n of its own with that environment added, on a
+ *   fresh copy of the prepared user folder, about 10 s to start; with `alsoInstall`: the same, with
+ *   the other edition of the package installed too; with `database`: the same, on that database
+ *   instead of the folder's SQLite file), the owner logged in, and the credential
  *   EMULATOR_CREDENTIAL (customer 1001 of the default account, the emulator's bucket terms as its
  *   Custom Rate Limit; `credential` overrides its fields) pointing at the emulator.
  * - harness.run(workflow, { expect: 'success' | 'failure' }) -> StoredExecution: creates the workflow
@@ -56,7 +58,8 @@
  * a test looks at its own workflows' executions, and creates an example workflow of examples/ as a
  * copy (`{ ...example, id: undefined }`) unless it is examples.test.ts.
  * - startQueueCluster({ workers, concurrency, publish, ... }) -> QueueCluster: n8n in queue mode, a
- *   main and workers on one Redis, the workflows `publish` imported served by the main;
+ *   main and workers on one Redis and one PostgreSQL of their own (cluster.postgres.query(sql) reads
+ *   it), the workflows `publish` imported served by the main;
  *   cluster.callWebhook(path, workflowId) runs one and names its worker; cluster.stop().
  * - until(what, condition, timeoutMs): waits for what n8n does in the background (a trigger's
  *   polls, a run started with startRun); sleep(ms).
@@ -87,9 +90,10 @@ import {
 	type CredentialImport,
 } from '../../scripts/n8n/credential';
 import { editionTarball, type Edition } from '../../scripts/n8n/edition';
-import { installN8n, N8nFolder, PROJECT_ROOT } from '../../scripts/n8n/instance';
+import { installN8n, N8nFolder, postgresDatabase, PROJECT_ROOT } from '../../scripts/n8n/instance';
 import { sleep } from '../../scripts/n8n/processes';
 import { nodeType } from '../../scripts/n8n/workflows';
+import { startPostgres, type PostgresServer } from '../../scripts/postgres';
 import { startRedis } from '../../scripts/redis';
 import type {
 	N8nServer,
@@ -240,6 +244,11 @@ export interface PrepareOptions {
 	credential?: Partial<CredentialData>;
 	/** More environment for n8n. */
 	env?: NodeJS.ProcessEnv;
+	/**
+	 * n8n's settings for a database of its own instead of the folder's SQLite file
+	 * (postgresDatabase()); the emulator credential is imported into it before n8n starts.
+	 */
+	database?: NodeJS.ProcessEnv;
 	/** The other edition installed next to the edition under test, as a user may have both. */
 	alsoInstall?: Edition;
 }
@@ -276,10 +285,20 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 		leakIntervalMs: FAST_LEAK_MS,
 		...options.emulator,
 	});
+	const [account] = emulator.options.accounts;
+	const credential = emulatorCredential(emulator.url, account, {
+		customRateLimit: true,
+		bucketCapacity: emulator.options.bucketCapacity,
+		leakIntervalSeconds: emulator.options.leakIntervalMs / 1000,
+		...options.credential,
+	});
+	const ownN8n = [options.env, options.alsoInstall, options.database].some(
+		(option) => option !== undefined,
+	);
 	let server: N8nServer | undefined;
 	try {
 		let folder: N8nFolder;
-		if (options.env || options.alsoInstall) {
+		if (ownN8n) {
 			folder = new N8nFolder(n8nBin, template).copyTo(mkdtempSync(join(workDir, 'n8n-')));
 			if (options.alsoInstall) {
 				folder = await N8nFolder.create(
@@ -288,6 +307,10 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 					editionTarball(join(workDir, `pack-${options.alsoInstall}`), options.alsoInstall),
 				);
 			}
+			if (options.database) {
+				folder = folder.withDatabase(options.database);
+				await folder.importCredentials([credential]);
+			}
 			server = await folder.start({ env: options.env });
 		} else {
 			const shared = sharedN8nOfWorker(settings);
@@ -295,21 +318,8 @@ export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarne
 			server = folder.attach(shared.url, shared.logFile);
 		}
 		await server.ensureOwner(OWNER);
-		const [account] = emulator.options.accounts;
-		const credential = emulatorCredential(emulator.url, account, {
-			customRateLimit: true,
-			bucketCapacity: emulator.options.bucketCapacity,
-			leakIntervalSeconds: emulator.options.leakIntervalMs / 1000,
-			...options.credential,
-		});
 		await server.updateCredential(credential.id, credential);
-		return new N8nHarness(
-			folder,
-			server,
-			emulator,
-			credential,
-			options.env !== undefined || options.alsoInstall !== undefined,
-		);
+		return new N8nHarness(folder, server, emulator, credential, ownN8n);
 	} catch (error) {
 		await server?.stop();
 		await emulator.close();
@@ -375,7 +385,7 @@ export class N8nHarness {
 	}
 }
 
-export interface QueueClusterOptions extends Omit<PrepareOptions, 'env'> {
+export interface QueueClusterOptions extends Omit<PrepareOptions, 'env' | 'database'> {
 	workers: number;
 	/** Executions each worker runs at once (`n8n worker --concurrency`). */
 	concurrency: number;
@@ -395,6 +405,8 @@ export interface QueueCluster {
 	workers: N8nServer[];
 	/** The port of the queue's Redis on 127.0.0.1. */
 	redisPort: number;
+	/** The database of every process of the cluster. */
+	postgres: PostgresServer;
 	/**
 	 * POSTs `body` (default `{}`) to a workflow's webhook on the main; its answer and the index in
 	 * `workers` of the worker that ran the workflow's latest execution: this call's when calls come
@@ -405,12 +417,14 @@ export interface QueueCluster {
 		workflowId: string,
 		body?: Record<string, unknown>,
 	): Promise<{ output: Array<Record<string, unknown>>; worker: number }>;
-	/** Stops every process of the cluster, its Redis and the emulator. */
+	/** Stops every process of the cluster, its Redis, its PostgreSQL and the emulator. */
 	stop(): Promise<void>;
 }
 
 /**
- * n8n in queue mode: one main and `workers` workers on one SQLite database and one Redis. A main in
+ * n8n in queue mode: one main and `workers` workers on one Redis and one PostgreSQL database, both
+ * servers of the cluster's own (n8n's documentation asks for PostgreSQL in queue mode, and users
+ * run it so); the workflows and credentials `publish` makes go into that database too. A main in
  * queue mode answered 404 to webhooks activated while it ran (n8n 2.41.1), so the workflows are
  * published first and the main started afterwards, as after a deployment. On a failure midway,
  * whatever had started is stopped before the error is thrown.
@@ -424,6 +438,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 		...prepare
 	} = options;
 	const redis = await startRedis();
+	let postgres: PostgresServer | undefined;
 	const queueRedis = {
 		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
 		QUEUE_BULL_REDIS_PORT: String(redis.port),
@@ -432,12 +447,21 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 	const processes: N8nServer[] = [];
 	let n8n: N8nHarness | undefined;
 	const stop = async () => {
-		await Promise.all(processes.map(async (process) => await process.stop()));
-		await n8n?.stop();
-		await redis.stop();
+		try {
+			await Promise.all(processes.map(async (process) => await process.stop()));
+			await n8n?.stop();
+		} finally {
+			// The servers go even when a process would not stop.
+			try {
+				await postgres?.stop();
+			} finally {
+				await redis.stop();
+			}
+		}
 	};
 	try {
-		n8n = await prepareN8n({ ...prepare, env: queue });
+		postgres = await startPostgres();
+		n8n = await prepareN8n({ ...prepare, env: queue, database: postgresDatabase(postgres) });
 		await publish(n8n);
 		await n8n.server.stop();
 		const main = await n8n.folder.start({ env: queue });
@@ -471,7 +495,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			);
 			return { output: JSON.parse(text) as Array<Record<string, unknown>>, worker };
 		};
-		return { n8n, main, workers, redisPort: redis.port, callWebhook, stop };
+		return { n8n, main, workers, redisPort: redis.port, postgres, callWebhook, stop };
 	} catch (error) {
 		await stop();
 		throw error;

@@ -1,5 +1,5 @@
 /**
- * Queue mode: a main instance and two workers sharing one Redis and one SQLite database, four
+ * Queue mode: a main instance and two workers sharing one Redis and one PostgreSQL database, four
  * webhook executions of 100 uploads each at once, against an emulated service with a bucket of 50
  * and 20 ms per leak. With the shared rate limit (Rate Limit Sharing: Automatic, found from n8n's
  * own queue settings) the service refuses nothing; with each process on its own, it refuses, and
@@ -11,6 +11,7 @@ import { request } from 'undici';
 
 import {
 	CREDENTIAL_TYPE,
+	EMULATOR_CREDENTIAL,
 	nodeType,
 	startQueueCluster,
 	type N8nHarness,
@@ -191,4 +192,28 @@ test('each process on its own: refusals slow the workers down, and still every i
 	expectEveryItemOnce(outcome);
 	// What the shared limit prevents: the processes overspend the bucket and learn of it from 429s.
 	expect(outcome.rejected429).toBeGreaterThan(0);
+});
+
+test('the credential, the workflows and the executions the workers ran are rows of the cluster’s PostgreSQL', async () => {
+	const workflowId = workflowIds[SHARED];
+	const { worker } = await cluster.callWebhook(SHARED, workflowId, {
+		products: [{ id: 'row-in-postgres' }],
+	});
+	expect(worker).toBeGreaterThanOrEqual(0);
+	const byNumber = (a: string, b: string) => Number(a) - Number(b);
+	const listed = (await main.listExecutions({ workflowId })).map((execution) => execution.id);
+	const rows = await cluster.postgres.query(
+		`SELECT id FROM execution_entity WHERE "workflowId" = '${workflowId}'`,
+	);
+	expect(rows.map(([id]) => id).sort(byNumber)).toEqual(listed.sort(byNumber));
+	expect(
+		await cluster.postgres.query(
+			`SELECT count(*) FROM workflow_entity WHERE id IN ('${workflowId}', '${workflowIds[UNSHARED]}')`,
+		),
+	).toEqual([['2']]);
+	expect(
+		await cluster.postgres.query(
+			`SELECT count(*) FROM credentials_entity WHERE id = '${EMULATOR_CREDENTIAL.id}'`,
+		),
+	).toEqual([['1']]);
 });
