@@ -1,57 +1,21 @@
 import { randomUUID } from 'node:crypto';
 
-import Redis from 'ioredis';
-import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import { EDITION } from '../../nodes/edition/edition';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { RedisProductMemory } from '../../nodes/shared/fullEdition/productMemory';
-import { closeStores } from '../../nodes/shared/fullEdition/sharedRegistry';
-import { useEdition } from '../../nodes/shared/ports';
 import { call } from '../../scripts/emulator/client';
 import { runNode } from '../../scripts/n8n/in-process';
-import { startRedis, type RedisServer } from '../../scripts/redis';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
+import { asItems, products, useProductMemoryRedis } from '../helpers/productMemoryRedis';
 import { takeUploadedSkus } from '../helpers/uploads';
 
-const PASSWORD = 'collected-redis-password';
-
-let redis: RedisServer;
-let raw: Redis;
-
-beforeAll(async () => {
-	useEdition(EDITION);
-	redis = await startRedis({ password: PASSWORD });
-	raw = new Redis({ host: '127.0.0.1', port: redis.port, password: PASSWORD });
-});
-
-afterAll(async () => {
-	raw.disconnect();
-	await closeStores();
-	await redis.stop();
-});
+const { withRedis, connection, raw } = useProductMemoryRedis('collected-redis-password');
 
 jest.setTimeout(30_000);
 
 const node = new ProductDataIntegration();
-
-function products(from: number, to: number, price = 10): IDataObject[] {
-	return Array.from({ length: to - from }, (_, index) => ({
-		sku: `P-${from + index}`,
-		name: `Product ${from + index}`,
-		price,
-	}));
-}
-
-const asItems = (json: IDataObject[]): INodeExecutionData[] => json.map((item) => ({ json: item }));
-
-const withRedis = () => ({
-	rateLimitSharing: 'redis',
-	redisHost: '127.0.0.1',
-	redisPort: redis.port,
-	redisPassword: PASSWORD,
-});
 
 describe('Only Changed Products, changed products of many runs collected into full documents', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
@@ -272,10 +236,10 @@ describe('Only Changed Products, changed products of many runs collected into fu
 		const first = await night(catalogue());
 		expect(first.rest.output[0][0].json).toMatchObject({ missing: 0, missingProducts: [] });
 		// Redis holds the ids sealed: no product id is readable there.
-		const stored = await raw.keys('n8n-nodes-product-data-integration:products:*');
+		const stored = await raw().keys('n8n-nodes-product-data-integration:products:*');
 		for (const key of stored)
-			if ((await raw.type(key)) === 'hash')
-				expect(JSON.stringify(await raw.hgetall(key))).not.toMatch(/P-\d/);
+			if ((await raw().type(key)) === 'hash')
+				expect(JSON.stringify(await raw().hgetall(key))).not.toMatch(/P-\d/);
 		emulator.reset();
 
 		const pages = catalogue();
@@ -389,8 +353,6 @@ describe('collected documents whose sessions are still processing', () => {
 });
 
 describe('the collection of a memory in Redis', () => {
-	const connection = () => ({ host: '127.0.0.1', port: redis.port, db: 0, password: PASSWORD });
-
 	it('collects only products no other run claims, and takes the oldest first in documents', async () => {
 		const memory = new RedisProductMemory(connection(), 'a holder key', randomUUID());
 		const until = Date.now() + 60_000;

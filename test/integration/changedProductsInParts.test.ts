@@ -1,50 +1,23 @@
 import { randomUUID } from 'node:crypto';
 
-import Redis from 'ioredis';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { EDITION } from '../../nodes/edition/edition';
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { RedisProductMemory } from '../../nodes/shared/fullEdition/productMemory';
-import { closeStores } from '../../nodes/shared/fullEdition/sharedRegistry';
+import { EDITION } from '../../nodes/edition/edition';
 import { useEdition, type ProductMemory } from '../../nodes/shared/ports';
 import { runNode } from '../../scripts/n8n/in-process';
-import { startRedis, type RedisServer } from '../../scripts/redis';
 import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
+import { asItems, products, useProductMemoryRedis } from '../helpers/productMemoryRedis';
 import { takeUploadedSkus } from '../helpers/uploads';
 
-const PASSWORD = 'parts-redis-password';
+const { withRedis, connection, raw } = useProductMemoryRedis('parts-redis-password');
 const HOLDER = 'a holder key';
-
-let redis: RedisServer;
-let raw: Redis;
-
-beforeAll(async () => {
-	useEdition(EDITION);
-	redis = await startRedis({ password: PASSWORD });
-	raw = new Redis({ host: '127.0.0.1', port: redis.port, password: PASSWORD });
-});
-
-afterAll(async () => {
-	raw.disconnect();
-	await closeStores();
-	await redis.stop();
-});
 
 jest.setTimeout(30_000);
 
 const node = new ProductDataIntegration();
-
-function products(from: number, to: number, price = 10): IDataObject[] {
-	return Array.from({ length: to - from }, (_, index) => ({
-		sku: `P-${from + index}`,
-		name: `Product ${from + index}`,
-		price,
-	}));
-}
-
-const asItems = (json: IDataObject[]): INodeExecutionData[] => json.map((item) => ({ json: item }));
 
 function inParts(extra: IDataObject = {}): INodeParameters {
 	return {
@@ -59,13 +32,6 @@ function inParts(extra: IDataObject = {}): INodeParameters {
 		...extra,
 	} as INodeParameters;
 }
-
-const withRedis = () => ({
-	rateLimitSharing: 'redis',
-	redisHost: '127.0.0.1',
-	redisPort: redis.port,
-	redisPassword: PASSWORD,
-});
 
 describe('Only Changed Products, part of the catalogue per run', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
@@ -110,21 +76,21 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 
 	it('keeps the memory in Redis, where the product ids and contents are digests', async () => {
 		const memories = async () =>
-			(await raw.keys('n8n-nodes-product-data-integration:products:*')).filter(
+			(await raw().keys('n8n-nodes-product-data-integration:products:*')).filter(
 				(key) => !key.endsWith(':claims'),
 			);
 		const before = new Set(await memories());
 		await run(asItems(products(0, 5)));
 		// This node's memory: the one the run added beside those of the tests before it.
 		const [memory] = (await memories()).filter((key) => !before.has(key));
-		const fields = await raw.hgetall(memory);
+		const fields = await raw().hgetall(memory);
 		expect(Object.keys(fields)).toHaveLength(5);
 		expect(JSON.stringify(fields)).not.toMatch(/P-\d|Product \d/);
 		// Every claim was let go once the run remembered its products.
-		expect(await raw.hlen(`${memory}:claims`)).toBe(0);
+		expect(await raw().hlen(`${memory}:claims`)).toBe(0);
 
 		// What the memory holds is in Redis only: emptied, every product goes again.
-		await raw.del(memory);
+		await raw().del(memory);
 		emulator.reset();
 		await run(asItems(products(0, 5)));
 		expect(await takeUploadedSkus(emulator)).toHaveLength(5);
@@ -262,8 +228,6 @@ describe('Only Changed Products, runs of parts side by side', () => {
 });
 
 describe('the memory per product in Redis', () => {
-	const connection = () => ({ host: '127.0.0.1', port: redis.port, db: 0, password: PASSWORD });
-
 	it('holds a claim until it runs out, and writes only what the run still claims', async () => {
 		let now = 1_000_000;
 		const memory = new RedisProductMemory(connection(), HOLDER, randomUUID(), {}, () => now);

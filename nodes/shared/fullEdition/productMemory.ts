@@ -130,21 +130,22 @@ export class RedisProductMemory implements ProductMemory {
 			readNight,
 		);
 		const keys = [this.keys[0], seenKey, this.keys[3]];
-		const forgotten = new Set<string>();
+		// A product is deleted by the step that finds it, so no later step of the scan finds it again.
+		let forgotten = 0;
 		const values: string[] = [];
 		let cursor = '0';
 		do {
 			const args = [night, cursor, String(KEYS_PER_COMMAND), this.scope];
 			const step = await this.store.run(FORGET_UNSEEN, keys, args, readScanStep);
 			for (let index = 0; index < step.pairs.length; index += 2) {
-				forgotten.add(step.pairs[index]);
+				forgotten++;
 				if (values.length < listed) values.push(step.pairs[index + 1]);
 			}
 			cursor = step.cursor;
 		} while (cursor !== '0');
 		const next = `redis.call('INCR', KEYS[1]) redis.call('PEXPIRE', KEYS[1], ARGV[1]) return 1`;
 		await this.store.run(next, [nightKey], [String(LIFETIME_MS)], readCount);
-		return { forgotten: forgotten.size, values };
+		return { forgotten, values };
 	}
 
 	async claim(
