@@ -32,8 +32,13 @@ function startCli(
 	return { child, output: () => output };
 }
 
-async function waitForReady(file: string, child: ChildProcess): Promise<Ready> {
-	while (!existsSync(file)) {
+/** The ready file, once the banner written before it has also come through the pipe. */
+async function waitForReady(
+	file: string,
+	child: ChildProcess,
+	output: () => string,
+): Promise<Ready> {
+	while (!existsSync(file) || !output().includes('Press Ctrl+C to stop.')) {
 		if (child.exitCode !== null) throw new Error(`emulator exited with ${child.exitCode}`);
 		await new Promise((r) => setTimeout(r, 50));
 	}
@@ -72,7 +77,7 @@ describe('npm run emulator', () => {
 				EMULATOR_PROCESSING_MS: '0',
 			});
 			running = child;
-			const ready = await waitForReady(join(directory, 'ready.json'), child);
+			const ready = await waitForReady(join(directory, 'ready.json'), child, output);
 			expect(ready).toEqual({
 				productionUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
 				testUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
