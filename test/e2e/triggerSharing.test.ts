@@ -31,6 +31,8 @@ const DURABLE_SCHEDULER: NodeJS.ProcessEnv = {
 	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
 	N8N_SCHEDULER_MATERIALIZATION_INTERVAL: '1',
 	N8N_SCHEDULER_EXECUTOR_INTERVAL: '1',
+	// The trigger's warnings (a poll skipped, a check failed) in n8n's output, should a wait fail.
+	N8N_LOG_LEVEL: 'debug',
 };
 
 /** The example workflow that alerts on failed uploads (its trigger polls every minute), as a copy. */
@@ -85,7 +87,19 @@ function sharesTheListing(env: NodeJS.ProcessEnv | undefined) {
 					async () =>
 						(await emitted()).every((ids) => [...expected].every((id) => ids.includes(id))),
 					4 * MINUTE,
-				);
+				).catch(async (error: Error) => {
+					// What each trigger did and what n8n said, for a failure that does not come back.
+					const runs = await Promise.all(
+						workflows.map(async (workflowId) =>
+							(await harness.server.listExecutions({ workflowId })).map(
+								(execution) => execution.status,
+							),
+						),
+					);
+					throw new Error(
+						`${error.message}. Expected ${[...expected].join(', ')}; emitted ${JSON.stringify(await emitted())}; executions ${JSON.stringify(runs)}; listings ${listings()}; n8n said:\n${harness.server.log().split('\n').slice(-60).join('\n')}`,
+					);
+				});
 
 			// Each activation polls at once and lists for itself: its starting point is now.
 			for (const [index, workflowId] of workflows.entries()) {

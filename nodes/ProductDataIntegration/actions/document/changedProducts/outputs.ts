@@ -83,7 +83,11 @@ export async function runOutput(
 	{ outcomeOf, sessions }: SessionOutcomes,
 	memory: IDataObject,
 	outputUnchanged: boolean,
+	/** With the memory kept by the workflow: the version each confirmed or unchanged product hands back. */
+	versionOf?: (entry: ProductEntry) => string,
 ): Promise<INodeExecutionData[]> {
+	const version = (entry: ProductEntry, confirmed: boolean): IDataObject =>
+		versionOf && confirmed ? { version: versionOf(entry) } : {};
 	const toSend = [...entries.values()].filter((entry) => entry.reason !== 'unchanged');
 	const summary: IDataObject = {
 		products: items.length,
@@ -116,7 +120,12 @@ export async function runOutput(
 			);
 		} else if (!outcome) {
 			output = {
-				json: { product: entry.product, sent: false, reason: entry.reason },
+				json: {
+					product: entry.product,
+					sent: false,
+					reason: entry.reason,
+					...version(entry, entry.reason === 'unchanged'),
+				},
 				pairedItem: { item: itemIndex },
 			};
 		} else {
@@ -127,6 +136,7 @@ export async function runOutput(
 					reason: entry.reason,
 					...outcome.json,
 					confirmed: outcome.status === 'succeeded',
+					...version(entry, outcome.status === 'succeeded'),
 				},
 				pairedItem: { item: itemIndex },
 			};

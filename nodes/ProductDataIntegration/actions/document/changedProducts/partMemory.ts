@@ -35,7 +35,8 @@ export function productKey(entry: ProductEntry): string {
 	return digest(entry.destination, entry.product).slice(0, 32);
 }
 
-function confirmedValue(entry: ProductEntry): string {
+/** A product as a session confirmed it: its memory's value, and the version a workflow keeps. */
+export function confirmedValue(entry: ProductEntry): string {
 	return `c${digest(entry.destination, entry.product, entry.content).slice(0, 32)}`;
 }
 

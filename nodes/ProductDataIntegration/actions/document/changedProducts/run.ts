@@ -132,9 +132,10 @@ function memoryNote(lost: AbortSignal): IDataObject {
 
 async function noPutBack(): Promise<void> {}
 
-/** What a memory says of the entries of a run, in their order. */
+/** What a memory says of the entries of a run (of the items `itemIndexes`), in their order. */
 export type RecallProducts = (
 	entries: ProductEntry[],
+	itemIndexes: number[],
 ) => Promise<Omit<Recall, 'putBack'> & Partial<Pick<Recall, 'putBack'>>>;
 
 /**
@@ -183,6 +184,7 @@ export async function checkProducts(
 	}
 	const { recalled, putBack, missing } = await recall(
 		await mapWithPauses(found, ([, entry]) => entry),
+		await mapWithPauses(found, ([itemIndex]) => itemIndex),
 	);
 	await forEachWithPauses(found, ([itemIndex, entry], index) =>
 		checked.entries.set(itemIndex, { ...entry, reason: reasonOf(recalled[index]) }),

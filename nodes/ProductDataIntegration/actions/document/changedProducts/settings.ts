@@ -44,6 +44,46 @@ export const changedProductsFields: INodeProperties[] = [
 		displayOptions: { show: { onlyChangedProducts: [true] } },
 	},
 	{
+		displayName: 'Memory Kept In',
+		name: 'memoryKeptIn',
+		type: 'options',
+		options: [
+			{
+				name: "The Account's Redis",
+				value: 'redis',
+				description:
+					"Each product is remembered in the account's Redis (queue mode, or Rate Limit Sharing set to Redis): runs side by side are kept apart, changed products can be collected into full documents and missing products counted",
+			},
+			{
+				name: 'The Workflow',
+				value: 'workflow',
+				description:
+					'Each item brings the version this node gave its product when the service last confirmed it, and the workflow keeps the versions the output hands back (e.g. in a Data Table): no Redis needed, as on n8n Cloud',
+			},
+		],
+		default: 'redis',
+		description: 'Where what the service confirmed of each product is kept',
+		displayOptions: {
+			show: { onlyChangedProducts: [true], productsInEachRun: ['partOfCatalogue'] },
+		},
+	},
+	{
+		displayName: 'Known Version Field',
+		name: 'knownVersionField',
+		type: 'string',
+		default: 'knownVersion',
+		required: true,
+		description:
+			"The field of each input item holding the version this node output for its product when the service last confirmed it (empty or missing for a product never confirmed): a product whose version still fits is not sent. The field is left out of the product's XML and content.",
+		displayOptions: {
+			show: {
+				onlyChangedProducts: [true],
+				productsInEachRun: ['partOfCatalogue'],
+				memoryKeptIn: ['workflow'],
+			},
+		},
+	},
+	{
 		displayName: 'Send Changed Products',
 		name: 'sendChangedProducts',
 		type: 'options',
@@ -68,6 +108,7 @@ export const changedProductsFields: INodeProperties[] = [
 			show: {
 				onlyChangedProducts: [true],
 				productsInEachRun: ['partOfCatalogue'],
+				memoryKeptIn: ['redis'],
 				source: ['items'],
 			},
 		},
@@ -85,6 +126,7 @@ export const changedProductsFields: INodeProperties[] = [
 			show: {
 				onlyChangedProducts: [true],
 				productsInEachRun: ['partOfCatalogue'],
+				memoryKeptIn: ['redis'],
 				source: ['items'],
 				sendChangedProducts: ['collected'],
 			},
@@ -93,6 +135,7 @@ export const changedProductsFields: INodeProperties[] = [
 	productsPerDocumentField({
 		onlyChangedProducts: [true],
 		productsInEachRun: ['partOfCatalogue'],
+		memoryKeptIn: ['redis'],
 		source: ['items'],
 		sendChangedProducts: ['collected'],
 	}),
@@ -162,6 +205,8 @@ export interface ChangedProductsSettings {
 	partOfCatalogue: boolean;
 	/** Set when the changed products of a part are collected with other runs' (see collectedRun.ts). */
 	collect?: CollectSettings;
+	/** Set when the workflow keeps the memory: the field of each item with its known version. */
+	knownVersionField?: string;
 	validateOnly: boolean;
 	sendAll: boolean;
 	countMissing: boolean;
@@ -173,17 +218,37 @@ export function changedProductsSettings(
 	context: IExecuteFunctions,
 ): ChangedProductsSettings | undefined {
 	if (context.getNodeParameter('onlyChangedProducts', 0, false) !== true) return undefined;
-	const productField = String(context.getNodeParameter('productField', 0, '')).trim();
-	if (productField === '') {
-		throw new NodeOperationError(context.getNode(), 'Product Field is empty', {
-			itemIndex: 0,
-			description: 'Name the field of each input item that identifies its product, e.g. sku',
-		});
-	}
+	const productField = fieldName(
+		context,
+		'productField',
+		'Product Field',
+		'identifies its product, e.g. sku',
+	);
 	const partOfCatalogue =
 		context.getNodeParameter('productsInEachRun', 0, 'wholeCatalogue') === 'partOfCatalogue';
+	const knownVersionField =
+		partOfCatalogue && context.getNodeParameter('memoryKeptIn', 0, 'redis') === 'workflow'
+			? fieldName(
+					context,
+					'knownVersionField',
+					'Known Version Field',
+					"holds its product's known version, e.g. knownVersion",
+				)
+			: undefined;
+	if (knownVersionField === productField) {
+		throw new NodeOperationError(
+			context.getNode(),
+			`Known Version Field and Product Field both name "${productField}"`,
+			{
+				itemIndex: 0,
+				description:
+					"The known version is left out of the product's XML, the product id never: name another field",
+			},
+		);
+	}
 	const collect =
 		partOfCatalogue &&
+		knownVersionField === undefined &&
 		context.getNodeParameter('source', 0) === 'items' &&
 		context.getNodeParameter('sendChangedProducts', 0, 'withEachRun') === 'collected'
 			? collectSettings(context)
@@ -192,12 +257,31 @@ export function changedProductsSettings(
 		productField,
 		partOfCatalogue,
 		...(collect && { collect }),
+		...(knownVersionField !== undefined && { knownVersionField }),
 		validateOnly: context.getNodeParameter('validateOnly', 0, false) === true,
 		sendAll: context.getNodeParameter('sendAllProducts', 0, false) === true,
 		countMissing:
 			!partOfCatalogue && context.getNodeParameter('countMissingProducts', 0, false) === true,
 		outputUnchanged: context.getNodeParameter('outputUnchangedProducts', 0, true) !== false,
 	};
+}
+
+/** A field name the node reads from every item, checked before any request. */
+function fieldName(
+	context: IExecuteFunctions,
+	parameter: string,
+	displayName: string,
+	/** What the field does, as the error's advice says it. */
+	purpose: string,
+): string {
+	const name = String(context.getNodeParameter(parameter, 0, '')).trim();
+	if (name === '') {
+		throw new NodeOperationError(context.getNode(), `${displayName} is empty`, {
+			itemIndex: 0,
+			description: `Name the field of each input item that ${purpose}`,
+		});
+	}
+	return name;
 }
 
 /** The memory name and document size of a collection, checked before any request. */
