@@ -87,7 +87,8 @@ export function uploadFields(xmlDescription: string): INodeProperties[] {
 			default: 0,
 			description: 'How many input items go into one document',
 			hint: '0 puts all input items into one document (one request); N sends one document per N items',
-			displayOptions: { show: { source: ['items'] } },
+			// Collected products go in documents of Products per Document instead.
+			displayOptions: { show: { source: ['items'] }, hide: { sendChangedProducts: ['collected'] } },
 		},
 		{
 			displayName: 'Include XML Declaration',
