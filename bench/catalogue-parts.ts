@@ -9,11 +9,14 @@
  *    "uploads","targetRequests","ms","msPerPage","longestBlockMs","redisBytesPerProduct","rssPeakMb"}
  * send: BENCH_SEND, how the pages send their changed products: "collected" (default: Collected
  * Into Full Documents of BENCH_PER_DOCUMENT products, default 10000, and Send Collected Products
- * after the last page) or "withEachRun" (each page uploads its own);
+ * after the last page), "withEachRun" (each page uploads its own) or "workflow" (Memory Kept In: The
+ * Workflow, no Redis: each page uploads its own, and the bench keeps the versions the node hands
+ * back, as a workflow's data table would, handing each product's in with its page; perDocument is
+ * then the page);
  * requests: what the emulator counted; targetRequests: ⌈changed / perDocument⌉ + 10;
  * longestBlockMs: the longest the event loop was held (gaps of a 10 ms timer, less the 10 ms, at
  * most the processor time used in them); redisBytesPerProduct: Redis's used memory over the
- * catalogue's products after the night; rssPeakMb: this process's peak (the emulator's stored
+ * catalogue's products after the night (0 with the memory kept by the workflow); rssPeakMb: this process's peak (the emulator's stored
  * documents included).
  * BENCH_PRODUCTS (default 100000) and BENCH_PAGE_SIZE (default 10000) set the sizes.
  */
@@ -33,8 +36,11 @@ import { startRedis } from '../scripts/redis';
 
 const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? 100_000);
 const PAGE_SIZE = Number(process.env.BENCH_PAGE_SIZE ?? 10_000);
-const SEND = process.env.BENCH_SEND === 'withEachRun' ? 'withEachRun' : 'collected';
-const PER_DOCUMENT = Number(process.env.BENCH_PER_DOCUMENT ?? 10_000);
+const SEND =
+	(['withEachRun', 'workflow'] as const).find((send) => send === process.env.BENCH_SEND) ??
+	'collected';
+const PER_DOCUMENT =
+	SEND === 'workflow' ? PAGE_SIZE : Number(process.env.BENCH_PER_DOCUMENT ?? 10_000);
 const NIGHTS = ['first', 'quiet', 'one-percent', 'every-changed'] as const;
 const PROBE_INTERVAL_MS = 10;
 
@@ -45,11 +51,24 @@ function product(index: number, night: (typeof NIGHTS)[number]): IDataObject {
 	return { sku: `SKU-${index}`, name: `Product ${index}`, price: 10 + (index % 90) + changed };
 }
 
-function page(start: number, night: (typeof NIGHTS)[number]): INodeExecutionData[] {
+/** A page of products, each with the version `kept` of it where the workflow keeps the memory. */
+function page(
+	start: number,
+	night: (typeof NIGHTS)[number],
+	kept: Map<string, string>,
+): INodeExecutionData[] {
 	const end = Math.min(PRODUCTS, start + PAGE_SIZE);
-	return Array.from({ length: end - start }, (_, offset) => ({
-		json: product(start + offset, night),
-	}));
+	return Array.from({ length: end - start }, (_, offset) => {
+		const json = product(start + offset, night);
+		if (SEND === 'workflow') json.knownVersion = kept.get(String(json.sku)) ?? '';
+		return { json };
+	});
+}
+
+/** What a workflow keeps of a page run: the version of each product the service confirmed. */
+function keepVersions(output: INodeExecutionData[], kept: Map<string, string>): void {
+	for (const { json } of output)
+		if (typeof json.version === 'string') kept.set(String(json.product), json.version);
 }
 
 function eventLoopProbe(): { stop(): number } {
@@ -84,9 +103,10 @@ async function main(): Promise<void> {
 		customRateLimit: true,
 		bucketCapacity: 50,
 		leakIntervalSeconds: 0.02,
-		rateLimitSharing: 'redis',
-		redisHost: '127.0.0.1',
-		redisPort: redis.port,
+		// With the memory kept by the workflow nothing of the run touches Redis.
+		...(SEND === 'workflow'
+			? { rateLimitSharing: 'process' }
+			: { rateLimitSharing: 'redis', redisHost: '127.0.0.1', redisPort: redis.port }),
 	});
 	const parameters = {
 		resource: 'document',
@@ -97,7 +117,9 @@ async function main(): Promise<void> {
 		onlyChangedProducts: true,
 		productField: 'sku',
 		productsInEachRun: 'partOfCatalogue',
-		sendChangedProducts: SEND,
+		...(SEND === 'workflow'
+			? { memoryKeptIn: 'workflow', knownVersionField: 'knownVersion' }
+			: { sendChangedProducts: SEND }),
 		memoryName: 'bench-catalogue',
 		productsPerDocument: PER_DOCUMENT,
 		outputUnchangedProducts: false,
@@ -111,6 +133,7 @@ async function main(): Promise<void> {
 	const node = new ProductDataIntegration();
 	const nodeId = randomUUID();
 	const redisBefore = await usedMemory(raw);
+	const kept = new Map<string, string>();
 	let rssPeak = 0;
 	try {
 		for (const night of NIGHTS) {
@@ -124,10 +147,11 @@ async function main(): Promise<void> {
 					node,
 					nodeId,
 					parameters,
-					items: page(start, night),
+					items: page(start, night, kept),
 					credentials,
 				});
 				if (result.error) throw result.error;
+				keepVersions(result.output[0], kept);
 				const run = result.output[0][0].json.run as IDataObject;
 				productsSent +=
 					SEND === 'collected' ? documentProducts(run.documentsSent) : Number(run.sent);

@@ -387,4 +387,29 @@ describe('the collection of a memory in Redis', () => {
 		});
 		expect(await memory.take('run-3', until, 1, 5)).toBeUndefined();
 	});
+
+	it('takes a document of many thousand products whole, a script per thousand', async () => {
+		const memory = new RedisProductMemory(connection(), 'a holder key', randomUUID());
+		const until = Date.now() + 60_000;
+		const entries = Array.from({ length: 2_500 }, (_, index): [string, string] => [
+			`key-${index}`,
+			`value ${index}`,
+		]);
+		await memory.claim(
+			entries.map(([key]) => key),
+			'run-1',
+			until,
+		);
+		await memory.collect(entries, 'run-1', 'documents', until);
+		const scripts = async () =>
+			Number(/cmdstat_eval:calls=(\d+)/.exec(await raw().info('commandstats'))?.[1] ?? 0);
+		expect(await memory.take('run-2', until, 2_501, 2_500)).toBeUndefined();
+		const before = await scripts();
+		expect(await memory.take('run-2', until, 2_500, 2_400)).toEqual({
+			documents: 'documents',
+			products: entries.slice(0, 2_400),
+		});
+		expect((await scripts()) - before).toBe(3);
+		expect((await memory.take('run-2', until, 1, 2_400))?.products).toEqual(entries.slice(2_400));
+	});
 });

@@ -218,9 +218,19 @@ export class RedisProductMemory implements ProductMemory {
 		least: number,
 		most: number,
 	): Promise<{ documents: string; products: Array<[key: string, staged: string]> } | undefined> {
-		const args = [this.now(), runId, untilMs, least, most].map(String);
-		const answer = await this.store.run(TAKE, this.collectionKeys, args, readTake);
-		return answer === 'none' ? undefined : answer;
+		// A script per slice: one over a whole document of 100,000 products outlasts the command's
+		// deadline, and holds Redis and then this process's event loop for its answer.
+		let taken: { documents: string; products: Array<[key: string, staged: string]> } | undefined;
+		while (taken === undefined || taken.products.length < most) {
+			const slice = Math.min(KEYS_PER_COMMAND, most - (taken?.products.length ?? 0));
+			// Only the first slice asks for `least` waiting; the rest take what is left of the document.
+			const args = [this.now(), runId, untilMs, taken ? 1 : least, slice].map(String);
+			const answer = await this.store.run(TAKE, this.collectionKeys, args, readTake);
+			if (answer === 'none') break;
+			if (taken) taken.products.push(...answer.products);
+			else taken = answer;
+		}
+		return taken;
 	}
 }
 

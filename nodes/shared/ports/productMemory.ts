@@ -53,7 +53,8 @@ export interface ProductMemory {
 	): Promise<{ notCollected: Set<string> } | { otherDocuments: string }>;
 	/**
 	 * Takes `most` collected products, oldest first, for `runId` to send (claimed until `untilMs`),
-	 * when at least `least` are collected; else undefined and nothing taken.
+	 * when at least `least` are collected; else undefined and nothing taken. Each product goes to
+	 * one taker only, but runs taking at once may share out a document's worth between them.
 	 */
 	take(
 		runId: string,
