@@ -52,6 +52,16 @@ describe('the nightly sync without Redis', () => {
 		expect(n8n.credential.data).not.toHaveProperty('rateLimitSharing');
 		const page = readExample('nightly-sync-without-redis-page.json', shop);
 		const night = readExample('nightly-sync-without-redis.json', shop);
+		// As the nightly sync with Redis: Code nodes, not If or Set nodes that n8n runs once per item,
+		// route the products and photos, and successful executions are not kept.
+		const nodes = [...page.nodes, ...night.nodes] as Array<{ type: string }>;
+		expect(
+			nodes.filter((node) => ['n8n-nodes-base.if', 'n8n-nodes-base.set'].includes(node.type)),
+		).toEqual([]);
+		expect([page.settings, night.settings]).toEqual([
+			expect.objectContaining({ saveDataSuccessExecution: 'none' }),
+			expect.objectContaining({ saveDataSuccessExecution: 'none' }),
+		]);
 		// The tables as the user creates them, with the columns the workflows' inserts name.
 		const tables = new Map<string, DataTable>();
 		for (const { name, columns } of [...dataTablesFilled(page), ...dataTablesFilled(night)])
