@@ -1,6 +1,7 @@
 /**
  * The workflows in examples/ as a user imports them, run against the emulator. The trigger example
- * (failed-upload-alert.json) is run by trigger.test.ts.
+ * (failed-upload-alert.json) is run by trigger.test.ts, the delta night by nightlySyncDelta.test.ts
+ * and the nightly sync without Redis by nightlySyncWithoutRedis.test.ts.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -31,6 +32,8 @@ interface ExampleNode {
 	name: string;
 	type: string;
 	credentials?: Record<string, { id: string; name: string }>;
+	/** An Execute Workflow node's: the workflow it runs. */
+	parameters?: { workflowId?: { value: string } };
 }
 
 type Example = WorkflowDefinition & { id: string };
@@ -75,14 +78,22 @@ describe('the example workflows', () => {
 				'nightly-sync.json',
 				'nightly-sync-page.json',
 				'nightly-sync-delta.json',
+				'nightly-sync-without-redis.json',
+				'nightly-sync-without-redis-page.json',
 			]),
 		);
+		const oursIn = (example: Example) =>
+			(example.nodes as ExampleNode[]).filter((node) => node.type.startsWith(nodeType('')));
+		const byId = new Map(files.map(readExample).map((example) => [example.id, example]));
 		for (const file of files) {
 			const example = readExample(file);
-			const ours = (example.nodes as ExampleNode[]).filter((node) =>
-				node.type.startsWith(nodeType('')),
-			);
-			expect(ours.length).toBeGreaterThan(0);
+			const ours = oursIn(example);
+			// A night without a node of ours runs a page workflow that has them.
+			const ranByIt = (example.nodes as ExampleNode[]).flatMap((node) => {
+				const ran = byId.get(String(node.parameters?.workflowId?.value));
+				return node.type === 'n8n-nodes-base.executeWorkflow' && ran ? oursIn(ran) : [];
+			});
+			expect([...ours, ...ranByIt].length).toBeGreaterThan(0);
 			for (const node of ours) {
 				expect(node.credentials).toEqual({ productDataIntegrationApi: { ...EMULATOR_CREDENTIAL } });
 			}

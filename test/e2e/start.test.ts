@@ -130,6 +130,7 @@ const DATA_TABLES = [
 		name: 'Nightly Sync Photos',
 		columns: ['productId', 'url', 'version', 'md5', 'hashcode'].map(text),
 	},
+	{ name: 'Nightly Sync Products', columns: ['productId', 'version'].map(text) },
 	{
 		name: 'Nightly Sync Reports',
 		columns: [
@@ -223,6 +224,12 @@ describe('npm start', () => {
 	const examples = readExamples();
 	const night = examples.find((example) => example.file === 'nightly-sync.json');
 	const page = examples.find((example) => example.file === 'nightly-sync-page.json');
+	const nightWithoutRedis = examples.find(
+		(example) => example.file === 'nightly-sync-without-redis.json',
+	);
+	const pageWithoutRedis = examples.find(
+		(example) => example.file === 'nightly-sync-without-redis-page.json',
+	);
 
 	beforeAll(async () => {
 		demoFolder = mkdtempSync(join(tmpdir(), 'pdi-demo-'));
@@ -262,10 +269,12 @@ describe('npm start', () => {
 			data: Array<{ id: string; active: boolean }>;
 		}>('GET', '/rest/workflows');
 		expect(workflows).toHaveLength(examples.length);
-		// Those marked active are published in n8n (the nightly sync's page workflow, which its
-		// schedule calls), the others not.
+		// Those marked active are published in n8n (the nightly syncs' page workflows, which their
+		// schedules call), the others not.
 		const published = examples.filter((example) => example.active === true);
-		expect(published.map((example) => example.file)).toContain('nightly-sync-page.json');
+		expect(published.map((example) => example.file)).toEqual(
+			expect.arrayContaining(['nightly-sync-page.json', 'nightly-sync-without-redis-page.json']),
+		);
 		expect(
 			workflows
 				.filter((workflow) => workflow.active)
@@ -275,13 +284,19 @@ describe('npm start', () => {
 		expect(bannerValue(demo.output(), 'workflows')).toBe(
 			`${examples.length} example(s) from examples/, ${published.length} of them published`,
 		);
-		// The night's Sync Each Page runs the page workflow by the id it has in n8n.
-		const { data: nightInN8n } = await server.request<{
-			data: { nodes: Array<{ name: string; parameters: { workflowId?: { value: string } } }> };
-		}>('GET', `/rest/workflows/${night?.id}`);
-		expect(
-			nightInN8n.nodes.find((node) => node.name === 'Sync Each Page')?.parameters.workflowId?.value,
-		).toBe(page?.id);
+		// Each night's Sync Each Page runs its page workflow by the id it has in n8n.
+		for (const [nightExample, pageExample] of [
+			[night, page],
+			[nightWithoutRedis, pageWithoutRedis],
+		]) {
+			const { data: nightInN8n } = await server.request<{
+				data: { nodes: Array<{ name: string; parameters: { workflowId?: { value: string } } }> };
+			}>('GET', `/rest/workflows/${nightExample?.id}`);
+			expect(
+				nightInN8n.nodes.find((node) => node.name === 'Sync Each Page')?.parameters.workflowId
+					?.value,
+			).toBe(pageExample?.id);
+		}
 		expect(
 			(await server.dataTables())
 				.map(({ name, columns }) => ({ name, columns }))
@@ -302,6 +317,7 @@ describe('npm start', () => {
 			'image-upload-known-in-data-table.json': 'n8n-nodes-base.manualTrigger',
 			'image-upload-skip-existing.json': 'n8n-nodes-base.manualTrigger',
 			'nightly-sync-delta.json': 'n8n-nodes-base.scheduleTrigger',
+			'nightly-sync-without-redis.json': 'n8n-nodes-base.scheduleTrigger',
 			'nightly-sync.json': 'n8n-nodes-base.scheduleTrigger',
 		});
 		expect(await rowsOf(server, 'Known Product Photos')).toHaveLength(2);
@@ -326,8 +342,19 @@ describe('npm start', () => {
 		expect(await rowsOf(server, 'Nightly Sync Cursor')).toEqual([
 			expect.objectContaining({ feed: 'products', changedUntil: expect.any(String) }),
 		]);
-		// The whole-catalogue night after it shares the page workflow and its memory: the same two
-		// pages, their photos and products known, nothing to send.
+		// The night without Redis runs next: its own memory of the products is empty, so it sends
+		// the 20 products again, in one document per page; the photos' table is shared, so it
+		// uploads no photo.
+		const nightWithoutRedisRun = runs.get('nightly-sync-without-redis.json')?.run;
+		if (!nightWithoutRedisRun) throw new Error('The nightly sync without Redis did not run');
+		const reportWithoutRedis = {
+			...report,
+			summary: 'Catalogue synced: 20 changed products sent, 2 of 2 sessions confirmed, 0 unchanged',
+		};
+		expect(nodeItems(nightWithoutRedisRun, 'Night Report')).toEqual([reportWithoutRedis]);
+		expect(await rowsOf(server, 'Nightly Sync Products')).toHaveLength(20);
+		// The whole-catalogue night after them shares the delta night's page workflow and its
+		// memory: the same two pages, their photos and products known, nothing to send.
 		const firstNight = runs.get('nightly-sync.json')?.run;
 		if (!firstNight) throw new Error('The nightly sync did not run');
 		expect(nodeItems(firstNight, 'One Item per Page')).toEqual([{ page: 1 }, { page: 2 }]);
@@ -342,6 +369,7 @@ describe('npm start', () => {
 		const reports = await rowsOf(server, 'Nightly Sync Reports');
 		expect(reports).toEqual([
 			expect.objectContaining(report),
+			expect.objectContaining(reportWithoutRedis),
 			expect.objectContaining(quietReport),
 		]);
 		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
@@ -349,15 +377,16 @@ describe('npm start', () => {
 			`${shop}/__shop/stats`,
 		);
 		expect(shopStats).toMatchObject({
-			requests: { 'GET /api/products': 6, 'GET /photos/{photo}': 40 },
+			requests: { 'GET /api/products': 9, 'GET /photos/{photo}': 40 },
 			photosSent: 40,
 		});
 		const emulatorAfter = await getJson<EmulatorStats>(`${emulatorUrl(demo)}/__emulator/stats`);
-		// Each page's photos in one request, the two image examples' one each, the two documents.
+		// Each page's photos in one request, the two image examples' one each, the catalogue's and the
+		// delta night's documents, and one per page of the night without Redis.
 		expect(emulatorAfter.images - emulatorBefore.images).toBe(44);
 		expect(
 			requestsAdded(emulatorBefore, emulatorAfter, ['POST /api/images', 'PUT /api/xml']),
-		).toEqual({ 'POST /api/images': 4, 'PUT /api/xml': 2 });
+		).toEqual({ 'POST /api/images': 4, 'PUT /api/xml': 4 });
 
 		signal(demo, 'SIGINT', { group: true });
 		await demo.exited;
@@ -385,8 +414,9 @@ describe('npm start', () => {
 		expect((await server.dataTables()).map((table) => table.name).sort()).toEqual(
 			DATA_TABLES.map((table) => table.name),
 		);
-		expect(await rowsOf(server, 'Nightly Sync Reports')).toHaveLength(2);
+		expect(await rowsOf(server, 'Nightly Sync Reports')).toHaveLength(3);
 		expect(await rowsOf(server, 'Nightly Sync Photos')).toHaveLength(40);
+		expect(await rowsOf(server, 'Nightly Sync Products')).toHaveLength(20);
 
 		// As a process manager stops it: npm alone is told, n8n, the emulator, the shop and Redis go
 		// all the same.
