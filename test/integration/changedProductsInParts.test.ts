@@ -118,6 +118,8 @@ describe('Only Changed Products, part of the catalogue per run', () => {
 		expect(result.error?.message).toBe(
 			'Products in Each Run "Part of the Catalogue" needs a memory that every n8n process shares',
 		);
+		// It points to the memory that needs no Redis.
+		expect(result.error?.description).toContain('set Memory Kept In to "The Workflow"');
 		expect(requests()).toBe(0);
 	});
 

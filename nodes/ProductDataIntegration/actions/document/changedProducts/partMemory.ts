@@ -130,7 +130,7 @@ export async function productMemoryOf(
 		{
 			itemIndex: 0,
 			description:
-				'Nothing was sent. It keeps each product in Redis: run n8n in queue mode, or set Rate Limit Sharing to Redis in the credential (the full edition only; n8n Cloud has no Redis for community nodes). Without Redis, give the whole catalogue to one run and choose "The Whole Catalogue".',
+				'Nothing was sent. It keeps each product in Redis: run n8n in queue mode, or set Rate Limit Sharing to Redis in the credential (the full edition only; n8n Cloud has no Redis for community nodes). Without Redis, set Memory Kept In to "The Workflow" and keep each product\'s version in the workflow (e.g. a data table).',
 		},
 	);
 }
