@@ -51,6 +51,11 @@ export function fastCredentials(
 	});
 }
 
+/** Every request the emulator counted since its last reset: each one spent the account's bucket. */
+export function requestsSpent(emulator: Pick<Emulator, 'stats'>): number {
+	return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+}
+
 export interface EmulatorFixture {
 	/** The emulator of the running test: stands for the one started last, so it can be held in a const. */
 	emulator: Emulator;

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import { EDITION } from '../../nodes/edition/edition';
 import { closeStores } from '../../nodes/shared/fullEdition/sharedRegistry';
@@ -46,15 +46,3 @@ export function useProductMemoryRedis(password: string): {
 		},
 	};
 }
-
-/** Products `from` up to `to` (excluded), as a shop's page gives them: sku, name, price. */
-export function products(from: number, to: number, price = 10): IDataObject[] {
-	return Array.from({ length: to - from }, (_, index) => ({
-		sku: `P-${from + index}`,
-		name: `Product ${from + index}`,
-		price,
-	}));
-}
-
-export const asItems = (json: IDataObject[]): INodeExecutionData[] =>
-	json.map((item) => ({ json: item }));

@@ -8,7 +8,8 @@ import { useEdition, type TakeLease } from '../../nodes/shared/ports';
 import { DEFAULT_ACCOUNT } from '../../scripts/emulator';
 import { deduplicator, runNode } from '../../scripts/n8n/in-process';
 import { HarnessDeduplicator } from '../../scripts/n8n/in-process/deduplication';
-import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
+import { asItems, onlyChangedFromItems } from '../helpers/changedProducts';
+import { FAST_BUCKET, fastCredentials, requestsSpent, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
 import { takeUploadedSkus } from '../helpers/uploads';
 
@@ -26,23 +27,6 @@ function catalogue(count: number, price = 10): IDataObject[] {
 	}));
 }
 
-function asItems(products: IDataObject[]): INodeExecutionData[] {
-	return products.map((json) => ({ json }));
-}
-
-function buildFromItems(extra: IDataObject = {}): INodeParameters {
-	return {
-		resource: 'document',
-		operation: 'upload',
-		source: 'items',
-		rootElement: 'Products',
-		itemElement: 'Product',
-		onlyChangedProducts: true,
-		productField: 'sku',
-		...extra,
-	} as INodeParameters;
-}
-
 jest.setTimeout(30_000);
 
 describe('Document Upload: Only Changed Products', () => {
@@ -50,13 +34,11 @@ describe('Document Upload: Only Changed Products', () => {
 	let nodeId: string;
 	const credentials = (overrides: IDataObject = {}) => fastCredentials(emulator, overrides);
 
-	function requests(): number {
-		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
-	}
+	const requests = () => requestsSpent(emulator);
 
 	async function run(
 		items: INodeExecutionData[],
-		parameters: INodeParameters = buildFromItems(),
+		parameters: INodeParameters = onlyChangedFromItems(),
 		extra: IDataObject = {},
 	) {
 		return await runNode({ node, nodeId, parameters, items, credentials: credentials(), ...extra });
@@ -116,7 +98,7 @@ describe('Document Upload: Only Changed Products', () => {
 
 	it('puts back exactly the products of a session that finished with errors', async () => {
 		await postControl(emulator.url, 'failing', { texts: ['<sku>P-2</sku>'] });
-		const first = await run(asItems(catalogue(6)), buildFromItems({ itemsPerDocument: 2 }));
+		const first = await run(asItems(catalogue(6)), onlyChangedFromItems({ itemsPerDocument: 2 }));
 		expect(first.error).toBeUndefined();
 		expect(first.output[0][2].json).toMatchObject({
 			product: 'P-2',
@@ -138,7 +120,7 @@ describe('Document Upload: Only Changed Products', () => {
 
 		const changed = catalogue(6);
 		changed[5].price = 12;
-		const second = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		const second = await run(asItems(changed), onlyChangedFromItems({ itemsPerDocument: 2 }));
 		expect(second.error).toBeUndefined();
 		expect(await takeUploadedSkus(emulator)).toEqual(['P-2', 'P-3', 'P-5']);
 		expect(second.output[0].map(({ json }) => json.reason)).toEqual([
@@ -155,7 +137,7 @@ describe('Document Upload: Only Changed Products', () => {
 			unchanged: 3,
 		});
 
-		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		await run(asItems(changed), onlyChangedFromItems({ itemsPerDocument: 2 }));
 		expect(requests()).toBe(0);
 	});
 
@@ -208,7 +190,9 @@ describe('Document Upload: Only Changed Products', () => {
 		await postControl(emulator.url, 'faults', { count: 1, kind: 'hang', path: '/api/status' });
 		const stop = new AbortController();
 		setTimeout(() => stop.abort(), 500);
-		const broken = await run(asItems(catalogue(3)), buildFromItems(), { abortSignal: stop.signal });
+		const broken = await run(asItems(catalogue(3)), onlyChangedFromItems(), {
+			abortSignal: stop.signal,
+		});
 		expect(emulator.stats().uploads).toBe(1);
 		expect(broken.output[0] ?? []).toEqual([]);
 		emulator.reset();
@@ -220,13 +204,13 @@ describe('Document Upload: Only Changed Products', () => {
 	it('answers only to the password: another password or another case of the username sees an empty memory', async () => {
 		await run(asItems(catalogue(4)));
 		emulator.reset();
-		const owner = await run(asItems(catalogue(4)), buildFromItems({ validateOnly: true }));
+		const owner = await run(asItems(catalogue(4)), onlyChangedFromItems({ validateOnly: true }));
 		expect(owner.output[0][0].json.run).toMatchObject({ wouldSend: 0, unchanged: 4 });
 
 		const shouting = await runNode({
 			node,
 			nodeId,
-			parameters: buildFromItems({ validateOnly: true }),
+			parameters: onlyChangedFromItems({ validateOnly: true }),
 			items: asItems(catalogue(4)),
 			credentials: credentials({ username: DEFAULT_ACCOUNT.username.toUpperCase() }),
 		});
@@ -235,7 +219,7 @@ describe('Document Upload: Only Changed Products', () => {
 		const stranger = await runNode({
 			node,
 			nodeId,
-			parameters: buildFromItems(),
+			parameters: onlyChangedFromItems(),
 			items: asItems(catalogue(4)),
 			credentials: credentials({ password: 'not-the-password' }),
 		});
@@ -253,7 +237,7 @@ describe('Document Upload: Only Changed Products', () => {
 	it('Send All Products sends every product once, then remembers again', async () => {
 		await run(asItems(catalogue(5)));
 		emulator.reset();
-		const all = await run(asItems(catalogue(5)), buildFromItems({ sendAllProducts: true }));
+		const all = await run(asItems(catalogue(5)), onlyChangedFromItems({ sendAllProducts: true }));
 		expect(all.output[0][0].json.run).toMatchObject({ sent: 5, unchanged: 0 });
 		expect(await takeUploadedSkus(emulator)).toHaveLength(5);
 		await run(asItems(catalogue(5)));
@@ -261,14 +245,14 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 
 	it('Validate Only sends nothing and says what a real run would send and spend, which the next real run sends', async () => {
-		await run(asItems(catalogue(10)), buildFromItems({ itemsPerDocument: 4 }));
+		await run(asItems(catalogue(10)), onlyChangedFromItems({ itemsPerDocument: 4 }));
 		emulator.reset();
 		const changed = catalogue(10);
 		for (const index of [1, 2, 8]) changed[index].price = 99;
 
 		const validated = await run(
 			asItems(changed),
-			buildFromItems({ itemsPerDocument: 2, validateOnly: true }),
+			onlyChangedFromItems({ itemsPerDocument: 2, validateOnly: true }),
 			{
 				credentials: credentials({
 					customRateLimit: true,
@@ -301,7 +285,7 @@ describe('Document Upload: Only Changed Products', () => {
 			bucketSeconds: 0.06,
 		});
 
-		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		await run(asItems(changed), onlyChangedFromItems({ itemsPerDocument: 2 }));
 		expect(await takeUploadedSkus(emulator)).toEqual(['P-1', 'P-2', 'P-8']);
 	});
 
@@ -334,12 +318,12 @@ describe('Document Upload: Only Changed Products', () => {
 	});
 
 	it('an upload that fails leaves its products unconfirmed: with Continue On Fail they say so, and go again next run', async () => {
-		await run(asItems(catalogue(4)), buildFromItems({ itemsPerDocument: 2 }));
+		await run(asItems(catalogue(4)), onlyChangedFromItems({ itemsPerDocument: 2 }));
 		emulator.reset();
 		const changed = catalogue(4);
 		for (const product of changed) product.price = 20;
 		await postControl(emulator.url, 'faults', { count: 10, kind: '500', path: '/api/xml' });
-		const broken = await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }), {
+		const broken = await run(asItems(changed), onlyChangedFromItems({ itemsPerDocument: 2 }), {
 			continueOnFail: true,
 		});
 		expect(broken.error).toBeUndefined();
@@ -349,7 +333,7 @@ describe('Document Upload: Only Changed Products', () => {
 		expect(broken.output[0][0].json.run).toMatchObject({ sent: 0, sessions: 0 });
 		emulator.reset();
 
-		await run(asItems(changed), buildFromItems({ itemsPerDocument: 2 }));
+		await run(asItems(changed), onlyChangedFromItems({ itemsPerDocument: 2 }));
 		expect(await takeUploadedSkus(emulator)).toEqual(['P-0', 'P-1', 'P-2', 'P-3']);
 	});
 
@@ -388,7 +372,9 @@ describe('Document Upload: Only Changed Products', () => {
 	it('under Continue On Fail, a run refused while another syncs gives an error item per input item', async () => {
 		const { first } = await runHeldInItsWait();
 		const uploadsBefore = emulator.stats().uploads;
-		const second = await run(asItems(catalogue(3)), buildFromItems(), { continueOnFail: true });
+		const second = await run(asItems(catalogue(3)), onlyChangedFromItems(), {
+			continueOnFail: true,
+		});
 		expect(second.error).toBeUndefined();
 		expect(second.output[0]).toHaveLength(3);
 		expect(second.output[0].map(({ json }) => json.error)).toEqual([
@@ -415,7 +401,7 @@ describe('Document Upload: Only Changed Products', () => {
 		);
 		expect(Object.keys(deduplicator.sizes()).filter((key) => key.includes(nodeId))).toEqual([]);
 
-		const atTheBound = await run(many(250_000), buildFromItems({ validateOnly: true }));
+		const atTheBound = await run(many(250_000), onlyChangedFromItems({ validateOnly: true }));
 		expect(atTheBound.error).toBeUndefined();
 		expect(atTheBound.output[0][0].json.run).toMatchObject({
 			products: 250_000,
@@ -466,7 +452,7 @@ describe('Document Upload: Only Changed Products', () => {
 		it('with Continue On Fail, the bad item fails alone and the others are sent', async () => {
 			const { output, error } = await run(
 				asItems([{ sku: 'A' }, { name: 'x' }, { sku: 'A' }, { sku: 7 }]),
-				buildFromItems(),
+				onlyChangedFromItems(),
 				{ continueOnFail: true },
 			);
 			expect(error).toBeUndefined();
@@ -489,7 +475,7 @@ describe('Document Upload: Only Changed Products', () => {
 	it('a store that fails after the check leaves nothing unconfirmed counted as synced', async () => {
 		// P-0's session fails, so the next run looks up failed sessions after its check.
 		await postControl(emulator.url, 'failing', { texts: ['<sku>P-0</sku>'] });
-		await run(asItems(catalogue(4)), buildFromItems({ itemsPerDocument: 1 }));
+		await run(asItems(catalogue(4)), onlyChangedFromItems({ itemsPerDocument: 1 }));
 		emulator.reset();
 		const changed = catalogue(4);
 		changed[1].price = 30;
@@ -508,7 +494,7 @@ describe('Document Upload: Only Changed Products', () => {
 	it('a check interrupted before the memory is put back makes the next run send everything, never less', async () => {
 		// P-0's session fails, so the next run looks up failed sessions after its check.
 		await postControl(emulator.url, 'failing', { texts: ['<sku>P-0</sku>'] });
-		await run(asItems(catalogue(4)), buildFromItems({ itemsPerDocument: 1 }));
+		await run(asItems(catalogue(4)), onlyChangedFromItems({ itemsPerDocument: 1 }));
 		emulator.reset();
 		const changed = catalogue(4);
 		changed[2].price = 30;
@@ -549,7 +535,10 @@ describe('Document Upload: Only Changed Products', () => {
 		await run(asItems(catalogue(2_000)));
 		emulator.reset();
 		deduplicator.failCalls('removeProcessed', { after: 1 });
-		const broken = await run(asItems(catalogue(2_000, 11)), buildFromItems({ validateOnly: true }));
+		const broken = await run(
+			asItems(catalogue(2_000, 11)),
+			onlyChangedFromItems({ validateOnly: true }),
+		);
 		expect(broken.error?.message).toMatch(/deduplication store failed/);
 		deduplicator.stopFailing();
 
@@ -564,7 +553,7 @@ describe('Document Upload: Only Changed Products', () => {
 
 		const sample = catalogue(3);
 		sample[0].price = 50;
-		const validated = await run(asItems(sample), buildFromItems({ validateOnly: true }));
+		const validated = await run(asItems(sample), onlyChangedFromItems({ validateOnly: true }));
 		expect(validated.output[0][0].json.run).toMatchObject({ wouldSend: 1, unchanged: 2 });
 		expect(deduplicator.sizes()).toEqual(sizes);
 
@@ -577,9 +566,7 @@ describe('Document Upload: Only Changed Products, Output Unchanged Products off'
 	const { emulator } = useEmulator(FAST_BUCKET);
 	let nodeId: string;
 
-	function requests(): number {
-		return Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
-	}
+	const requests = () => requestsSpent(emulator);
 
 	async function run(
 		items: INodeExecutionData[],
@@ -589,7 +576,7 @@ describe('Document Upload: Only Changed Products, Output Unchanged Products off'
 		return await runNode({
 			node,
 			nodeId,
-			parameters: buildFromItems({ outputUnchangedProducts: false, ...extra }),
+			parameters: onlyChangedFromItems({ outputUnchangedProducts: false, ...extra }),
 			items,
 			credentials: fastCredentials(emulator),
 			...options,
@@ -728,7 +715,7 @@ describe('Document Upload: Only Changed Products, the store called in slices', (
 			await runNode({
 				node,
 				nodeId,
-				parameters: buildFromItems(),
+				parameters: onlyChangedFromItems(),
 				items: asItems(catalogue(50_000, price)),
 				credentials: fastCredentials(emulator),
 			});
@@ -786,7 +773,7 @@ describe('Document Upload: Only Changed Products, a run that lost its hold on th
 			await runNode({
 				node,
 				nodeId,
-				parameters: buildFromItems(),
+				parameters: onlyChangedFromItems(),
 				items: asItems(products),
 				credentials: fastCredentials(emulator),
 			});
@@ -844,7 +831,7 @@ describe('Document Upload: Only Changed Products, Count Missing Products', () =>
 	afterEach(() => deduplicator.stopFailing());
 
 	const counting = (extra: IDataObject = {}) =>
-		buildFromItems({ countMissingProducts: true, itemsPerDocument: 2, ...extra });
+		onlyChangedFromItems({ countMissingProducts: true, itemsPerDocument: 2, ...extra });
 
 	async function run(
 		products: IDataObject[],

@@ -6,9 +6,10 @@ import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/Produ
 import { RedisProductMemory } from '../../nodes/shared/fullEdition/productMemory';
 import { call } from '../../scripts/emulator/client';
 import { runNode } from '../../scripts/n8n/in-process';
-import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
+import { FAST_BUCKET, fastCredentials, requestsSpent, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
-import { asItems, products, useProductMemoryRedis } from '../helpers/productMemoryRedis';
+import { asItems, onlyChangedFromItems, products } from '../helpers/changedProducts';
+import { useProductMemoryRedis } from '../helpers/productMemoryRedis';
 import { takeUploadedSkus } from '../helpers/uploads';
 
 const { withRedis, connection, raw } = useProductMemoryRedis('collected-redis-password');
@@ -21,25 +22,17 @@ describe('Only Changed Products, changed products of many runs collected into fu
 	const { emulator } = useEmulator(FAST_BUCKET);
 	let memoryName: string;
 
-	const requests = () =>
-		Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+	const requests = () => requestsSpent(emulator);
 	const uploads = () => emulator.stats().requests['PUT /api/xml'] ?? 0;
 
 	function collecting(extra: IDataObject = {}): INodeParameters {
-		return {
-			resource: 'document',
-			operation: 'upload',
-			source: 'items',
-			rootElement: 'Products',
-			itemElement: 'Product',
-			onlyChangedProducts: true,
-			productField: 'sku',
+		return onlyChangedFromItems({
 			productsInEachRun: 'partOfCatalogue',
 			sendChangedProducts: 'collected',
 			memoryName,
 			productsPerDocument: 25,
 			...extra,
-		} as INodeParameters;
+		});
 	}
 
 	// Each page is a run of its own, as page sub-workflows on several workers are.

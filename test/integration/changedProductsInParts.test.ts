@@ -7,9 +7,10 @@ import { RedisProductMemory } from '../../nodes/shared/fullEdition/productMemory
 import { EDITION } from '../../nodes/edition/edition';
 import { useEdition, type ProductMemory } from '../../nodes/shared/ports';
 import { runNode } from '../../scripts/n8n/in-process';
-import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
+import { FAST_BUCKET, fastCredentials, requestsSpent, useEmulator } from '../helpers/emulator';
 import { postControl } from '../helpers/service';
-import { asItems, products, useProductMemoryRedis } from '../helpers/productMemoryRedis';
+import { asItems, onlyChangedFromItems, products } from '../helpers/changedProducts';
+import { useProductMemoryRedis } from '../helpers/productMemoryRedis';
 import { takeUploadedSkus } from '../helpers/uploads';
 
 const { withRedis, connection, raw } = useProductMemoryRedis('parts-redis-password');
@@ -20,25 +21,14 @@ jest.setTimeout(30_000);
 const node = new ProductDataIntegration();
 
 function inParts(extra: IDataObject = {}): INodeParameters {
-	return {
-		resource: 'document',
-		operation: 'upload',
-		source: 'items',
-		rootElement: 'Products',
-		itemElement: 'Product',
-		onlyChangedProducts: true,
-		productField: 'sku',
-		productsInEachRun: 'partOfCatalogue',
-		...extra,
-	} as INodeParameters;
+	return onlyChangedFromItems({ productsInEachRun: 'partOfCatalogue', ...extra });
 }
 
 describe('Only Changed Products, part of the catalogue per run', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
 	let nodeId: string;
 
-	const requests = () =>
-		Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+	const requests = () => requestsSpent(emulator);
 
 	async function run(
 		items: INodeExecutionData[],

@@ -7,9 +7,9 @@ import { EDITION as verifiedEdition } from '../../nodes/edition/edition.verified
 import { ProductDataIntegration } from '../../nodes/ProductDataIntegration/ProductDataIntegration.node';
 import { useEdition } from '../../nodes/shared/ports';
 import { call } from '../../scripts/emulator/client';
-import { runNode } from '../../scripts/n8n/in-process';
-import { FAST_BUCKET, fastCredentials, useEmulator } from '../helpers/emulator';
-import { asItems, products } from '../helpers/productMemoryRedis';
+import { deduplicator, runNode } from '../../scripts/n8n/in-process';
+import { FAST_BUCKET, fastCredentials, requestsSpent, useEmulator } from '../helpers/emulator';
+import { asItems, onlyChangedFromItems, products } from '../helpers/changedProducts';
 import { postControl } from '../helpers/service';
 import { takeUploadedSkus } from '../helpers/uploads';
 
@@ -24,19 +24,12 @@ jest.setTimeout(30_000);
 const node = new ProductDataIntegration();
 
 function keptByWorkflow(extra: IDataObject = {}): INodeParameters {
-	return {
-		resource: 'document',
-		operation: 'upload',
-		source: 'items',
-		rootElement: 'Products',
-		itemElement: 'Product',
-		onlyChangedProducts: true,
-		productField: 'sku',
+	return onlyChangedFromItems({
 		productsInEachRun: 'partOfCatalogue',
 		memoryKeptIn: 'workflow',
 		knownVersionField: 'knownVersion',
 		...extra,
-	} as INodeParameters;
+	});
 }
 
 /** The versions a run handed back, by product, as a workflow would keep them. */
@@ -58,8 +51,7 @@ describe('Only Changed Products, memory kept by the workflow', () => {
 	const { emulator } = useEmulator(FAST_BUCKET);
 	let nodeId: string;
 
-	const requests = () =>
-		Object.values(emulator.stats().requests).reduce((sum, count) => sum + count, 0);
+	const requests = () => requestsSpent(emulator);
 
 	async function run(
 		items: INodeExecutionData[],
@@ -74,13 +66,14 @@ describe('Only Changed Products, memory kept by the workflow', () => {
 		nodeId = randomUUID();
 	});
 
-	it('sends only what changed since the versions handed in, without Redis', async () => {
+	it('sends only what changed since the versions handed in, asking neither Redis nor n8n’s store', async () => {
 		const first = await run(asItems(products(0, 10)));
 		expect(first.error).toBeUndefined();
 		expect(await takeUploadedSkus(emulator)).toHaveLength(10);
 		const kept = keptVersions(first.output[0]);
 		expect(kept.size).toBe(10);
 		expect([...kept.values()].every((version) => /^c[0-9a-f]{32}$/.test(version))).toBe(true);
+		expect(Object.keys(deduplicator.sizes()).filter((key) => key.includes(nodeId))).toEqual([]);
 
 		// The versions handed back are all the next run needs: another node, another workflow.
 		nodeId = randomUUID();
