@@ -1,9 +1,9 @@
 /**
  * A night's pages of one catalogue over n8n queue mode's workers, or in regular mode: what a night
- * costs, and does a second worker shorten it? A real n8n (the pinned version) in queue mode, a main and
- * BENCH_WORKERS workers (default 1,2: one set-up after the other, each in a fresh n8n folder) on one
- * SQLite database and one Redis (from Debian, started here; the queue, the shared bucket and the
- * memory per product). The page workflow: a Webhook takes a page number, HTTP Request reads that
+ * costs, and does a second worker shorten it? A real n8n (the pinned version) in queue mode, a main
+ * and BENCH_WORKERS workers (default 1,2: one set-up after the other, each in a fresh n8n folder)
+ * on one SQLite database and one Redis (from Debian, started here; the queue, the shared bucket and
+ * the memory per product). The page workflow: a Webhook takes a page number, HTTP Request reads that
  * page of a shop in this process, Upload (Document Upload, Build From Items, Only Changed Products,
  * Products in Each Run: Part of the Catalogue, Output Unchanged Products off) sends its changed
  * products; each page is an execution of its own, started by a call of the webhook, as a night's
@@ -12,15 +12,15 @@
  * Documents of BENCH_PER_DOCUMENT products, default 10000; once every page call has answered, the
  * night calls a second webhook workflow that runs Send Collected Products, its time part of the
  * night's), "withEachRun" (each page uploads its own) or "workflow" (each page uploads its own,
- * Memory Kept In: The Workflow: the page reads its products' known versions from a Data Table once,
- * and writes back the versions Upload hands back, as BENCH_TABLE_WRITE says: "rewrite", the default,
- * or "byRow"; see pages-workflows.ts).
+ * Memory Kept In: The Workflow: the page reads its products' known versions from a Data Table
+ * once, and writes back the versions Upload hands back, as BENCH_TABLE_WRITE says: "rewrite", the
+ * default, or "byRow"; see pages-workflows.ts).
  * BENCH_MODE=regular: n8n's regular mode instead, the main alone on its SQLite, no Redis started
  * or used, each process's bucket its own; only with BENCH_SEND=workflow. The pages are called
  * BENCH_CONCURRENCY (default 2) at a time, as a night's Execute Workflow calls them: a bounded
  * number, for every page in flight is held in the main. Two: while one page waits for the service,
- * the database or the task runner, the other has the processor; more would add memory, not
- * processors (two cores).
+ * the database or the task runner, the other can use the main's processor; a third would hold a
+ * third page in the main for the same two cores.
  * Four nights per set-up: `first` (every product new), `quiet` (nothing changed), `one-percent`
  * (every hundredth product's price changed), `every-changed` (every product's price changed). In
  * queue mode all pages are called at once; a night ends when every call (and Send Collected
@@ -45,9 +45,9 @@
  * Per night a last line gives the ratio of the night's seconds with the most workers over one
  * worker (target 0.75 with two).
  * BENCH_PAGES (default 40) and BENCH_PAGE_SIZE (default 1000) set the catalogue; product ids are
- * zero-padded to seven digits. The emulator's
- * bucket leaks a request every 1 ms (the credential states the same terms), documents are processed
- * at once: the night's time is n8n's and the node's work, not the service's pace.
+ * zero-padded to seven digits. The emulator's bucket leaks a request every 1 ms (the credential
+ * states the same terms), documents are processed at once: the night's time is n8n's and the
+ * node's work, not the service's pace.
  * Linux only (/proc). Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ
  * names the tarball, else the script builds and packs it itself.
  */

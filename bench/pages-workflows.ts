@@ -63,7 +63,7 @@ function codeNode(name: string, position: [number, number], jsCode: string, alwa
 	};
 }
 
-/** The page's range of product ids (the shop's ids sort as strings): what a row get or delete matches. */
+/** The page's range of product ids (the shop's sort as strings): what a row get or delete matches. */
 const PAGE_RANGE = {
 	matchType: 'allConditions',
 	filters: {
@@ -116,9 +116,10 @@ function tableNode(
 }
 
 /**
- * Inserts its input items, each a productId and a version, in one bulk insert. Mapped automatically:
- * columns defined by expressions cost n8n an evaluation of each per row, in one synchronous loop
- * over the items before the insert (about 1 ms a row, one block of the main's event loop).
+ * Inserts its input items, each a productId and a version, in one bulk insert. Mapped
+ * automatically: columns defined by expressions cost n8n an evaluation of each per row, in one
+ * synchronous loop over the items before the insert (about 1 ms a row, one block of the main's
+ * event loop).
  */
 function insertNode(name: string, position: [number, number]) {
 	return tableNode(name, position, {
@@ -260,10 +261,11 @@ function connectionsOf(links: Links) {
 }
 
 /**
- * Webhook (the page number) -> Shop (HTTP Request, that page) -> Upload. With the memory kept by the
- * workflow, Known Versions (the page's rows of the table, read once) and With Known Versions (each
- * product with its known version) come before Upload, the nodes of `tableWrite` after it, and Page
- * Result (the lowest branch, so the last to run and the webhook's answer) gives Upload's summary.
+ * Webhook (the page number) -> Shop (HTTP Request, that page) -> Upload. With the memory kept by
+ * the workflow, Known Versions (the page's rows of the table, read once) and With Known Versions
+ * (each product with its known version) come before Upload, the nodes of `tableWrite` after it,
+ * and Page Result (the lowest branch, so the last to run and the webhook's answer) gives Upload's
+ * summary.
  */
 export function pageWorkflow({
 	shopUrl,
