@@ -17,10 +17,10 @@
  * default, or "byRow"; see pages-workflows.ts).
  * BENCH_MODE=regular: n8n's regular mode instead, the main alone on its SQLite, no Redis started
  * or used, each process's bucket its own; only with BENCH_SEND=workflow. The pages are called
- * BENCH_CONCURRENCY (default 2) at a time, as a night's Execute Workflow calls them: a bounded
- * number, for every page in flight is held in the main. Two: while one page waits for the service,
- * the database or the task runner, the other can use the main's processor; a third would hold a
- * third page in the main for the same two cores.
+ * BENCH_CONCURRENCY (default 1) at a time, as a night's Execute Workflow calls them: a bounded
+ * number, for every page in flight is held in the main. One: two at a time did not shorten the
+ * night on two cores (the main, its task runner, SQLite, the emulator and the shop share them) and
+ * held the main up longer, each page's serializing and saving beside the other's (history.md).
  * Four nights per set-up: `first` (every product new), `quiet` (nothing changed), `one-percent`
  * (every hundredth product's price changed), `every-changed` (every product's price changed). In
  * queue mode all pages are called at once; a night ends when every call (and Send Collected
@@ -91,7 +91,7 @@ const SEND: Send =
 	'collected';
 const TABLE_WRITE: TableWrite = process.env.BENCH_TABLE_WRITE === 'byRow' ? 'byRow' : 'rewrite';
 // Pages called at once in regular mode; in queue mode every page at once (the workers take turns).
-const CONCURRENCY = REGULAR ? Number(process.env.BENCH_CONCURRENCY ?? 2) : Number.POSITIVE_INFINITY;
+const CONCURRENCY = REGULAR ? Number(process.env.BENCH_CONCURRENCY ?? 1) : Number.POSITIVE_INFINITY;
 const PER_DOCUMENT = Number(process.env.BENCH_PER_DOCUMENT ?? 10_000);
 const NIGHTS = ['first', 'quiet', 'one-percent', 'every-changed'] as const;
 const OWNER: Owner = {
