@@ -1,9 +1,9 @@
 /**
- * A night's pages of one catalogue over n8n queue mode's workers: what a night costs in queue mode,
- * and does a second worker shorten it? A real n8n (the pinned version) in queue mode, a main and
- * BENCH_WORKERS workers (default 1,2: one set-up after the other, each in a fresh n8n folder) on one
- * SQLite database and one Redis (from Debian, started here; the queue, the shared bucket and the
- * memory per product). The page workflow: a Webhook takes a page number, HTTP Request reads that
+ * A night's pages of one catalogue over n8n queue mode's workers, or in regular mode: what a night
+ * costs, and does a second worker shorten it? A real n8n (the pinned version) in queue mode, a main
+ * and BENCH_WORKERS workers (default 1,2: one set-up after the other, each in a fresh n8n folder)
+ * on one SQLite database and one Redis (from Debian, started here; the queue, the shared bucket and
+ * the memory per product). The page workflow: a Webhook takes a page number, HTTP Request reads that
  * page of a shop in this process, Upload (Document Upload, Build From Items, Only Changed Products,
  * Products in Each Run: Part of the Catalogue, Output Unchanged Products off) sends its changed
  * products; each page is an execution of its own, started by a call of the webhook, as a night's
@@ -11,18 +11,30 @@
  * BENCH_SEND: how the pages send their changed products: "collected" (default: Collected Into Full
  * Documents of BENCH_PER_DOCUMENT products, default 10000; once every page call has answered, the
  * night calls a second webhook workflow that runs Send Collected Products, its time part of the
- * night's) or "withEachRun" (each page uploads its own).
+ * night's), "withEachRun" (each page uploads its own) or "workflow" (each page uploads its own,
+ * Memory Kept In: The Workflow: the page reads its products' known versions from a Data Table
+ * once, and writes back the versions Upload hands back, as BENCH_TABLE_WRITE says: "rewrite", the
+ * default, or "byRow"; see pages-workflows.ts).
+ * BENCH_MODE=regular: n8n's regular mode instead, the main alone on its SQLite, no Redis started
+ * or used, each process's bucket its own; only with BENCH_SEND=workflow. The pages are called
+ * BENCH_CONCURRENCY (default 1) at a time, as a night's Execute Workflow calls them: a bounded
+ * number, for every page in flight is held in the main. One: two at a time did not shorten the
+ * night on two cores (the main, its task runner, SQLite, the emulator and the shop share them) and
+ * held the main up longer, each page's serializing and saving beside the other's (history.md).
  * Four nights per set-up: `first` (every product new), `quiet` (nothing changed), `one-percent`
- * (every hundredth product's price changed), `every-changed` (every product's price changed). All
- * pages are called at once; a night ends when every call (and Send Collected Products) has answered.
+ * (every hundredth product's price changed), `every-changed` (every product's price changed). In
+ * queue mode all pages are called at once; a night ends when every call (and Send Collected
+ * Products) has answered.
  * One JSON line per set-up and night:
- *   {"workers","night","send","pages","products","perDocument","changedProducts","seconds",
- *    "sendCollectedSeconds","productsSent","requests","uploads","targetRequests",
- *    "executionsPerWorker","longestBlockMs","blocksOver250Ms","peakMb"}
+ *   {"mode","workers","night","send","tableWrite","concurrency","pages","products","perDocument",
+ *    "changedProducts","seconds","sendCollectedSeconds","productsSent","requests","uploads",
+ *    "targetRequests","executionsPerWorker","longestBlockMs","blocksOver250Ms","peakMb",
+ *    "tableRows"}
  * productsSent: the products of the documents the pages sent and those Send Collected Products sent
  * (with each run: what each page says it sent); requests: what the emulator counted; uploads: its
  * PUT /api/xml; targetRequests: ⌈changed / perDocument⌉ + 10; executionsPerWorker: the executions
- * each worker started (Send Collected Products' among them).
+ * each worker started (Send Collected Products' among them); tableRows: the rows of the known
+ * versions' table after the night (the catalogue's size once every product is confirmed).
  * longestBlockMs and blocksOver250Ms, per process (main, worker 1, ...): its event loop probed
  * through its /healthz every 20 ms over the night (n8n-blocks.ts; a worker's health server is on
  * a port of its own); target: no block over 250 ms. peakMb, per process: the highest VmRSS sampled
@@ -32,9 +44,10 @@
  * log (a webhook answers only that its workflow failed).
  * Per night a last line gives the ratio of the night's seconds with the most workers over one
  * worker (target 0.75 with two).
- * BENCH_PAGES (default 40) and BENCH_PAGE_SIZE (default 1000) set the catalogue. The emulator's
- * bucket leaks a request every 1 ms (the credential states the same terms), documents are processed
- * at once: the night's time is n8n's and the node's work, not the service's pace.
+ * BENCH_PAGES (default 40) and BENCH_PAGE_SIZE (default 1000) set the catalogue; product ids are
+ * zero-padded to seven digits. The emulator's bucket leaks a request every 1 ms (the credential
+ * states the same terms), documents are processed at once: the night's time is n8n's and the
+ * node's work, not the service's pace.
  * Linux only (/proc). Needs Node 24 (scripts/toolchain.sh) and the package packed: E2E_PACKAGE_TGZ
  * names the tarball, else the script builds and packs it itself.
  */
@@ -47,20 +60,38 @@ import { join } from 'node:path';
 import { request } from 'undici';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
-import { CREDENTIAL_TYPE, emulatorCredential } from '../scripts/n8n/credential';
+import { emulatorCredential } from '../scripts/n8n/credential';
 import { installN8n, N8nFolder, packPackage } from '../scripts/n8n/instance';
 import { sleep, tail } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
-import type { N8nServer, Owner } from '../scripts/n8n/server';
+import type { DataTable, N8nServer, Owner } from '../scripts/n8n/server';
+import { dataTablesFilled } from '../scripts/n8n/workflows';
 import { startRedis } from '../scripts/redis';
 import { blocksOverTarget, longestBlock, pidOf, startProbe } from './n8n-blocks';
 import { startSampler } from './n8n-memory';
+import {
+	PAGE_PATH,
+	PAGE_WORKFLOW_ID,
+	pageWorkflow,
+	SEND_COLLECTED_PATH,
+	SEND_COLLECTED_WORKFLOW_ID,
+	sendCollectedWorkflow,
+	type Send,
+	type TableWrite,
+} from './pages-workflows';
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
 const PAGE_SIZE = Number(process.env.BENCH_PAGE_SIZE ?? 1000);
 const PRODUCTS = PAGES * PAGE_SIZE;
-const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
-const SEND = process.env.BENCH_SEND === 'withEachRun' ? 'withEachRun' : 'collected';
+const REGULAR = process.env.BENCH_MODE === 'regular';
+// Regular mode is one main and no worker.
+const WORKER_COUNTS = REGULAR ? [0] : (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
+const SEND: Send =
+	(['withEachRun', 'workflow'] as const).find((send) => send === process.env.BENCH_SEND) ??
+	'collected';
+const TABLE_WRITE: TableWrite = process.env.BENCH_TABLE_WRITE === 'byRow' ? 'byRow' : 'rewrite';
+// Pages called at once in regular mode; in queue mode every page at once (the workers take turns).
+const CONCURRENCY = REGULAR ? Number(process.env.BENCH_CONCURRENCY ?? 1) : Number.POSITIVE_INFINITY;
 const PER_DOCUMENT = Number(process.env.BENCH_PER_DOCUMENT ?? 10_000);
 const NIGHTS = ['first', 'quiet', 'one-percent', 'every-changed'] as const;
 const OWNER: Owner = {
@@ -69,14 +100,8 @@ const OWNER: Owner = {
 	lastName: 'Pages',
 	password: 'Bench-password-1',
 };
-const PAGE_WORKFLOW_ID = 'benchPageSync01';
-const SEND_COLLECTED_WORKFLOW_ID = 'benchSendRest01';
-const PAGE_PATH = 'page-sync';
-const SEND_COLLECTED_PATH = 'send-collected';
-const MEMORY_NAME = 'bench-pages';
 
 type Night = (typeof NIGHTS)[number];
-type Credential = { id: string; name: string };
 
 let night: Night = 'first';
 
@@ -85,7 +110,12 @@ function pageOf(page: number): Array<Record<string, unknown>> {
 		const index = page * PAGE_SIZE + offset;
 		const changed =
 			night === 'every-changed' ? 2 : night === 'one-percent' && index % 100 === 0 ? 1 : 0;
-		return { sku: `SKU-${index}`, name: `Product ${index}`, price: 10 + (index % 90) + changed };
+		// Zero-padded: the ids of a page sort as strings, so a page is a range of the known versions.
+		return {
+			sku: `SKU-${String(index).padStart(7, '0')}`,
+			name: `Product ${index}`,
+			price: 10 + (index % 90) + changed,
+		};
 	});
 }
 
@@ -102,104 +132,6 @@ async function startShop(): Promise<{ server: Server; url: string }> {
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-/** A Webhook at `path` that answers with the first item of the workflow's last node. */
-function webhookNode(path: string) {
-	return {
-		id: `webhook-${path}`,
-		name: 'Webhook',
-		type: 'n8n-nodes-base.webhook',
-		typeVersion: 2,
-		position: [0, 0],
-		webhookId: `${path}-webhook`,
-		parameters: {
-			httpMethod: 'POST',
-			path,
-			responseMode: 'lastNode',
-			responseData: 'firstEntryJson',
-			options: {},
-		},
-	};
-}
-
-function pageWorkflow(shopUrl: string, credential: Credential) {
-	const sending =
-		SEND === 'collected'
-			? {
-					sendChangedProducts: 'collected',
-					memoryName: MEMORY_NAME,
-					productsPerDocument: PER_DOCUMENT,
-				}
-			: { sendChangedProducts: 'withEachRun' };
-	return {
-		id: PAGE_WORKFLOW_ID,
-		name: 'Page sync',
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			webhookNode(PAGE_PATH),
-			{
-				id: 'shop',
-				name: 'Shop',
-				type: 'n8n-nodes-base.httpRequest',
-				typeVersion: 4.2,
-				position: [220, 0],
-				parameters: { url: `={{ '${shopUrl}/?page=' + $json.body.page }}` },
-			},
-			{
-				id: 'upload',
-				name: 'Upload',
-				type: 'n8n-nodes-product-data-integration.productDataIntegration',
-				typeVersion: 1,
-				position: [440, 0],
-				parameters: {
-					resource: 'document',
-					operation: 'upload',
-					source: 'items',
-					rootElement: 'Products',
-					itemElement: 'Product',
-					onlyChangedProducts: true,
-					productField: 'sku',
-					productsInEachRun: 'partOfCatalogue',
-					...sending,
-					outputUnchangedProducts: false,
-				},
-				credentials: { [CREDENTIAL_TYPE]: credential },
-			},
-		],
-		connections: {
-			Webhook: { main: [[{ node: 'Shop', type: 'main', index: 0 }]] },
-			Shop: { main: [[{ node: 'Upload', type: 'main', index: 0 }]] },
-		},
-	};
-}
-
-/** The night's last step: Send Collected Products sends what the pages left collected. */
-function sendCollectedWorkflow(credential: Credential) {
-	return {
-		id: SEND_COLLECTED_WORKFLOW_ID,
-		name: 'Send collected products',
-		settings: { executionOrder: 'v1' },
-		nodes: [
-			webhookNode(SEND_COLLECTED_PATH),
-			{
-				id: 'send-collected',
-				name: 'Send Collected',
-				type: 'n8n-nodes-product-data-integration.productDataIntegration',
-				typeVersion: 1,
-				position: [220, 0],
-				parameters: {
-					resource: 'document',
-					operation: 'sendCollected',
-					memoryName: MEMORY_NAME,
-					productsPerDocument: PER_DOCUMENT,
-					options: {},
-				},
-				credentials: { [CREDENTIAL_TYPE]: credential },
-			},
-		],
-		connections: { Webhook: { main: [[{ node: 'Send Collected', type: 'main', index: 0 }]] } },
-	};
 }
 
 function requestCounts(emulator: Emulator): { requests: number; uploads: number } {
@@ -245,12 +177,19 @@ async function callPage(mainUrl: string, page: number): Promise<number> {
 	return SEND === 'collected' ? documentProducts(run.documentsSent) : (run.sent ?? 0);
 }
 
-/** Every page called at once, then (collecting) Send Collected Products; the products sent. */
+/**
+ * Every page called, CONCURRENCY at a time, then (collecting) Send Collected Products; the products
+ * sent.
+ */
 async function callNight(mainUrl: string) {
 	const begun = performance.now();
-	const pagesSent = await Promise.all(
-		Array.from({ length: PAGES }, async (_, page) => await callPage(mainUrl, page)),
-	);
+	const pagesSent: number[] = [];
+	let next = 0;
+	const caller = async () => {
+		for (let page = next++; page < PAGES; page = next++)
+			pagesSent[page] = await callPage(mainUrl, page);
+	};
+	await Promise.all(Array.from({ length: Math.min(CONCURRENCY, PAGES) }, caller));
 	let productsSent = pagesSent.reduce((sum, count) => sum + count, 0);
 	let sendCollectedSeconds: number | undefined;
 	if (SEND === 'collected') {
@@ -292,8 +231,14 @@ function watch(processes: N8nServer[]) {
 	};
 }
 
-/** One night of the set-up: one JSON line; its seconds. */
-async function runNight(main: N8nServer, workers: N8nServer[], emulator: Emulator, current: Night) {
+/** One night of the set-up: one JSON line; its seconds. `table`: the known versions' Data Table. */
+async function runNight(
+	main: N8nServer,
+	workers: N8nServer[],
+	emulator: Emulator,
+	current: Night,
+	table: DataTable | undefined,
+) {
 	night = current;
 	const before = requestCounts(emulator);
 	const executionsBefore = workers.map(executionsOf);
@@ -319,9 +264,12 @@ async function runNight(main: N8nServer, workers: N8nServer[], emulator: Emulato
 		Object.fromEntries(names.map((name, index) => [name, watched[index][figure]]));
 	console.log(
 		JSON.stringify({
+			mode: REGULAR ? 'regular' : 'queue',
 			workers: workers.length,
 			night: current,
 			send: SEND,
+			...(SEND === 'workflow' && { tableWrite: TABLE_WRITE }),
+			...(Number.isFinite(CONCURRENCY) && { concurrency: CONCURRENCY }),
 			pages: PAGES,
 			products: PRODUCTS,
 			perDocument: PER_DOCUMENT,
@@ -340,63 +288,82 @@ async function runNight(main: N8nServer, workers: N8nServer[], emulator: Emulato
 			longestBlockMs: byProcess('longestBlockMs'),
 			blocksOver250Ms: byProcess('blocksOver250Ms'),
 			peakMb: byProcess('peakMb'),
+			...(table && { tableRows: await main.dataTableRowCount(table) }),
 		}),
 	);
 	return called.seconds;
 }
 
+/**
+ * One set-up's four nights. Queue mode: a main and `workers` workers on a Redis of its own (the
+ * queue, the shared bucket and, unless the workflow keeps it, the memory per product start empty).
+ * Regular mode: the main alone, no Redis, each process's bucket its own.
+ */
 async function measure(
 	folder: N8nFolder,
 	workers: number,
 	shopUrl: string,
 	emulator: Emulator,
 ): Promise<Record<Night, number>> {
-	// A Redis of its own: the queue, the shared bucket and the memory per product start empty.
-	const redis = await startRedis();
+	const redis = REGULAR ? undefined : await startRedis();
 	const credential = emulatorCredential(emulator.url, DEFAULT_ACCOUNT, {
 		customRateLimit: true,
 		bucketCapacity: 50,
 		leakIntervalSeconds: 0.001,
+		...(REGULAR && { rateLimitSharing: 'process' }),
+	});
+	const page = pageWorkflow({
+		shopUrl,
+		credential,
+		send: SEND,
+		perDocument: PER_DOCUMENT,
+		tableWrite: TABLE_WRITE,
 	});
 	await folder.importCredentials([credential]);
-	await folder.importWorkflows([
-		pageWorkflow(shopUrl, credential),
-		sendCollectedWorkflow(credential),
-	]);
-	// A main in queue mode does not serve a webhook published while it runs: published first.
-	const publisher = await folder.start();
-	await publisher.ensureOwner(OWNER);
-	await publisher.activateWorkflow(PAGE_WORKFLOW_ID);
-	await publisher.activateWorkflow(SEND_COLLECTED_WORKFLOW_ID);
-	await publisher.stop();
-	const queue = {
-		EXECUTIONS_MODE: 'queue',
-		QUEUE_BULL_REDIS_HOST: '127.0.0.1',
-		QUEUE_BULL_REDIS_PORT: String(redis.port),
-	};
+	await folder.importWorkflows([page, sendCollectedWorkflow(credential, PER_DOCUMENT)]);
 	const processes: N8nServer[] = [];
 	const seconds = {} as Record<Night, number>;
 	try {
-		const main = await folder.start({ env: queue });
-		processes.push(main);
+		// A main in queue mode does not serve a webhook published while it runs: published first.
+		const publisher = await folder.start();
+		processes.push(publisher);
 		// Logged in: a night that fails reads its executions' errors.
-		await main.ensureOwner(OWNER);
+		await publisher.ensureOwner(OWNER);
+		// The known versions' table as a user creates it, with the columns the page's inserts name.
+		const [tableFilled] = dataTablesFilled(page);
+		const table =
+			tableFilled && (await publisher.createDataTable(tableFilled.name, tableFilled.columns));
+		await publisher.activateWorkflow(PAGE_WORKFLOW_ID);
+		await publisher.activateWorkflow(SEND_COLLECTED_WORKFLOW_ID);
+		let main = publisher;
 		const started: N8nServer[] = [];
-		// Each worker's health server (its /healthz, probed) on a free port of its own.
-		for (let index = 0; index < workers; index++) {
-			const worker = await folder.start({
-				command: 'worker',
-				args: ['--concurrency=1'],
-				env: queue,
-			});
-			processes.push(worker);
-			started.push(worker);
+		if (redis) {
+			await publisher.stop();
+			processes.pop();
+			const queue = {
+				EXECUTIONS_MODE: 'queue',
+				QUEUE_BULL_REDIS_HOST: '127.0.0.1',
+				QUEUE_BULL_REDIS_PORT: String(redis.port),
+			};
+			main = await folder.start({ env: queue });
+			processes.push(main);
+			await main.ensureOwner(OWNER);
+			// Each worker's health server (its /healthz, probed) on a free port of its own.
+			for (let index = 0; index < workers; index++) {
+				const worker = await folder.start({
+					command: 'worker',
+					args: ['--concurrency=1'],
+					env: queue,
+				});
+				processes.push(worker);
+				started.push(worker);
+			}
 		}
 		for (const current of NIGHTS)
-			seconds[current] = await runNight(main, started, emulator, current);
+			seconds[current] = await runNight(main, started, emulator, current, table);
 	} finally {
 		await Promise.all(processes.map(async (process) => await process.stop()));
-		await redis.stop();
+		await redis?.stop();
 	}
 	return seconds;
 }
@@ -408,6 +375,10 @@ function executionsOf(worker: N8nServer): number {
 const round = (seconds: number) => Math.round(seconds * 10) / 10;
 
 async function main(): Promise<void> {
+	if (REGULAR && SEND !== 'workflow')
+		throw new Error(
+			'BENCH_MODE=regular runs without Redis: only BENCH_SEND=workflow keeps a memory there',
+		);
 	if (Number(process.versions.node.split('.')[0]) < 24)
 		throw new Error(
 			`n8n 2.x needs Node 24, this is Node ${process.versions.node}: run it with the toolchain of scripts/toolchain.sh`,

@@ -372,6 +372,15 @@ export class N8nServer {
 		return data.data;
 	}
 
+	/** How many rows a data table holds. */
+	async dataTableRowCount(table: DataTable): Promise<number> {
+		const { data } = await this.request<{ data: { count: number } }>(
+			'GET',
+			`/rest/projects/${table.projectId}/data-tables/${table.id}/rows?take=1`,
+		);
+		return data.count;
+	}
+
 	/** The latest 100 executions, newest first (GET /rest/executions; 100 is its largest page). */
 	async listExecutions(
 		filter: { workflowId?: string; status?: ExecutionStatus } = {},
