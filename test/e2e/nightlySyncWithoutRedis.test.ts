@@ -48,7 +48,7 @@ describe('the nightly sync without Redis', () => {
 		await n8n?.stop();
 	});
 
-	test('the first night sends every product, a quiet one makes no request to the service, a change sends its products in one upload per page holding one, a product whose session failed goes again next night; one row per product keeps its version', async () => {
+	test('the first night sends every product, a quiet one makes no request to the service, a change sends its products in one upload per page holding one, a product whose session failed goes again next night; one row per product keeps its version, the rows of a page with a change rewritten', async () => {
 		expect(n8n.credential.data).not.toHaveProperty('rateLimitSharing');
 		const page = readExample('nightly-sync-without-redis-page.json', shop);
 		const night = readExample('nightly-sync-without-redis.json', shop);
@@ -76,14 +76,20 @@ describe('the nightly sync without Redis', () => {
 		// by its id. The schedule calls the page workflow's published version.
 		await n8n.server.activateWorkflow(await n8n.importWorkflow(page));
 		const id = await n8n.importWorkflow(night);
-		const versions = async () =>
-			new Map(
-				(await n8n.server.dataTableRows(productsTable)).map(({ productId: product, version }) => [
+		/** Each product's row (its id and version), after checking the table has one per product. */
+		const rows = async () => {
+			const stored = await n8n.server.dataTableRows(productsTable);
+			const byProduct = new Map(
+				stored.map(({ productId: product, id: rowId, version }) => [
 					String(product),
-					String(version),
+					{ rowId: Number(rowId), version: String(version) },
 				]),
 			);
-		const rowCount = async () => (await n8n.server.dataTableRows(productsTable)).length;
+			expect(byProduct.size).toBe(stored.length);
+			return byProduct;
+		};
+		const versionsOf = (byProduct: Map<string, { version: string }>) =>
+			new Map([...byProduct].map(([product, { version }]) => [product, version]));
 		/** A night, with what the service received (the emulator is reset after it). */
 		const runNight = async () => {
 			const run = await n8n.executeWorkflow(id);
@@ -102,6 +108,10 @@ describe('the nightly sync without Redis', () => {
 			),
 		);
 		const everyProductButHeldBack = Array.from({ length: 11 }, (_, index) => productId(index));
+		/** The products of a page of four with a row (the last page's fourth is held back). */
+		const pageProducts = (page: number) => everyProductButHeldBack.slice(4 * (page - 1), 4 * page);
+		const rowIdsOf = (byProduct: Map<string, { rowId: number }>, products: string[]) =>
+			products.map((product) => byProduct.get(product)?.rowId);
 
 		// No version known yet: every product goes, in one upload per page, the held-back one aside.
 		const first = await runNight();
@@ -135,13 +145,14 @@ describe('the nightly sync without Redis', () => {
 			alertCount: 1,
 			alerts: heldBack,
 		});
-		const firstVersions = await versions();
+		const firstRows = await rows();
+		const firstVersions = versionsOf(firstRows);
 		expect([...firstVersions.keys()].sort()).toEqual(everyProductButHeldBack);
 		expect([...firstVersions.values()].every((version) => /^c[0-9a-f]{32}$/.test(version))).toBe(
 			true,
 		);
 
-		// Nothing changed at the shop: no request to the service at all, the table as it was.
+		// Nothing changed at the shop: no request to the service at all, no write to the table.
 		const quiet = await runNight();
 		expect(quiet.serviceRequests).toBe(0);
 		expect(report(quiet.run)).toMatchObject({
@@ -151,10 +162,11 @@ describe('the nightly sync without Redis', () => {
 			unchanged: 11,
 			alertCount: 1,
 		});
-		expect(await versions()).toEqual(firstVersions);
+		expect(await rows()).toEqual(firstRows);
 
 		// Three products change at the shop, on the first two pages: those three go, in one upload
-		// for each of the two pages, and their rows are updated in place.
+		// for each of the two pages, which each rewrite their rows (a delete and one insert: new row
+		// ids); the last page, unchanged, keeps its rows.
 		expect(shop.changeProducts(3, 2)).toEqual(['P00003', 'P00004', 'P00005']);
 		const changed = await runNight();
 		expect(changed.uploads).toBe(2);
@@ -165,12 +177,17 @@ describe('the nightly sync without Redis', () => {
 			unchanged: 8,
 			alertCount: 1,
 		});
-		const changedVersions = await versions();
+		const changedRows = await rows();
+		const changedVersions = versionsOf(changedRows);
+		expect([...changedVersions.keys()].sort()).toEqual(everyProductButHeldBack);
 		for (const [product, version] of changedVersions)
 			expect(version === firstVersions.get(product)).toBe(
 				!['P00003', 'P00004', 'P00005'].includes(product),
 			);
-		expect(await rowCount()).toBe(11);
+		const firstRowIds = new Set([...firstRows.values()].map(({ rowId }) => rowId));
+		for (const rowId of rowIdsOf(changedRows, [...pageProducts(1), ...pageProducts(2)]))
+			expect(firstRowIds.has(rowId as number)).toBe(false);
+		expect(rowIdsOf(changedRows, pageProducts(3))).toEqual(rowIdsOf(firstRows, pageProducts(3)));
 
 		// The service ends the session of the next change with errors: alerted, its version not
 		// kept, so the next night sends it again although it did not change since.
@@ -190,17 +207,19 @@ describe('the nightly sync without Redis', () => {
 				`Catalogue upload ${String(failedDocument.sessionId)} is failed: `,
 			),
 		});
-		expect(await versions()).toEqual(changedVersions);
+		expect(await rows()).toEqual(changedRows);
 		await postControl(n8n.emulator.url, 'failing', { texts: [] });
 		const again = await runNight();
 		expect(again.uploads).toBe(1);
 		expect(again.skus).toEqual(['P00010']);
 		expect(report(again.run)).toMatchObject({ sent: 1, unchanged: 10, alertCount: 1 });
-		const againVersions = await versions();
-		expect(againVersions.get('P00010')).not.toBe(changedVersions.get('P00010'));
-		expect(await rowCount()).toBe(11);
+		const againRows = await rows();
+		const againVersions = versionsOf(againRows);
+		expect([...againVersions.keys()].sort()).toEqual(everyProductButHeldBack);
+		for (const [product, version] of againVersions)
+			expect(version === changedVersions.get(product)).toBe(product !== 'P00010');
 
 		expect(await runNight()).toMatchObject({ serviceRequests: 0, skus: [] });
-		expect(await versions()).toEqual(againVersions);
+		expect(await rows()).toEqual(againRows);
 	});
 });
