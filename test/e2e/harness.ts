@@ -69,7 +69,7 @@
  * Two workers, not more: an n8n process takes about 400 MB and seconds of CPU to start, and several
  * tests mostly wait (a minute poll, queue mode's processes, `npm start`) while the other worker runs.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -95,6 +95,7 @@ import { sleep } from '../../scripts/n8n/processes';
 import { nodeType } from '../../scripts/n8n/workflows';
 import { startPostgres, type PostgresServer } from '../../scripts/postgres';
 import { startRedis } from '../../scripts/redis';
+import { EXAMPLE_SHOP_HOST, type Shop } from '../../scripts/shop';
 import type {
 	N8nServer,
 	Owner,
@@ -264,6 +265,16 @@ const FAST_LEAK_MS = 100;
  * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
  * it; with `env` or `alsoInstall`, an n8n of its own on a fresh user folder.
  */
+/** An example of examples/ as a user imports it (with its id), pointed at `shop` wherever it names the demo's shop. */
+export function readShopExample(file: string, shop: Shop): WorkflowDefinition & { id: string } {
+	const text = readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8');
+	return JSON.parse(
+		text.replaceAll(EXAMPLE_SHOP_HOST, new URL(shop.url).host),
+	) as WorkflowDefinition & {
+		id: string;
+	};
+}
+
 /** Waits, checking every half second, until `condition` holds; fails naming `what` after `timeoutMs`. */
 export async function until(
 	what: string,

@@ -3,32 +3,20 @@
  * since its last night, with its page workflow (examples/nightly-sync-page.json), in a real n8n of
  * its own against the fixture shop's delta feed and the emulator, with a Redis for the pages' memory.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import { startRedis, type RedisServer } from '../../scripts/redis';
 import type { DataTable } from '../../scripts/n8n/server';
-import { EXAMPLE_SHOP_HOST, productId, startShop, type Shop } from '../../scripts/shop';
+import { productId, startShop, type Shop } from '../../scripts/shop';
 import { postControl } from '../helpers/service';
 import { takeUploadedSkus } from '../helpers/uploads';
 import {
 	dataTablesFilled,
 	nodeItems,
 	prepareN8n,
-	PROJECT_ROOT,
+	readShopExample,
 	sharingInRedis,
 	type N8nHarness,
 	type StoredExecution,
-	type WorkflowDefinition,
 } from './harness';
-
-type Example = WorkflowDefinition & { id: string };
-
-/** An example as a user imports it, pointed at `shop` wherever it names the demo's shop. */
-function readExample(file: string, shop: Shop): Example {
-	const text = readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8');
-	return JSON.parse(text.replaceAll(EXAMPLE_SHOP_HOST, new URL(shop.url).host)) as Example;
-}
 
 describe('the nightly sync of a delta feed', () => {
 	let redis: RedisServer;
@@ -50,8 +38,8 @@ describe('the nightly sync of a delta feed', () => {
 	});
 
 	test('the first night sends every product, the next only the products changed since, a quiet one nothing; after a night with an alert the cursor stays, so its products come again', async () => {
-		const page = readExample('nightly-sync-page.json', shop);
-		const night = readExample('nightly-sync-delta.json', shop);
+		const page = readShopExample('nightly-sync-page.json', shop);
+		const night = readShopExample('nightly-sync-delta.json', shop);
 		// The tables as the user creates them, with the columns the workflows' inserts name.
 		const tables = new Map<string, DataTable>();
 		for (const { name, columns } of [...dataTablesFilled(page), ...dataTablesFilled(night)])

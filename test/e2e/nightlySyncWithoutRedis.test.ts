@@ -4,30 +4,18 @@
  * (SQLite, no Redis anywhere, a credential without Rate Limit Sharing) against the fixture shop and
  * the emulator: each product's memory is its row in a data table.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import type { DataTable } from '../../scripts/n8n/server';
-import { EXAMPLE_SHOP_HOST, productId, startShop, type Shop } from '../../scripts/shop';
+import { productId, startShop, type Shop } from '../../scripts/shop';
 import { postControl } from '../helpers/service';
 import { takeUploadedSkus } from '../helpers/uploads';
 import {
 	dataTablesFilled,
 	nodeItems,
 	prepareN8n,
-	PROJECT_ROOT,
+	readShopExample,
 	type N8nHarness,
 	type StoredExecution,
-	type WorkflowDefinition,
 } from './harness';
-
-type Example = WorkflowDefinition & { id: string };
-
-/** An example as a user imports it, pointed at `shop` wherever it names the demo's shop. */
-function readExample(file: string, shop: Shop): Example {
-	const text = readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8');
-	return JSON.parse(text.replaceAll(EXAMPLE_SHOP_HOST, new URL(shop.url).host)) as Example;
-}
 
 /** The held-back product's photo the shop no longer serves. */
 const MISSING_PHOTO = 'P00012-2';
@@ -50,8 +38,8 @@ describe('the nightly sync without Redis', () => {
 
 	test('the first night sends every product, a quiet one makes no request to the service, a change sends its products in one upload per page holding one, a product whose session failed goes again next night; one row per product keeps its version, the rows of a page with a change rewritten', async () => {
 		expect(n8n.credential.data).not.toHaveProperty('rateLimitSharing');
-		const page = readExample('nightly-sync-without-redis-page.json', shop);
-		const night = readExample('nightly-sync-without-redis.json', shop);
+		const page = readShopExample('nightly-sync-without-redis-page.json', shop);
+		const night = readShopExample('nightly-sync-without-redis.json', shop);
 		// As the nightly sync with Redis: Code nodes, not If or Set nodes that n8n runs once per item,
 		// route the products and photos, and successful executions are not kept.
 		const nodes = [...page.nodes, ...night.nodes] as Array<{ type: string }>;
