@@ -10,6 +10,7 @@ import {
 	NODE_NAME,
 	runPoll,
 } from '../../scripts/n8n/in-process';
+import { fakeDateOnly } from '../helpers/clock';
 import { listenLocal, type LocalServer } from '../helpers/server';
 
 /**
@@ -48,6 +49,9 @@ function uploads(from: number, to: number): IDataObject[] {
 }
 
 beforeEach(async () => {
+	// Midday: the fake service lists the same uploads for every date, so a poll that crossed
+	// midnight would list them twice, once as yesterday's.
+	fakeDateOnly(Date.parse('2025-03-10T12:00:00Z'));
 	listed = [];
 	statusChecks = 0;
 	checksHang = false;
@@ -70,12 +74,14 @@ beforeEach(async () => {
 
 afterEach(async () => {
 	await server.close();
+	jest.useRealTimers();
 });
 
 async function poll(
 	parameters: INodeParameters,
 	staticData: IDataObject,
 ): Promise<{ ids: string[]; staticData: IDataObject }> {
+	jest.setSystemTime(Date.now() + 1_000);
 	const result = await runPoll(trigger, parameters, emulatorCredentials(server), staticData);
 	if (result.error) throw result.error;
 	return {
