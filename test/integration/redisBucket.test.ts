@@ -3,7 +3,7 @@ import { sleep } from 'n8n-workflow';
 
 import {
 	SharedBucketStore,
-	SharedBucketUnavailableError,
+	RedisUnavailableError,
 	sharedBucketKey,
 	type RedisConnection,
 } from '../../nodes/shared/fullEdition/bucketStore';
@@ -250,7 +250,7 @@ describe('connections', () => {
 			.bucket(freshAccount(), SLOW, sleep)
 			.acquire()
 			.catch((caught: unknown) => caught);
-		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
+		expect(error).toBeInstanceOf(RedisUnavailableError);
 		expect((error as Error).message).toMatch(/WRONGPASS|invalid|password/i);
 		expect((error as Error).message).not.toContain('not-the-password');
 	});
@@ -264,7 +264,7 @@ describe('connections', () => {
 	test('TLS refuses a certificate it cannot verify', async () => {
 		const unverified = store({ port: redis.tlsPort, tls: { servername: 'localhost' } });
 		await expect(unverified.bucket(freshAccount(), SLOW, sleep).acquire()).rejects.toBeInstanceOf(
-			SharedBucketUnavailableError,
+			RedisUnavailableError,
 		);
 	});
 
@@ -274,7 +274,7 @@ describe('connections', () => {
 		await server.stop();
 		const flaky = store({ port, password: undefined });
 		const bucket = flaky.bucket(freshAccount(), SLOW, sleep);
-		await expect(bucket.acquire()).rejects.toBeInstanceOf(SharedBucketUnavailableError);
+		await expect(bucket.acquire()).rejects.toBeInstanceOf(RedisUnavailableError);
 		const again = await startRedis({ port });
 		try {
 			const deadline = Date.now() + 20_000;

@@ -9,7 +9,7 @@ import { sleep } from 'n8n-workflow';
 import { LimiterCancelledError } from '../../nodes/shared/throttle';
 import {
 	SharedBucketStore,
-	SharedBucketUnavailableError,
+	RedisUnavailableError,
 	sharedBucketKey,
 	type RedisConnection,
 } from '../../nodes/shared/fullEdition/bucketStore';
@@ -87,8 +87,10 @@ describe('replies that are not what the scripts return mean "Redis unavailable"'
 		const error = await store({ port: server.port })
 			.reserve(freshKey(), EMISSION, TOLERANCE)
 			.catch((caught: unknown) => caught);
-		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
-		expect((error as Error).message).toMatch(/something else than the rate-limit script returns/);
+		expect(error).toBeInstanceOf(RedisUnavailableError);
+		expect((error as Error).message).toMatch(
+			/^Redis answered with something else than the script returns$/,
+		);
 	});
 
 	test('a reservation as the script writes it is read', async () => {
@@ -110,7 +112,7 @@ describe('replies that are not what the scripts return mean "Redis unavailable"'
 		const server = await scripted(() => reply);
 		await expect(
 			store({ port: server.port }).push(freshKey(), { atLeastMs: 1000, penalty: true }),
-		).rejects.toBeInstanceOf(SharedBucketUnavailableError);
+		).rejects.toBeInstanceOf(RedisUnavailableError);
 	});
 
 	test('after such a reply the connection is replaced: the next command goes over a new one', async () => {
@@ -120,7 +122,7 @@ describe('replies that are not what the scripts return mean "Redis unavailable"'
 		);
 		const flaky = store({ port: server.port });
 		await expect(flaky.reserve(freshKey(), EMISSION, TOLERANCE)).rejects.toBeInstanceOf(
-			SharedBucketUnavailableError,
+			RedisUnavailableError,
 		);
 		await expect(flaky.reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toMatchObject({
 			waitMs: 0,
@@ -140,7 +142,7 @@ describe('a connection that goes silent without closing', () => {
 		const error = await behindNat
 			.reserve(freshKey(), EMISSION, TOLERANCE)
 			.catch((caught: unknown) => caught);
-		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
+		expect(error).toBeInstanceOf(RedisUnavailableError);
 		expect((error as Error).message).toMatch(/timed out/i);
 		// Redis answers new connections all along: the store uses one at once.
 		await expect(behindNat.reserve(freshKey(), EMISSION, TOLERANCE)).resolves.toMatchObject({
@@ -157,7 +159,7 @@ describe('the database', () => {
 		const error = await missing
 			.reserve(key, EMISSION, TOLERANCE)
 			.catch((caught: unknown) => caught);
-		expect(error).toBeInstanceOf(SharedBucketUnavailableError);
+		expect(error).toBeInstanceOf(RedisUnavailableError);
 		expect((error as Error).message).toMatch(/Redis has no database 99 .*Redis Database Number/);
 		const client = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
 		await client.connect();

@@ -31,11 +31,15 @@ export interface RedisConnection {
 	tls?: RedisOptions['tls'];
 }
 
-/** Redis could not be asked (not connected, timed out, refused the script). */
-export class SharedBucketUnavailableError extends Error {
+/**
+ * Redis could not be asked (not connected, timed out, refused the script). The message is the
+ * reason alone: each user of the connection (the bucket, the known images, the product memory)
+ * says what it could not do.
+ */
+export class RedisUnavailableError extends Error {
 	constructor(readonly reason: string) {
-		super(`The shared rate limit in Redis is unavailable: ${reason}`);
-		this.name = 'SharedBucketUnavailableError';
+		super(reason);
+		this.name = 'RedisUnavailableError';
 	}
 }
 
@@ -72,7 +76,7 @@ const CONNECT_TIMEOUT_MS = 3000;
 const COMMAND_TIMEOUT_MS = 2000;
 
 /** An answer that is not what the script returns: the connection does not lead to what it should. */
-const UNEXPECTED_REPLY = 'Redis answered with something else than the rate-limit script returns';
+const UNEXPECTED_REPLY = 'Redis answered with something else than the script returns';
 
 /**
  * One connection per Redis server (and login) for the whole process, shared by every account that
@@ -260,7 +264,7 @@ export class SharedBucketStore {
 	/**
 	 * Runs a script of another user of this connection (the image upload's known images) with the
 	 * same bounds and checks as the bucket's own: `read` gives back the reply if it is the script's,
-	 * undefined if not (the connection is then replaced). SharedBucketUnavailableError when Redis
+	 * undefined if not (the connection is then replaced). RedisUnavailableError when Redis
 	 * cannot be asked.
 	 */
 	async run<T>(
@@ -282,7 +286,7 @@ export class SharedBucketStore {
 		read: (reply: unknown) => T | undefined,
 		signal?: AbortSignal,
 	): Promise<T> {
-		if (!(await this.ready(signal))) throw new SharedBucketUnavailableError(this.problem);
+		if (!(await this.ready(signal))) throw new RedisUnavailableError(this.problem);
 		const outcome = await send().then(
 			(reply) => ({ reply }),
 			(error: Error) => ({ error }),
@@ -291,7 +295,7 @@ export class SharedBucketStore {
 		if (value !== undefined) return value;
 		this.lastError = 'error' in outcome ? outcome.error.message : UNEXPECTED_REPLY;
 		if (!('error' in outcome && outcome.error instanceof ReplyError)) this.disconnect();
-		throw new SharedBucketUnavailableError(this.lastError);
+		throw new RedisUnavailableError(this.lastError);
 	}
 }
 

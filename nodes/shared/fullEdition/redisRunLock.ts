@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'crypto';
 import { sleep, type Logger } from 'n8n-workflow';
 
-import { SharedBucketUnavailableError, type SharedBucketStore } from './bucketStore';
+import { RedisUnavailableError, type SharedBucketStore } from './bucketStore';
 import { unlessCancelled } from './cancellable';
 import { RedisBackOff } from './redisBackOff';
 import { storeFor } from './sharedRegistry';
@@ -62,11 +62,6 @@ function nodeKey(node: string): string {
 	return `${KEY_PREFIX}${createHash('sha256').update(node).digest('hex')}`;
 }
 
-/** Why a command could not be sent, in words for the log. */
-function reasonOf(error: unknown): string {
-	return error instanceof SharedBucketUnavailableError ? error.reason : (error as Error).message;
-}
-
 /** One run's lease, renewed until it is released, lost, or the run outlives what it may hold. */
 class RedisLease implements RunLease {
 	private readonly lostController = new AbortController();
@@ -98,7 +93,7 @@ class RedisLease implements RunLease {
 		if (this.lost.aborted) return;
 		await this.store
 			.run(RELEASE, [this.key], [this.token], readFlag)
-			.catch((error: unknown) => this.failed(reasonOf(error)));
+			.catch((error: unknown) => this.failed((error as Error).message));
 	}
 
 	private async renewWhileHeld(): Promise<void> {
@@ -118,7 +113,7 @@ class RedisLease implements RunLease {
 				.run(RENEW, [this.key], [this.token, String(Math.ceil(leaseMs))], readFlag)
 				.then(
 					(flag) => flag === 1,
-					(error: unknown) => reasonOf(error),
+					(error: unknown) => (error as Error).message,
 				);
 			if (typeof renewed === 'string') this.failed(renewed);
 			if (this.released.signal.aborted) return;
@@ -168,7 +163,7 @@ export class RedisRunLock {
 		const token = randomBytes(16).toString('hex');
 		const sentAt = Date.now();
 		const taking = this.store.ready(signal).then(async (ready) => {
-			if (!ready) throw new SharedBucketUnavailableError(this.store.problem);
+			if (!ready) throw new RedisUnavailableError(this.store.problem);
 			return await this.store.run(
 				TAKE,
 				[key],
@@ -182,7 +177,7 @@ export class RedisRunLock {
 		);
 		if ('error' in outcome) {
 			if (!signal?.aborted) {
-				this.failed(logger, reasonOf(outcome.error));
+				this.failed(logger, (outcome.error as Error).message);
 				return undefined;
 			}
 			// The node may be taken after all: let it go at once rather than a lease later.

@@ -40,7 +40,7 @@ export interface BucketSchedule {
 
 /**
  * One account's bucket in Redis. Same terms, safety margin and corrections as the in-process
- * GcraLimiter; acquire() throws SharedBucketUnavailableError when Redis cannot be asked.
+ * GcraLimiter; acquire() throws RedisUnavailableError when Redis cannot be asked.
  */
 export class SharedBucket implements RateLimiter {
 	private terms: BucketTerms;

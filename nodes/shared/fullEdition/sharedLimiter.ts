@@ -1,4 +1,4 @@
-import { SharedBucketUnavailableError } from './bucketStore';
+import { RedisUnavailableError } from './bucketStore';
 import { RedisBackOff } from './redisBackOff';
 import type { SharedBucket } from './sharedBucket';
 import type {
@@ -65,13 +65,13 @@ export class SharedLimiter implements RateLimiter {
 				return outcome.grant;
 			}
 			const { error } = outcome;
-			if (!(error instanceof SharedBucketUnavailableError)) throw error;
+			if (!(error instanceof RedisUnavailableError)) throw error;
 			const entering = this.fallbackReason === undefined;
 			this.fallbackReason = error.reason;
 			this.backOff.failed();
 			if (entering) {
 				options.logger?.warn?.(
-					`${error.message}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,
+					`The shared rate limit in Redis is unavailable: ${error.reason}. Until it is back, this n8n process limits its own requests to the product-data integration service; refusals (429) from the service slow it down`,
 				);
 				await this.local.bookAhead(this.shared.bookedAheadMs());
 			}
