@@ -2,12 +2,13 @@
  * A night's pages of one catalogue over n8n queue mode's workers, or in regular mode: what a night
  * costs, and does a second worker shorten it? A real n8n (the pinned version) in queue mode, a main
  * and BENCH_WORKERS workers (default 1,2: one set-up after the other, each in a fresh n8n folder)
- * on one SQLite database and one Redis (from Debian, started here; the queue, the shared bucket and
- * the memory per product). The page workflow: a Webhook takes a page number, HTTP Request reads that
- * page of a shop in this process, Upload (Document Upload, Build From Items, Only Changed Products,
- * Products in Each Run: Part of the Catalogue, Output Unchanged Products off) sends its changed
- * products; each page is an execution of its own, started by a call of the webhook, as a night's
- * pages are when a parent workflow calls them, and queue mode hands them to whichever worker is free.
+ * on one PostgreSQL database and one Redis (both from Debian, started here; Redis holds the queue,
+ * the shared bucket and the memory per product), as n8n's documentation asks of queue mode. The
+ * page workflow: a Webhook takes a page number, HTTP Request reads that page of a shop in this
+ * process, Upload (Document Upload, Build From Items, Only Changed Products, Products in Each Run:
+ * Part of the Catalogue, Output Unchanged Products off) sends its changed products; each page is an
+ * execution of its own, started by a call of the webhook, as a night's pages are when a parent
+ * workflow calls them, and queue mode hands them to whichever worker is free.
  * BENCH_SEND: how the pages send their changed products: "collected" (default: Collected Into Full
  * Documents of BENCH_PER_DOCUMENT products, default 10000; once every page call has answered, the
  * night calls a second webhook workflow that runs Send Collected Products, its time part of the
@@ -61,12 +62,13 @@ import { request } from 'undici';
 
 import { DEFAULT_ACCOUNT, startEmulator, type Emulator } from '../scripts/emulator';
 import { emulatorCredential } from '../scripts/n8n/credential';
-import { installN8n, N8nFolder, packPackage } from '../scripts/n8n/instance';
+import { installN8n, N8nFolder, packPackage, postgresDatabase } from '../scripts/n8n/instance';
 import { sleep, tail } from '../scripts/n8n/processes';
 import { runError } from '../scripts/n8n/run-data';
 import type { DataTable, N8nServer, Owner } from '../scripts/n8n/server';
 import { dataTablesFilled } from '../scripts/n8n/workflows';
-import { startRedis } from '../scripts/redis';
+import { startPostgres, type PostgresServer } from '../scripts/postgres';
+import { startRedis, type RedisServer } from '../scripts/redis';
 import { blocksOverTarget, longestBlock, pidOf, startProbe } from './n8n-blocks';
 import { startSampler } from './n8n-memory';
 import {
@@ -295,35 +297,39 @@ async function runNight(
 }
 
 /**
- * One set-up's four nights. Queue mode: a main and `workers` workers on a Redis of its own (the
- * queue, the shared bucket and, unless the workflow keeps it, the memory per product start empty).
- * Regular mode: the main alone, no Redis, each process's bucket its own.
+ * One set-up's four nights. Queue mode: a main and `workers` workers on a Redis and a PostgreSQL
+ * of their own (the queue, the shared bucket, the database and, unless the workflow keeps it, the
+ * memory per product start empty). Regular mode: the main alone on its SQLite file, no Redis, each
+ * process's bucket its own.
  */
 async function measure(
-	folder: N8nFolder,
+	sqliteFolder: N8nFolder,
 	workers: number,
 	shopUrl: string,
 	emulator: Emulator,
 ): Promise<Record<Night, number>> {
-	const redis = REGULAR ? undefined : await startRedis();
-	const credential = emulatorCredential(emulator.url, DEFAULT_ACCOUNT, {
-		customRateLimit: true,
-		bucketCapacity: 50,
-		leakIntervalSeconds: 0.001,
-		...(REGULAR && { rateLimitSharing: 'process' }),
-	});
-	const page = pageWorkflow({
-		shopUrl,
-		credential,
-		send: SEND,
-		perDocument: PER_DOCUMENT,
-		tableWrite: TABLE_WRITE,
-	});
-	await folder.importCredentials([credential]);
-	await folder.importWorkflows([page, sendCollectedWorkflow(credential, PER_DOCUMENT)]);
 	const processes: N8nServer[] = [];
-	const seconds = {} as Record<Night, number>;
+	let redis: RedisServer | undefined;
+	let postgres: PostgresServer | undefined;
 	try {
+		redis = REGULAR ? undefined : await startRedis();
+		postgres = REGULAR ? undefined : await startPostgres();
+		const folder = postgres ? sqliteFolder.withDatabase(postgresDatabase(postgres)) : sqliteFolder;
+		const credential = emulatorCredential(emulator.url, DEFAULT_ACCOUNT, {
+			customRateLimit: true,
+			bucketCapacity: 50,
+			leakIntervalSeconds: 0.001,
+			...(REGULAR && { rateLimitSharing: 'process' }),
+		});
+		const page = pageWorkflow({
+			shopUrl,
+			credential,
+			send: SEND,
+			perDocument: PER_DOCUMENT,
+			tableWrite: TABLE_WRITE,
+		});
+		await folder.importCredentials([credential]);
+		await folder.importWorkflows([page, sendCollectedWorkflow(credential, PER_DOCUMENT)]);
 		// A main in queue mode does not serve a webhook published while it runs: published first.
 		const publisher = await folder.start();
 		processes.push(publisher);
@@ -359,13 +365,15 @@ async function measure(
 				started.push(worker);
 			}
 		}
+		const seconds = {} as Record<Night, number>;
 		for (const current of NIGHTS)
 			seconds[current] = await runNight(main, started, emulator, current, table);
+		return seconds;
 	} finally {
 		await Promise.all(processes.map(async (process) => await process.stop()));
 		await redis?.stop();
+		await postgres?.stop();
 	}
-	return seconds;
 }
 
 function executionsOf(worker: N8nServer): number {
