@@ -405,4 +405,58 @@ describe('the collection of a memory in Redis', () => {
 		expect((await scripts()) - before).toBe(3);
 		expect((await memory.take('run-2', until, 1, 2_400))?.products).toEqual(entries.slice(2_400));
 	});
+
+	it('never shares a document out between runs taking at once: the first slice sets its size', async () => {
+		const memory = new RedisProductMemory(connection(), 'a holder key', randomUUID());
+		const until = Date.now() + 60_000;
+		const collect = async (from: number, to: number) => {
+			const entries = Array.from({ length: to - from }, (_, index): [string, string] => [
+				`key-${from + index}`,
+				`value ${from + index}`,
+			]);
+			await memory.claim(
+				entries.map(([key]) => key),
+				'pages',
+				until,
+			);
+			await memory.collect(entries, 'pages', 'documents', until);
+		};
+		const sizes = async () =>
+			(
+				await Promise.all(
+					['run-1', 'run-2'].map(async (run) => await memory.take(run, until, 2_000, 2_000)),
+				)
+			).map((taken) => taken?.products.length);
+		// Slices of 1,000 alternate between the two runs: the second must not start a document that
+		// the first one's is about to take the products of.
+		await collect(0, 3_500);
+		expect(await sizes()).toEqual([2_000, undefined]);
+		await collect(3_500, 6_500);
+		expect(await sizes()).toEqual([2_000, 2_000]);
+		expect((await memory.take('run-3', until, 1, 2_000))?.products).toHaveLength(500);
+	});
+
+	it('holds back the document of a run gone between its slices a minute at most', async () => {
+		const scope = randomUUID();
+		const memory = new RedisProductMemory(connection(), 'a holder key', scope);
+		const until = Date.now() + 60_000;
+		const entries = Array.from({ length: 2_500 }, (_, index): [string, string] => [
+			`key-${index}`,
+			`value ${index}`,
+		]);
+		await memory.claim(
+			entries.map(([key]) => key),
+			'pages',
+			until,
+		);
+		await memory.collect(entries, 'pages', 'documents', until);
+		// A run that set its document of 2,000 and was gone before its first slice came back.
+		const taking = `n8n-nodes-product-data-integration:products:${scope}:collected-taking`;
+		await raw().hset(taking, 'gone', `2000 ${Date.now() + 60_000}`);
+		expect((await memory.take('run-1', until, 1, 2_000))?.products).toHaveLength(500);
+		expect(await memory.take('run-1', until, 1, 2_000)).toBeUndefined();
+		await raw().hset(taking, 'gone', `2000 ${Date.now() - 1}`);
+		expect((await memory.take('run-1', until, 1, 2_000))?.products).toHaveLength(2_000);
+		expect(await raw().exists(taking)).toBe(0);
+	});
 });

@@ -56,6 +56,12 @@ const HOLDER_PREFIX = 'n8n-nodes-product-data-integration:product-holder:';
 
 /** Keys per script: each call holds Redis for about a millisecond. */
 const KEYS_PER_COMMAND = 1000;
+/**
+ * How long a document being taken keeps its size from other takers after its last slice: its
+ * slices follow each other at once, so a run that stopped between them (a process gone) holds its
+ * products back a minute at most.
+ */
+const TAKING_MS = 60_000;
 
 function slices<T>(values: T[], size: number): T[][] {
 	const sliced: T[][] = [];
@@ -70,6 +76,8 @@ export class RedisProductMemory implements ProductMemory {
 	private readonly keys: string[];
 
 	private readonly collectionKeys: string[];
+
+	private readonly takingKey: string;
 
 	private readonly nightKeys: string[];
 
@@ -102,6 +110,7 @@ export class RedisProductMemory implements ProductMemory {
 			`${KEY_PREFIX}${scope}:collected-order`,
 			`${KEY_PREFIX}${scope}:collected-documents`,
 		];
+		this.takingKey = `${KEY_PREFIX}${scope}:collected-taking`;
 	}
 
 	async recall(keys: string[], seen = false): Promise<Array<string | undefined>> {
@@ -219,16 +228,31 @@ export class RedisProductMemory implements ProductMemory {
 		most: number,
 	): Promise<{ documents: string; products: Array<[key: string, staged: string]> } | undefined> {
 		// A script per slice: one over a whole document of 100,000 products outlasts the command's
-		// deadline, and holds Redis and then this process's event loop for its answer.
+		// deadline, and holds Redis and then this process's event loop for its answer. The first
+		// slice sets the document's size (see TAKE), the rest take what is left of it.
 		let taken: { documents: string; products: Array<[key: string, staged: string]> } | undefined;
-		while (taken === undefined || taken.products.length < most) {
-			const slice = Math.min(KEYS_PER_COMMAND, most - (taken?.products.length ?? 0));
-			// Only the first slice asks for `least` waiting; the rest take what is left of the document.
-			const args = [this.now(), runId, untilMs, taken ? 1 : least, slice].map(String);
-			const answer = await this.store.run(TAKE, this.collectionKeys, args, readTake);
+		for (;;) {
+			const now = this.now();
+			const want = most - (taken?.products.length ?? 0);
+			const args = [
+				now,
+				runId,
+				untilMs,
+				taken ? 1 : least,
+				want,
+				KEYS_PER_COMMAND,
+				now + TAKING_MS,
+			];
+			const answer = await this.store.run(
+				TAKE,
+				[...this.collectionKeys, this.takingKey],
+				args.map(String),
+				readTake,
+			);
 			if (answer === 'none') break;
 			if (taken) taken.products.push(...answer.products);
-			else taken = answer;
+			else taken = { documents: answer.documents, products: answer.products };
+			if (answer.left === 0) break;
 		}
 		return taken;
 	}

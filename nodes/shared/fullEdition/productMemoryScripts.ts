@@ -144,16 +144,38 @@ end
 return answer
 `;
 
-// KEYS: as COLLECT's. ARGV: now, run, until, least, most. Answers {} when fewer than least (or no)
-// products wait, else how their documents are built, then key and staged value of each product
-// taken (the oldest, at most most), claimed by the run.
+// KEYS: as COLLECT's, then the documents being taken (run -> "products left to take, until when").
+// ARGV: now, run, until (of the claims), least, want, slice, until (of the document being taken).
+// A run's first call sets its document's size: the products waiting beside the documents other runs
+// are taking, at most want, and only when at least least; its calls then take that many in slices,
+// so runs taking at once never share out a document's worth between them. Answers {} when the run
+// has no document being taken and too few products wait, else how documents are built, how many of
+// the document are left to take, then key and staged value of each product taken (the oldest, at
+// most slice), claimed by the run.
 export const TAKE = `
-local now, untilMs = tonumber(ARGV[1]), tonumber(ARGV[3])
-local waiting = redis.call('LLEN', KEYS[3])
-if waiting == 0 or waiting < tonumber(ARGV[4]) then return {} end
-local answer = {redis.call('GET', KEYS[4]) or ''}
-for _ = 1, math.min(waiting, tonumber(ARGV[5])) do
+local now, run, untilMs = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local least, want, slice, takingUntil = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local others, left = 0, nil
+local taking = redis.call('HGETALL', KEYS[5])
+for i = 1, #taking, 2 do
+	local count, till = string.match(taking[i + 1], '^(%d+) (%d+)$')
+	if not count or tonumber(till) <= now then redis.call('HDEL', KEYS[5], taking[i])
+	elseif taking[i] == run then left = tonumber(count)
+	else others = others + tonumber(count) end
+end
+if left == nil then
+	local free = redis.call('LLEN', KEYS[3]) - others
+	if free <= 0 or free < least then return {} end
+	left = math.min(free, want)
+end
+local answer = {redis.call('GET', KEYS[4]) or '', ''}
+for _ = 1, math.min(left, slice) do
 	local key = redis.call('LPOP', KEYS[3])
+	if not key then
+		left = 0
+		break
+	end
+	left = left - 1
 	local staged = redis.call('HGET', KEYS[2], key)
 	if staged then
 		redis.call('HDEL', KEYS[2], key)
@@ -162,6 +184,13 @@ for _ = 1, math.min(waiting, tonumber(ARGV[5])) do
 		answer[#answer + 1] = staged
 	end
 end
+if left > 0 then
+	redis.call('HSET', KEYS[5], run, left .. ' ' .. ARGV[7])
+	redis.call('PEXPIRE', KEYS[5], takingUntil - now)
+else
+	redis.call('HDEL', KEYS[5], run)
+end
+answer[2] = tostring(left)
 if redis.call('PTTL', KEYS[1]) < untilMs - now then redis.call('PEXPIRE', KEYS[1], untilMs - now) end
 return answer
 `;
@@ -200,14 +229,14 @@ export function readCollect(
 
 export function readTake(
 	reply: unknown,
-): { documents: string; products: Array<[string, string]> } | 'none' | undefined {
+): { documents: string; left: number; products: Array<[string, string]> } | 'none' | undefined {
 	if (!Array.isArray(reply) || !reply.every((value) => typeof value === 'string')) return undefined;
 	if (reply.length === 0) return 'none';
-	if (reply.length % 2 !== 1) return undefined;
+	if (reply.length % 2 !== 0 || !/^\d+$/.test(reply[1] as string)) return undefined;
 	const products: Array<[string, string]> = [];
-	for (let index = 1; index < reply.length; index += 2)
+	for (let index = 2; index < reply.length; index += 2)
 		products.push([reply[index] as string, reply[index + 1] as string]);
-	return { documents: reply[0] as string, products };
+	return { documents: reply[0] as string, left: Number(reply[1]), products };
 }
 
 export function readScanStep(reply: unknown): { cursor: string; pairs: string[] } | undefined {

@@ -53,8 +53,9 @@ export interface ProductMemory {
 	): Promise<{ notCollected: Set<string> } | { otherDocuments: string }>;
 	/**
 	 * Takes `most` collected products, oldest first, for `runId` to send (claimed until `untilMs`),
-	 * when at least `least` are collected; else undefined and nothing taken. Each product goes to
-	 * one taker only, but runs taking at once may share out a document's worth between them.
+	 * when at least `least` are collected beside the documents other runs are taking; else
+	 * undefined and nothing taken. Each product goes to one taker only, and runs taking at once
+	 * never share out a document's worth between them.
 	 */
 	take(
 		runId: string,
