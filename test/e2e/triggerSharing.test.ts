@@ -124,12 +124,13 @@ function sharesTheListing(env: NodeJS.ProcessEnv | undefined) {
 				});
 
 			// Each activation polls at once and lists for itself: its starting point is now, and what
-			// was uploaded before it is history. `n8n start` answers once the workflow is activated;
-			// n8n's publication service (the durable case) activates it later, and counting listings
-			// cannot tell its poll from the other trigger's scheduled ones.
-			for (const workflowId of workflows) {
+			// was uploaded before it is history. n8n's publication service (the durable case)
+			// activates after it answers, and counting listings there cannot tell the poll at
+			// activation from the other trigger's scheduled ones (seconds of the minute of their own).
+			for (const [index, workflowId] of workflows.entries()) {
 				await harness.server.activateWorkflow(workflowId);
 				if (env === DURABLE_SCHEDULER) await untilPublished(harness, workflowId);
+				else await until('the poll at activation', () => listings() >= index + 1, MINUTE);
 			}
 			const since = Date.now();
 			const listedBefore = listings();
