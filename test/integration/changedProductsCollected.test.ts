@@ -346,6 +346,26 @@ describe('collected documents whose sessions are still processing', () => {
 });
 
 describe('the collection of a memory in Redis', () => {
+	/** Products `key-<from>` up to `key-<to>` (excluded), claimed by a page and collected. */
+	async function collected(
+		memory: RedisProductMemory,
+		until: number,
+		from: number,
+		to: number,
+	): Promise<Array<[string, string]>> {
+		const entries = Array.from({ length: to - from }, (_, index): [string, string] => [
+			`key-${from + index}`,
+			`value ${from + index}`,
+		]);
+		await memory.claim(
+			entries.map(([key]) => key),
+			'pages',
+			until,
+		);
+		await memory.collect(entries, 'pages', 'documents', until);
+		return entries;
+	}
+
 	it('collects only products no other run claims, and takes the oldest first in documents', async () => {
 		const memory = new RedisProductMemory(connection(), 'a holder key', randomUUID());
 		const until = Date.now() + 60_000;
@@ -384,16 +404,7 @@ describe('the collection of a memory in Redis', () => {
 	it('takes a document of many thousand products whole, a script per thousand', async () => {
 		const memory = new RedisProductMemory(connection(), 'a holder key', randomUUID());
 		const until = Date.now() + 60_000;
-		const entries = Array.from({ length: 2_500 }, (_, index): [string, string] => [
-			`key-${index}`,
-			`value ${index}`,
-		]);
-		await memory.claim(
-			entries.map(([key]) => key),
-			'run-1',
-			until,
-		);
-		await memory.collect(entries, 'run-1', 'documents', until);
+		const entries = await collected(memory, until, 0, 2_500);
 		const scripts = async () =>
 			Number(/cmdstat_eval:calls=(\d+)/.exec(await raw().info('commandstats'))?.[1] ?? 0);
 		expect(await memory.take('run-2', until, 2_501, 2_500)).toBeUndefined();
@@ -409,18 +420,6 @@ describe('the collection of a memory in Redis', () => {
 	it('never shares a document out between runs taking at once: the first slice sets its size', async () => {
 		const memory = new RedisProductMemory(connection(), 'a holder key', randomUUID());
 		const until = Date.now() + 60_000;
-		const collect = async (from: number, to: number) => {
-			const entries = Array.from({ length: to - from }, (_, index): [string, string] => [
-				`key-${from + index}`,
-				`value ${from + index}`,
-			]);
-			await memory.claim(
-				entries.map(([key]) => key),
-				'pages',
-				until,
-			);
-			await memory.collect(entries, 'pages', 'documents', until);
-		};
 		const sizes = async () =>
 			(
 				await Promise.all(
@@ -429,9 +428,9 @@ describe('the collection of a memory in Redis', () => {
 			).map((taken) => taken?.products.length);
 		// Slices of 1,000 alternate between the two runs: the second must not start a document that
 		// the first one's is about to take the products of.
-		await collect(0, 3_500);
+		await collected(memory, until, 0, 3_500);
 		expect(await sizes()).toEqual([2_000, undefined]);
-		await collect(3_500, 6_500);
+		await collected(memory, until, 3_500, 6_500);
 		expect(await sizes()).toEqual([2_000, 2_000]);
 		expect((await memory.take('run-3', until, 1, 2_000))?.products).toHaveLength(500);
 	});
@@ -440,16 +439,7 @@ describe('the collection of a memory in Redis', () => {
 		const scope = randomUUID();
 		const memory = new RedisProductMemory(connection(), 'a holder key', scope);
 		const until = Date.now() + 60_000;
-		const entries = Array.from({ length: 2_500 }, (_, index): [string, string] => [
-			`key-${index}`,
-			`value ${index}`,
-		]);
-		await memory.claim(
-			entries.map(([key]) => key),
-			'pages',
-			until,
-		);
-		await memory.collect(entries, 'pages', 'documents', until);
+		await collected(memory, until, 0, 2_500);
 		// A run that set its document of 2,000 and was gone before its first slice came back.
 		const taking = `n8n-nodes-product-data-integration:products:${scope}:collected-taking`;
 		await raw().hset(taking, 'gone', `2000 ${Date.now() + 60_000}`);
