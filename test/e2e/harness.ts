@@ -261,18 +261,12 @@ export interface PrepareOptions {
  */
 const FAST_LEAK_MS = 100;
 
-/**
- * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
- * it; with `env` or `alsoInstall`, an n8n of its own on a fresh user folder.
- */
+type Example = WorkflowDefinition & { id: string };
+
 /** An example of examples/ as a user imports it (with its id), pointed at `shop` wherever it names the demo's shop. */
-export function readShopExample(file: string, shop: Shop): WorkflowDefinition & { id: string } {
+export function readShopExample(file: string, shop: Shop): Example {
 	const text = readFileSync(join(PROJECT_ROOT, 'examples', file), 'utf8');
-	return JSON.parse(
-		text.replaceAll(EXAMPLE_SHOP_HOST, new URL(shop.url).host),
-	) as WorkflowDefinition & {
-		id: string;
-	};
+	return JSON.parse(text.replaceAll(EXAMPLE_SHOP_HOST, new URL(shop.url).host)) as Example;
 }
 
 /** Waits, checking every half second, until `condition` holds; fails naming `what` after `timeoutMs`. */
@@ -288,6 +282,10 @@ export async function until(
 	}
 }
 
+/**
+ * The n8n of this worker with an emulator of this test file and the emulator credential pointing at
+ * it; with `env` or `alsoInstall`, an n8n of its own on a fresh user folder.
+ */
 export async function prepareN8n(options: PrepareOptions = {}): Promise<N8nHarness> {
 	const settings = runSettings();
 	const { n8nBin, workDir, template } = settings;
